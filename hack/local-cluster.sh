@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# A real, single-node kube-apiserver + etcd on loopback, with no Docker.
+#
+#   hack/local-cluster.sh up                 start (build kube-apiserver first if needed)
+#   hack/local-cluster.sh env                print `export KUBECONFIG=...` for the running cluster
+#   hack/local-cluster.sh restart-apiserver  stop and start kube-apiserver only (etcd keeps the data)
+#   hack/local-cluster.sh compact            compact etcd history up to its current revision
+#   hack/local-cluster.sh down               stop what `up` started, by pid, and remove its data
+#
+# etcd comes from Debian's etcd-server package (installed when missing, as
+# root); kube-apiserver is built from the Go module proxy by the nested module
+# in hack/kube-apiserver, once, into hack/kube-apiserver/bin (git-ignored).
+# State lives in $LOCAL_CLUSTER_DIR (default hack/.cluster, git-ignored).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+state=${LOCAL_CLUSTER_DIR:-$root/hack/.cluster}
+kas_dir=$root/hack/kube-apiserver
+kas=$kas_dir/bin/kube-apiserver
+
+log() { echo "local-cluster: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+ensure_etcd() {
+  command -v etcd >/dev/null && command -v etcdctl >/dev/null && return
+  [ "$(id -u)" = 0 ] || die "etcd is not installed; run: sudo apt-get install etcd-server etcd-client"
+  log "installing etcd-server and etcd-client from Debian"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
+}
+
+ensure_kube_apiserver() {
+  # go build is a no-op (seconds) when the Go build cache already has it.
+  if [ ! -x "$kas" ]; then
+    log "building kube-apiserver from the Go module proxy (first time: several minutes on 2 cores)"
+  fi
+  (cd "$kas_dir" && go build -o bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver)
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.5
+  done
+  log "$what is ready"
+}
+
+start_apiserver() {
+  # shellcheck disable=SC1091
+  . "$state/ports"
+  "$kas" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --cert-dir="$state/certs" \
+    --token-auth-file="$state/tokens.csv" \
+    --authorization-mode=RBAC \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --service-account-key-file="$state/sa.pub" \
+    --service-account-signing-key-file="$state/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --disable-admission-plugins=ServiceAccount \
+    --endpoint-reconciler-type=none \
+    --etcd-compaction-interval=0 \
+    >"$state/kube-apiserver.log" 2>&1 &
+  echo $! >"$state/kube-apiserver.pid"
+  if ! wait_for 120 "kube-apiserver on https://127.0.0.1:$API_PORT" \
+      curl -fsk -H "Authorization: Bearer $(cat "$state/token")" "https://127.0.0.1:$API_PORT/readyz"; then
+    tail -20 "$state/kube-apiserver.log" >&2
+    die "kube-apiserver did not become ready within 120s (log: $state/kube-apiserver.log)"
+  fi
+}
+
+stop_pid() { # stop_pid NAME
+  local f="$state/$1.pid"
+  [ -f "$f" ] || return 0
+  local pid
+  pid=$(cat "$f")
+  if kill "$pid" 2>/dev/null; then
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+up() {
+  if [ -f "$state/kube-apiserver.pid" ] && kill -0 "$(cat "$state/kube-apiserver.pid")" 2>/dev/null; then
+    log "already running"; env_cmd; return
+  fi
+  ensure_etcd
+  ensure_kube_apiserver
+  command -v openssl >/dev/null || die "openssl is needed for the service-account key"
+  rm -rf "$state"; mkdir -p "$state/certs"
+  echo "ETCD_PORT=$(free_port)" >"$state/ports"
+  echo "ETCD_PEER_PORT=$(free_port)" >>"$state/ports"
+  echo "API_PORT=$(free_port)" >>"$state/ports"
+  # shellcheck disable=SC1091
+  . "$state/ports"
+
+  etcd --name local --data-dir "$state/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" \
+    >"$state/etcd.log" 2>&1 &
+  echo $! >"$state/etcd.pid"
+  wait_for 30 "etcd on 127.0.0.1:$ETCD_PORT" curl -fs "http://127.0.0.1:$ETCD_PORT/health" ||
+    { tail -20 "$state/etcd.log" >&2; die "etcd did not become healthy (log: $state/etcd.log)"; }
+
+  openssl genrsa -out "$state/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$state/sa.key" -pubout -out "$state/sa.pub" 2>/dev/null
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$state/token"
+  # token,user,uid,"groups": system:masters bypasses RBAC.
+  echo "$(cat "$state/token"),admin,admin,\"system:masters\"" >"$state/tokens.csv"
+
+  start_apiserver
+
+  cat >"$state/kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $state/certs/apiserver.crt
+users:
+- name: admin
+  user:
+    token: $(cat "$state/token")
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+KUBECONFIG
+  env_cmd
+}
+
+env_cmd() {
+  [ -f "$state/kubeconfig" ] || die "no cluster is up (run: hack/local-cluster.sh up)"
+  # shellcheck disable=SC1091
+  . "$state/ports"
+  echo "export KUBECONFIG=$state/kubeconfig"
+  echo "export LOCAL_CLUSTER_ETCD=http://127.0.0.1:$ETCD_PORT"
+}
+
+down() {
+  stop_pid kube-apiserver
+  stop_pid etcd
+  rm -rf "$state"
+  log "stopped"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  env) env_cmd ;;
+  restart-apiserver) stop_pid kube-apiserver; start_apiserver ;;
+  compact)
+    # shellcheck disable=SC1091
+    . "$state/ports"
+    rev=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])')
+    ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" compact "$rev" >&2
+    echo "$rev" ;;
+  *) echo "usage: $0 up|down|env|restart-apiserver|compact" >&2; exit 2 ;;
+esac

@@ -1,0 +1,126 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+)
+
+// Fault makes the server answer matching requests with an error status.
+type Fault struct {
+	// Verb is list, watch, get, create, update or delete; "" matches all.
+	Verb string
+	// Status is the HTTP status code: 403, 410, 429, 500, 503, 504, ...
+	Status int
+	// Cause, if set, is added to the status details (e.g.
+	// metav1.CauseTypeResourceVersionTooLarge with Status 504).
+	Cause metav1.CauseType
+	// Count is how many matching requests fail; 0 means 1.
+	Count int
+}
+
+type fault struct {
+	Fault
+	stall chan struct{} // set by StallNext: hold the request until closed
+}
+
+// Inject makes the next f.Count requests that match f.Verb fail with
+// f.Status. A 429 carries no Retry-After header, so client-go's REST client
+// hands it to the caller instead of retrying by itself.
+func (s *Server) Inject(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &fault{Fault: f})
+}
+
+// StallNext holds the next request that matches verb until release is
+// called (or the client gives up).
+func (s *Server) StallNext(verb string) (release func()) {
+	f := &fault{Fault: Fault{Verb: verb, Count: 1}, stall: make(chan struct{})}
+	s.mu.Lock()
+	s.faults = append(s.faults, f)
+	s.mu.Unlock()
+	var done bool
+	return func() {
+		if !done {
+			done = true
+			close(f.stall)
+		}
+	}
+}
+
+// admit records a request and applies the first matching fault.
+func (s *Server) admit(ctx context.Context, verb string, res Resource, namespace, name string, query url.Values) error {
+	s.mu.Lock()
+	req := Request{Verb: verb, Resource: res.GVR.Resource, Namespace: namespace, Name: name, Query: query}
+	var hit *fault
+	for i, f := range s.faults {
+		if f.Verb == "" || f.Verb == verb {
+			hit = f
+			if f.Count--; f.Count == 0 {
+				s.faults = append(s.faults[:i], s.faults[i+1:]...)
+			}
+			break
+		}
+	}
+	if hit != nil && hit.stall == nil {
+		req.Fault = hit.Status
+	}
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+
+	if hit == nil {
+		return nil
+	}
+	if hit.stall != nil {
+		select {
+		case <-hit.stall:
+			return nil
+		case <-ctx.Done():
+			return apierrors.NewTimeoutError("request stalled by the test and abandoned by the client", 0)
+		}
+	}
+	return statusError(hit.Fault, verb, res)
+}
+
+func statusError(f Fault, verb string, res Resource) *apierrors.StatusError {
+	msg := fmt.Sprintf("injected by the embedded API server's fault injection (%d on %s %s)", f.Status, verb, res.GVR.Resource)
+	var err *apierrors.StatusError
+	switch f.Status {
+	case http.StatusGone:
+		err = apierrors.NewResourceExpired("too old resource version: " + msg)
+	case http.StatusTooManyRequests:
+		err = apierrors.NewTooManyRequests(msg, 0)
+	case http.StatusInternalServerError:
+		err = apierrors.NewInternalError(fmt.Errorf("%s", msg))
+	case http.StatusForbidden:
+		err = apierrors.NewForbidden(res.GVR.GroupResource(), "", fmt.Errorf(`User "test" cannot %s resource %q: %s`, verb, res.GVR.Resource, msg))
+	default:
+		err = apierrors.NewGenericServerResponse(f.Status, verb, res.GVR.GroupResource(), "", msg, 0, false)
+	}
+	if f.Cause != "" {
+		if err.ErrStatus.Details == nil {
+			err.ErrStatus.Details = &metav1.StatusDetails{}
+		}
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: f.Cause, Message: string(f.Cause)})
+	}
+	return err
+}
+
+// listQuery renders ListOptions the way a client sends them, for the log.
+func listQuery(opts metav1.ListOptions) url.Values {
+	q, err := kube.ParameterCodec.EncodeParameters(&opts, kube.OptionsVersion)
+	if err != nil {
+		return url.Values{}
+	}
+	return q
+}

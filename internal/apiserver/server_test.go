@@ -1,0 +1,294 @@
+package apiserver_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	kcache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+)
+
+func start(t *testing.T, opts apiserver.Options) (*apiserver.Server, *rest.RESTClient) {
+	t.Helper()
+	s, err := apiserver.Start(opts)
+	require.NoError(t, err)
+	t.Cleanup(s.Stop)
+	c, err := kube.RESTClientFor(s.Config(), corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	return s, c
+}
+
+func cm(ns, name string, labels map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+}
+
+func listCMs(t *testing.T, c rest.Interface, opts metav1.ListOptions) (*corev1.ConfigMapList, error) {
+	t.Helper()
+	out := &corev1.ConfigMapList{}
+	err := c.Get().Resource("configmaps").VersionedParams(&opts, metav1.ParameterCodec).Do(context.Background()).Into(out)
+	return out, err
+}
+
+func names(l *corev1.ConfigMapList) []string {
+	var out []string
+	for _, i := range l.Items {
+		out = append(out, i.Namespace+"/"+i.Name)
+	}
+	return out
+}
+
+func TestCRUDOverHTTP(t *testing.T) {
+	_, c := start(t, apiserver.Options{})
+	ctx := context.Background()
+	created := &corev1.ConfigMap{}
+	require.NoError(t, c.Post().Namespace("a").Resource("configmaps").Body(cm("", "x", nil)).Do(ctx).Into(created))
+	assert.Equal(t, "1", created.ResourceVersion)
+	assert.NotEmpty(t, created.UID)
+
+	err := c.Post().Namespace("a").Resource("configmaps").Body(cm("", "x", nil)).Do(ctx).Error()
+	assert.True(t, apierrors.IsAlreadyExists(err), "%v", err)
+
+	stale := created.DeepCopy()
+	created.Data = map[string]string{"k": "v"}
+	updated := &corev1.ConfigMap{}
+	require.NoError(t, c.Put().Namespace("a").Resource("configmaps").Name("x").Body(created).Do(ctx).Into(updated))
+	assert.Equal(t, "2", updated.ResourceVersion)
+	err = c.Put().Namespace("a").Resource("configmaps").Name("x").Body(stale).Do(ctx).Error()
+	assert.True(t, apierrors.IsConflict(err), "an update at an old resourceVersion is a Conflict: %v", err)
+
+	require.NoError(t, c.Delete().Namespace("a").Resource("configmaps").Name("x").Do(ctx).Error())
+	err = c.Get().Namespace("a").Resource("configmaps").Name("x").Do(ctx).Error()
+	assert.True(t, apierrors.IsNotFound(err))
+	err = c.Get().Resource("secrets").Do(ctx).Error()
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.Contains(t, err.Error(), "the embedded API server serves pods, configmaps")
+}
+
+func TestListPagesAreOneConsistentSnapshot(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	for i := range 5 {
+		_, err := s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
+		require.NoError(t, err)
+	}
+	first, err := listCMs(t, c, metav1.ListOptions{Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/c0", "a/c1"}, names(first))
+	require.NotEmpty(t, first.Continue)
+	assert.Equal(t, int64(3), *first.RemainingItemCount)
+
+	// A write between pages is not seen: pages come from one snapshot.
+	_, err = s.Create(cm("a", "c9", nil))
+	require.NoError(t, err)
+	rest1, err := listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: first.Continue})
+	require.NoError(t, err)
+	rest2, err := listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: rest1.Continue})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/c2", "a/c3", "a/c4"}, append(names(rest1), names(rest2)...))
+	assert.Empty(t, rest2.Continue)
+	assert.Equal(t, first.ResourceVersion, rest2.ResourceVersion)
+
+	// After compaction the token is too old: 410 Expired.
+	again, err := listCMs(t, c, metav1.ListOptions{Limit: 2})
+	require.NoError(t, err)
+	s.Compact()
+	_, err = listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: again.Continue})
+	assert.True(t, apierrors.IsResourceExpired(err), "%v", err)
+}
+
+func TestListResourceVersionRulesAndSelectors(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	_, _ = s.Create(cm("a", "web", map[string]string{"app": "web"}))
+	_, _ = s.Create(cm("b", "db", map[string]string{"app": "db"}))
+
+	_, err := listCMs(t, c, metav1.ListOptions{ResourceVersion: "99"})
+	assert.True(t, apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge), "%v", err)
+
+	l, err := listCMs(t, c, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/web"}, names(l))
+	l, err = listCMs(t, c, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.namespace", "b").String()})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b/db"}, names(l))
+	_, err = listCMs(t, c, metav1.ListOptions{FieldSelector: "spec.nodeName=x"})
+	assert.True(t, apierrors.IsBadRequest(err))
+	assert.Contains(t, err.Error(), "field label not supported: spec.nodeName")
+}
+
+func watchCMs(t *testing.T, c rest.Interface, opts metav1.ListOptions) watch.Interface {
+	t.Helper()
+	opts.Watch = true
+	w, err := c.Get().Resource("configmaps").VersionedParams(&opts, metav1.ParameterCodec).Watch(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	return w
+}
+
+func next(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		require.True(t, ok, "watch closed")
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event within 10s")
+	}
+	return watch.Event{}
+}
+
+func describe(ev watch.Event) string {
+	m, err := meta.Accessor(ev.Object)
+	if err != nil {
+		return string(ev.Type) + " " + ev.Object.(*metav1.Status).Message
+	}
+	return fmt.Sprintf("%s %s@%s", ev.Type, m.GetName(), m.GetResourceVersion())
+}
+
+func TestWatchReplaysFromResourceVersionAndExpiresAfterCompaction(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	a, _ := s.Create(cm("a", "a", nil))
+	_, _ = s.Create(cm("a", "b", nil))
+	require.NoError(t, s.Delete(apiserver.ConfigMaps, "a", "a"))
+
+	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: a.(*corev1.ConfigMap).ResourceVersion})
+	assert.Equal(t, "ADDED b@2", describe(next(t, w)))
+	assert.Equal(t, "DELETED a@3", describe(next(t, w)))
+
+	s.Compact()
+	w2 := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1"})
+	ev := next(t, w2)
+	require.Equal(t, watch.Error, ev.Type)
+	assert.True(t, apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)))
+	assert.Contains(t, describe(ev), "too old resource version: 1 (4)")
+}
+
+func TestWatchFromZeroSendsSyntheticAddsThenLiveEvents(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	_, _ = s.Create(cm("a", "z", nil))
+	_, _ = s.Create(cm("a", "y", nil))
+	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "0"})
+	// Key order, not RV order.
+	assert.Equal(t, "ADDED y@2", describe(next(t, w)))
+	assert.Equal(t, "ADDED z@1", describe(next(t, w)))
+	_, _ = s.Create(cm("a", "x", nil))
+	assert.Equal(t, "ADDED x@3", describe(next(t, w)))
+}
+
+func TestWatchSelectorTransitions(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "0", LabelSelector: "app=web"})
+	obj, _ := s.Create(cm("a", "x", map[string]string{"app": "db"}))
+	x := obj.(*corev1.ConfigMap)
+	x.Labels["app"] = "web"
+	obj, _ = s.Update(x)
+	assert.Equal(t, "ADDED x@2", describe(next(t, w)), "starting to match is an ADDED")
+	x = obj.(*corev1.ConfigMap)
+	x.Labels["app"] = "db"
+	_, _ = s.Update(x)
+	assert.Equal(t, "DELETED x@3", describe(next(t, w)), "ceasing to match is a DELETED")
+}
+
+func TestWatchBookmarksInitialEventsAndTimeout(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	_, _ = s.Create(cm("a", "x", nil))
+	w := watchCMs(t, c, metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	assert.Equal(t, "ADDED x@1", describe(next(t, w)))
+	ev := next(t, w)
+	require.Equal(t, watch.Bookmark, ev.Type)
+	m, _ := meta.Accessor(ev.Object)
+	assert.Equal(t, "true", m.GetAnnotations()[metav1.InitialEventsAnnotationKey])
+
+	s.SendBookmarks()
+	assert.Equal(t, "BOOKMARK @1", describe(next(t, w)))
+
+	short := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr.To[int64](1)})
+	select {
+	case _, ok := <-short.ResultChan():
+		assert.False(t, ok, "timeoutSeconds ends the watch with no event")
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch with timeoutSeconds=1 still open after 10s")
+	}
+}
+
+func TestFaults(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	s.Inject(apiserver.Fault{Verb: "list", Status: http.StatusTooManyRequests})
+	_, err := listCMs(t, c, metav1.ListOptions{})
+	assert.True(t, apierrors.IsTooManyRequests(err), "%v", err)
+	_, err = listCMs(t, c, metav1.ListOptions{})
+	assert.NoError(t, err, "a fault with Count 1 fails one request")
+
+	s.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
+	opts := metav1.ListOptions{Watch: true}
+	_, err = c.Get().Resource("configmaps").VersionedParams(&opts, metav1.ParameterCodec).Watch(context.Background())
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+
+	reqs := s.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []int{429, 0, 403}, []int{reqs[0].Fault, reqs[1].Fault, reqs[2].Fault})
+	assert.Equal(t, "watch", reqs[2].Verb)
+
+	s.Stop()
+	_, err = listCMs(t, c, metav1.ListOptions{})
+	assert.True(t, utilnet.IsConnectionRefused(err), "a stopped server refuses connections: %v", err)
+	require.NoError(t, s.Restart())
+	_, err = listCMs(t, c, metav1.ListOptions{})
+	assert.NoError(t, err)
+}
+
+// TestClientGoReflectorSyncsAgainstTheServer is the protocol check: client-go's
+// own Reflector, over HTTP, must list, watch and follow changes, and recover
+// from a dropped watch and from compaction.
+func TestClientGoReflectorSyncsAgainstTheServer(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	for i := range 3 {
+		_, _ = s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
+	}
+	store := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
+	lw := kcache.NewListWatchFromClient(c, "configmaps", metav1.NamespaceAll, fields.Everything())
+	r := kcache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.RunWithContext(ctx)
+
+	converged := func(want ...string) {
+		t.Helper()
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+			return assert.ObjectsAreEqual(want, sortedKeys(store)), nil
+		}), "store has %v, want %v", sortedKeys(store), want)
+	}
+	converged("a/c0", "a/c1", "a/c2")
+	require.NoError(t, s.Delete(apiserver.ConfigMaps, "a", "c0"))
+	converged("a/c1", "a/c2")
+	s.CloseWatches()
+	_, _ = s.Create(cm("a", "c3", nil))
+	converged("a/c1", "a/c2", "a/c3")
+	s.Compact()
+	s.CloseWatches()
+	require.NoError(t, s.Delete(apiserver.ConfigMaps, "a", "c1"))
+	converged("a/c2", "a/c3")
+}
+
+func sortedKeys(s kcache.Store) []string {
+	k := s.ListKeys()
+	slices.Sort(k)
+	return k
+}

@@ -1,0 +1,68 @@
+// Package kube holds the small amount of client plumbing the chapters share:
+// a runtime.Scheme that knows the built-in types the chapters use, and a REST
+// client for one API group/version built on k8s.io/client-go/rest.
+//
+// It replaces client-go's generated clientset (k8s.io/client-go/kubernetes),
+// which the project does not depend on: a ListerWatcher only needs
+// `Get() *rest.Request` (see chapter 3's NewListWatchFromClient).
+package kube
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+)
+
+// Scheme knows core/v1 and apps/v1, and the meta/v1 types (Status, WatchEvent,
+// ListOptions) every group version uses.
+var Scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	metav1.AddToGroupVersion(s, OptionsVersion)
+	return s
+}()
+
+// Codecs decodes and encodes the types of Scheme.
+var Codecs = serializer.NewCodecFactory(Scheme)
+
+// RESTClientFor returns a client for one group version, e.g.
+// schema.GroupVersion{Version: "v1"} for core or {Group: "apps", Version: "v1"}.
+// It decodes responses into the typed objects of Scheme, which is what the
+// reflector's expected-type check relies on.
+func RESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &gv
+	if gv.Group == "" {
+		c.APIPath = "/api"
+	} else {
+		c.APIPath = "/apis"
+	}
+	c.NegotiatedSerializer = Codecs.WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = "informer-anatomy"
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("building a REST client for %s at %s: %w", gv, cfg.Host, err)
+	}
+	return client, nil
+}
+
+// ParameterCodec converts ListOptions to and from URL query parameters in
+// both directions (metav1.ParameterCodec can only encode them). Use it with
+// OptionsVersion, the group version Scheme registers ListOptions under; the
+// query parameters are the same in every version.
+var ParameterCodec = runtime.NewParameterCodec(Scheme)
+
+// OptionsVersion is the group version ListOptions are registered under in Scheme.
+var OptionsVersion = schema.GroupVersion{Version: "v1"}
