@@ -8,8 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 )
 
 // Fault makes the server answer matching requests with an error status.
@@ -118,7 +116,7 @@ func statusError(f Fault, verb string, res Resource) *apierrors.StatusError {
 
 // listQuery renders ListOptions the way a client sends them, for the log.
 func listQuery(opts metav1.ListOptions) url.Values {
-	q, err := kube.ParameterCodec.EncodeParameters(&opts, kube.OptionsVersion)
+	q, err := metav1.ParameterCodec.EncodeParameters(&opts, metav1.SchemeGroupVersion)
 	if err != nil {
 		return url.Values{}
 	}

@@ -135,8 +135,10 @@ func (s *Server) serveWatch(ctx context.Context, rw http.ResponseWriter, res Res
 			_, err = rw.Write(ev.raw)
 		} else {
 			obj := ev.obj.DeepCopyObject()
-			if ev.typ != watch.Error {
-				obj.GetObjectKind().SetGroupVersionKind(ev.res.GVK())
+			// Each object's own kind, from the scheme: an event injected with
+			// an object of another type must reach the client as that type.
+			if gvks, _, err := kube.Scheme.ObjectKinds(obj); err == nil && ev.typ != watch.Error {
+				obj.GetObjectKind().SetGroupVersionKind(gvks[0])
 			}
 			err = enc.Encode(struct {
 				Type   watch.EventType `json:"type"`

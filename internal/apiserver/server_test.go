@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	kcache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
@@ -208,7 +207,7 @@ func TestWatchSelectorTransitions(t *testing.T) {
 func TestWatchBookmarksInitialEventsAndTimeout(t *testing.T) {
 	s, c := start(t, apiserver.Options{})
 	_, _ = s.Create(cm("a", "x", nil))
-	w := watchCMs(t, c, metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
+	w := watchCMs(t, c, metav1.ListOptions{SendInitialEvents: new(true), AllowWatchBookmarks: true,
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 	assert.Equal(t, "ADDED x@1", describe(next(t, w)))
 	ev := next(t, w)
@@ -219,7 +218,7 @@ func TestWatchBookmarksInitialEventsAndTimeout(t *testing.T) {
 	s.SendBookmarks()
 	assert.Equal(t, "BOOKMARK @1", describe(next(t, w)))
 
-	short := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: ptr.To[int64](1)})
+	short := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: new(int64(1))})
 	select {
 	case _, ok := <-short.ResultChan():
 		assert.False(t, ok, "timeoutSeconds ends the watch with no event")

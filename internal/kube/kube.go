@@ -58,10 +58,11 @@ func RESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, 
 	return client, nil
 }
 
-// ParameterCodec converts ListOptions to and from URL query parameters in
-// both directions (metav1.ParameterCodec can only encode them). Use it with
-// OptionsVersion, the group version Scheme registers ListOptions under; the
-// query parameters are the same in every version.
+// ParameterCodec decodes URL query parameters into ListOptions (the embedded
+// API server's side); metav1.ParameterCodec, which clients use to encode them,
+// cannot decode. Use it with OptionsVersion, the group version Scheme
+// registers ListOptions under; the query parameters are the same in every
+// version.
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 
 // OptionsVersion is the group version ListOptions are registered under in Scheme.

@@ -1,0 +1,100 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// WatchErrorHandler is told whenever ListAndWatch fails (the reflector then
+// backs off and retries) and, in this implementation, of every watch event the
+// reflector had to drop. It must return quickly.
+//
+// Mirrors [k8s.io/client-go/tools/cache.WatchErrorHandler] (reflector.go).
+type WatchErrorHandler func(r *Reflector, err error)
+
+// WatchErrorHandlerWithContext is [WatchErrorHandler] with the reflector's
+// context.
+//
+// Mirrors [k8s.io/client-go/tools/cache.WatchErrorHandlerWithContext] (reflector.go).
+type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
+
+// DefaultWatchErrorHandler logs err through log/slog: quietly (debug) for a
+// watch that ended because its resourceVersion expired or the stream closed
+// normally, which are routine; as a warning otherwise.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DefaultWatchErrorHandler] (reflector.go),
+// which logs through klog.
+func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
+	switch {
+	case isExpiredError(err), errors.Is(err, io.EOF):
+		slog.DebugContext(ctx, "watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
+	default:
+		slog.WarnContext(ctx, "reflector list/watch failed; backing off and retrying",
+			"reflector", r.name, "type", r.typeDescription, "err", err)
+	}
+}
+
+// VeryShortWatchError is the error of a watch that the server closed within
+// one second without sending a single event: usually a proxy or load balancer
+// cutting the connection, and worth a warning, since the reflector would
+// otherwise spin through relists.
+//
+// Mirrors [k8s.io/client-go/tools/cache.VeryShortWatchError] (reflector.go).
+type VeryShortWatchError struct {
+	// Name is the reflector's.
+	Name string
+}
+
+func (e *VeryShortWatchError) Error() string {
+	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
+}
+
+// errorStopRequested marks a watch that ended because the reflector was
+// stopped; it is not reported.
+var errorStopRequested = errors.New("stop requested")
+
+// isExpiredError: the requested resourceVersion is older than the server
+// keeps (410). Old servers said Gone, newer ones say Expired; both mean "relist".
+func isExpiredError(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// isTooLargeResourceVersionError: the requested resourceVersion is newer than
+// the server has (for example an API server behind its peers, or a restored
+// etcd). The cause is the modern signal; the message check covers API servers
+// before 1.18 that sent only a Timeout with this text.
+func isTooLargeResourceVersionError(err error) bool {
+	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsTimeout(err) || !errors.As(err, &status) {
+		return false
+	}
+	st := status.Status()
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Message == "Too large resource version" {
+				return true
+			}
+		}
+	}
+	return strings.Contains(st.Message, "Too large resource version")
+}
+
+// isWatchErrorRetriable: a watch request that failed because the server is
+// unreachable (connection refused) or overloaded (429) is retried, after a
+// backoff, from the same resourceVersion. Relisting would only add load to a
+// server that is already struggling, and the events since that RV will still
+// be there when it comes back.
+func isWatchErrorRetriable(err error) bool {
+	return utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err)
+}

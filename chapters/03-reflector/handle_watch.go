@@ -1,0 +1,181 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+)
+
+// handleWatch applies w's events to dst until the watch ends, and always
+// stops w unless it returns early on the initial-events-end bookmark
+// (exitOnInitialEventsEnd, for watch-list, which keeps the stream).
+//
+// setRV is called after every event with its resourceVersion and whether any
+// non-ADDED event has been seen yet (the sign that a watch from "" or "0" is
+// past its synthetic ADDED events).
+//
+// It returns whether the initial-events-end bookmark arrived, and why the
+// watch ended: nil for a normal close; an API error for an ERROR event;
+// VeryShortWatchError for a close within a second with no events;
+// errorStopRequested when ctx is done; a resync error.
+//
+// Mirrors handleAnyWatch in upstream reflector.go. Unlike upstream, an event
+// that cannot be stored (wrong type or GVK, no metadata, a store error) is
+// reported to the WatchErrorHandler, not only to the global error log, and
+// then skipped: the watch goes on.
+func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.Interface, dst ReflectorStore,
+	exitOnInitialEventsEnd bool, resyncErr <-chan error, setRV func(rv string, pastSynthetic bool)) (initialEventsEnd bool, err error) {
+	keepOpen := false
+	defer func() {
+		if !keepOpen {
+			w.Stop()
+		}
+	}()
+	pastSynthetic := false
+	count := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return initialEventsEnd, errorStopRequested
+		case err := <-resyncErr:
+			return initialEventsEnd, err
+		case event, ok := <-w.ResultChan():
+			if !ok {
+				if count == 0 && time.Since(start) < time.Second {
+					return initialEventsEnd, &VeryShortWatchError{Name: r.name}
+				}
+				return initialEventsEnd, nil
+			}
+			if event.Type == watch.Error {
+				return initialEventsEnd, apierrors.FromObject(event.Object)
+			}
+			if r.expectedType != nil {
+				if got := reflect.TypeOf(event.Object); got != r.expectedType {
+					r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying a %v; this reflector stores only %v (is the ListerWatcher for the right resource?)",
+						r.name, event.Type, got, r.expectedType))
+					continue
+				}
+			}
+			if r.expectedGVK != nil {
+				if got := event.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
+					r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying %v; this reflector stores only %v",
+						r.name, event.Type, got, *r.expectedGVK))
+					continue
+				}
+			}
+			m, err := meta.Accessor(event.Object)
+			if err != nil {
+				r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event whose object has no metadata: %w", r.name, event.Type, err))
+				continue
+			}
+			rv := m.GetResourceVersion()
+			switch event.Type {
+			case watch.Added:
+				err = dst.Add(event.Object)
+			case watch.Modified:
+				pastSynthetic = true
+				err = dst.Update(event.Object)
+			case watch.Deleted:
+				pastSynthetic = true
+				// The event carries the object's last state; the store keeps
+				// it only to compute the key (chapter 4 hands it on as the
+				// Deleted delta's object).
+				err = dst.Delete(event.Object)
+			case watch.Bookmark:
+				// A bookmark changes no object: it only says "you are now at
+				// this RV", so a later re-watch can start from here.
+				pastSynthetic = true
+				if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					initialEventsEnd = true
+				}
+				if b, ok := dst.(ReflectorBookmarkStore); ok {
+					err = b.Bookmark(rv)
+				}
+			default:
+				err = fmt.Errorf("unknown watch event type %q", event.Type)
+			}
+			if err != nil {
+				r.reportError(ctx, fmt.Errorf("%s: unable to apply watch %s event for %s/%s: %w",
+					r.name, event.Type, m.GetNamespace(), m.GetName(), err))
+			}
+			setRV(rv, pastSynthetic)
+			count++
+			if exitOnInitialEventsEnd && initialEventsEnd {
+				keepOpen = true
+				return initialEventsEnd, nil
+			}
+		}
+	}
+}
+
+// watchList gets the initial state as a stream: a WATCH with
+// sendInitialEvents=true sends every object as a synthetic ADDED event, then
+// a bookmark annotated "k8s.io/initial-events-end". The objects are gathered
+// in a temporary store, the real store is Replaced with them at the
+// bookmark's RV, and the same watch goes on carrying changes. It saves the API
+// server from building one huge LIST response in memory.
+//
+// It returns (nil, nil) when stopped and an error the caller answers with a
+// classic LIST.
+//
+// Mirrors Reflector.watchList in upstream reflector.go.
+func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
+	for {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		temp := store.NewStore(store.MetaNamespaceKeyFunc)
+		timeout := r.watchTimeoutSeconds()
+		sendInitialEvents := true
+		options := metav1.ListOptions{
+			ResourceVersion:      r.rewatchResourceVersion(),
+			AllowWatchBookmarks:  true,
+			SendInitialEvents:    &sendInitialEvents,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			TimeoutSeconds:       &timeout,
+		}
+		start := time.Now()
+		w, err := r.listerWatcher.WatchWithContext(ctx, options)
+		if err == nil {
+			var rv string
+			var done bool
+			done, err = r.handleWatch(ctx, start, w, temp, true, nil, func(v string, pastSynthetic bool) {
+				if pastSynthetic {
+					rv = v
+				}
+			})
+			if err == nil && done {
+				r.setIsLastSyncResourceVersionUnavailable(false)
+				if err := r.store.Replace(temp.List(), rv); err != nil {
+					w.Stop()
+					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
+				}
+				r.setLastSyncResourceVersion(rv)
+				return w, nil
+			}
+			if err == nil {
+				err = fmt.Errorf("watch-list stream for %v closed before the initial-events-end bookmark", r.typeDescription)
+			}
+		}
+		switch {
+		case err == errorStopRequested:
+			return nil, nil
+		case isWatchErrorRetriable(err):
+			if !r.sleep(ctx, r.backoff.delay()) {
+				return nil, nil
+			}
+		case isExpiredError(err) || isTooLargeResourceVersionError(err):
+			r.setIsLastSyncResourceVersionUnavailable(true)
+		default:
+			return nil, err
+		}
+	}
+}

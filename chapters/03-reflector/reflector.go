@@ -1,0 +1,579 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The watch timeout a reflector asks for is random in [5m, 10m], so the
+// watches of many clients restarted together (an API server rollout) do not
+// all expire, and reconnect, at the same moment.
+const (
+	defaultMinWatchTimeout = 5 * time.Minute
+	defaultMaxWatchTimeout = 2 * defaultMinWatchTimeout
+)
+
+// tracerName is this package's import path, the contract's instrumentation name.
+const tracerName = "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+
+// ReflectorStore is what a Reflector writes into. A chapter-1 [store.Store]
+// is one (the reflector alone then keeps a cache, without events); the
+// DeltaFIFO of chapter 4 is another (each write becomes a delta).
+//
+// Mirrors [k8s.io/client-go/tools/cache.ReflectorStore] (reflector.go).
+type ReflectorStore interface {
+	Add(obj any) error
+	Update(obj any) error
+	Delete(obj any) error
+	// Replace is called with the whole result of each LIST.
+	Replace(list []any, resourceVersion string) error
+	// Resync is called every resync period while watching (if ShouldResync
+	// allows); meaningless for a plain store, meaningful for a queue.
+	Resync() error
+}
+
+// ReflectorBookmarkStore is an optional interface of a store that wants to
+// hear each bookmark's resourceVersion.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ReflectorBookmarkStore] (reflector.go).
+type ReflectorBookmarkStore interface {
+	Bookmark(resourceVersion string) error
+}
+
+// ResourceVersionUpdater is an optional interface of a store that wants to
+// hear every resourceVersion the reflector reaches while watching.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ResourceVersionUpdater] (reflector.go).
+type ResourceVersionUpdater interface {
+	UpdateResourceVersion(resourceVersion string)
+}
+
+// ReflectorOptions configures a Reflector.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ReflectorOptions] (reflector.go),
+// without Logger and Clock (tests use testing/synctest instead of a fake
+// clock), with TracerProvider and UseWatchList added.
+type ReflectorOptions struct {
+	// Name identifies the reflector in errors, logs and spans
+	// (informer.name). Default: the type description.
+	Name string
+	// TypeDescription describes the expected type for messages. Default: the
+	// Go type of expectedType, or the GVK of an Unstructured one.
+	TypeDescription string
+	// ResyncPeriod: if non-zero, store.Resync is called this often while
+	// watching (when ShouldResync allows).
+	ResyncPeriod time.Duration
+	// MinWatchTimeout raises the lower bound of the random watch timeout;
+	// values below 5 minutes are ignored, as upstream, to protect the API
+	// server from a flood of short watches.
+	MinWatchTimeout time.Duration
+	// Backoff replaces the default retry pacing (800ms doubling to 30s).
+	Backoff *Backoff
+	// UseWatchList fetches the initial state with a streaming watch
+	// (sendInitialEvents) instead of a LIST, falling back to a LIST on any
+	// error. Off by default. Upstream switches this with the WatchListClient
+	// feature gate.
+	UseWatchList bool
+	// TracerProvider for the Reflector.* cycle spans; default the global one.
+	TracerProvider trace.TracerProvider
+}
+
+// Reflector keeps a store in step with the API server: LIST, Replace the
+// store with the result, then WATCH from the list's resourceVersion and apply
+// each event, until something goes wrong; then back off and do it again.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector] (reflector.go).
+type Reflector struct {
+	name            string
+	typeDescription string
+	// expectedType and expectedGVK guard the store: events carrying any other
+	// type are dropped (and reported), never stored.
+	expectedType  reflect.Type
+	expectedGVK   *schema.GroupVersionKind
+	store         ReflectorStore
+	listerWatcher ListerWatcherWithContext
+	resyncPeriod  time.Duration
+	backoff       *backoffManager
+	minWatchTimeout,
+	maxWatchTimeout time.Duration
+	useWatchList bool
+	tracer       trace.Tracer
+	// nameAttr is built once: it goes on every span.
+	nameAttr attribute.KeyValue
+
+	// paginatedResult is set when the first LIST (at RV "0") came back in
+	// pages: the API server has no watch cache for this resource, so later
+	// lists keep paging instead of asking for everything at once. Only the
+	// ListAndWatch goroutine touches it.
+	paginatedResult bool
+
+	rvMu sync.RWMutex
+	// Guarded by rvMu:
+
+	// lastSyncResourceVersion is the RV of the last LIST or watch event
+	// applied to the store: where the next WATCH (or relist) starts.
+	lastSyncResourceVersion string
+	// isLastSyncResourceVersionUnavailable is set when a request at
+	// lastSyncResourceVersion failed as expired or too large: the next list
+	// must then ask for the latest data (RV "") instead.
+	isLastSyncResourceVersionUnavailable bool
+
+	handlerMu         sync.RWMutex
+	watchErrorHandler WatchErrorHandlerWithContext // guarded by handlerMu
+
+	// WatchListPageSize, if set, is the page size of every LIST; see list for
+	// the rules when it is not.
+	WatchListPageSize int64
+	// ShouldResync, if set, is asked at every resync tick; store.Resync is
+	// called only when it says yes. nil means always yes.
+	ShouldResync func() bool
+	// MaxInternalErrorRetryDuration: a watch ended by an internal error (500)
+	// is re-opened at once, without a relist, for up to this long. Zero
+	// means relist on the first one.
+	MaxInternalErrorRetryDuration time.Duration
+}
+
+// NewReflector returns a Reflector that keeps store in step with lw.
+// expectedType is an example object of the type to store (nil accepts any).
+//
+// Mirrors [k8s.io/client-go/tools/cache.NewReflector] (reflector.go).
+func NewReflector(lw ListerWatcher, expectedType any, store ReflectorStore, resyncPeriod time.Duration) *Reflector {
+	return NewReflectorWithOptions(lw, expectedType, store, ReflectorOptions{ResyncPeriod: resyncPeriod})
+}
+
+// NewNamedReflector is [NewReflector] with a name.
+//
+// Mirrors [k8s.io/client-go/tools/cache.NewNamedReflector] (reflector.go).
+func NewNamedReflector(name string, lw ListerWatcher, expectedType any, store ReflectorStore, resyncPeriod time.Duration) *Reflector {
+	return NewReflectorWithOptions(lw, expectedType, store, ReflectorOptions{Name: name, ResyncPeriod: resyncPeriod})
+}
+
+// NewReflectorWithOptions returns a configured Reflector.
+//
+// Mirrors [k8s.io/client-go/tools/cache.NewReflectorWithOptions] (reflector.go).
+// Upstream's default name is the caller's file:line; ours is the type
+// description, which reads better in traces.
+func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store ReflectorStore, options ReflectorOptions) *Reflector {
+	minTimeout := max(defaultMinWatchTimeout, options.MinWatchTimeout)
+	bo := DefaultBackoff()
+	if options.Backoff != nil {
+		bo = *options.Backoff
+	}
+	r := &Reflector{
+		name:              options.Name,
+		typeDescription:   options.TypeDescription,
+		expectedType:      reflect.TypeOf(expectedType),
+		store:             store,
+		listerWatcher:     ToListerWatcherWithContext(lw),
+		resyncPeriod:      options.ResyncPeriod,
+		backoff:           newBackoffManager(bo),
+		minWatchTimeout:   minTimeout,
+		maxWatchTimeout:   2 * minTimeout,
+		useWatchList:      options.UseWatchList,
+		tracer:            tracing.Tracer(options.TracerProvider, tracerName),
+		watchErrorHandler: DefaultWatchErrorHandler,
+	}
+	if u, ok := expectedType.(*unstructured.Unstructured); ok {
+		if gvk := u.GroupVersionKind(); !gvk.Empty() {
+			r.expectedGVK = &gvk
+			if r.typeDescription == "" {
+				r.typeDescription = gvk.String()
+			}
+		}
+	}
+	if r.typeDescription == "" {
+		r.typeDescription = "<unspecified>"
+		if expectedType != nil {
+			r.typeDescription = r.expectedType.String()
+		}
+	}
+	if r.name == "" {
+		r.name = r.typeDescription
+	}
+	r.nameAttr = tracing.KeyInformerName.String(r.name)
+	return r
+}
+
+// Name returns the reflector's name.
+func (r *Reflector) Name() string { return r.name }
+
+// TypeDescription describes the type the reflector stores.
+func (r *Reflector) TypeDescription() string { return r.typeDescription }
+
+// SetWatchErrorHandler replaces the handler told of list and watch failures.
+//
+// Upstream sets it through the informer (SharedInformer.SetWatchErrorHandler,
+// chapter 5); here the reflector has the setter itself so chapter 3 stands
+// alone.
+func (r *Reflector) SetWatchErrorHandler(handler WatchErrorHandler) {
+	r.SetWatchErrorHandlerWithContext(func(_ context.Context, r *Reflector, err error) { handler(r, err) })
+}
+
+// SetWatchErrorHandlerWithContext is [Reflector.SetWatchErrorHandler] for a
+// handler that takes the reflector's context.
+func (r *Reflector) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) {
+	r.handlerMu.Lock()
+	defer r.handlerMu.Unlock()
+	r.watchErrorHandler = handler
+}
+
+func (r *Reflector) reportError(ctx context.Context, err error) {
+	r.handlerMu.RLock()
+	h := r.watchErrorHandler
+	r.handlerMu.RUnlock()
+	h(ctx, r, err)
+}
+
+// Run runs the reflector until stopCh is closed.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector.Run] (reflector.go).
+func (r *Reflector) Run(stopCh <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r.RunWithContext(ctx)
+}
+
+// RunWithContext runs ListAndWatch again and again until ctx is done,
+// reporting each failure to the WatchErrorHandler and waiting the next
+// backoff delay after every return, failed or not.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector.RunWithContext] (reflector.go).
+func (r *Reflector) RunWithContext(ctx context.Context) {
+	for {
+		if err := r.ListAndWatchWithContext(ctx); err != nil {
+			r.reportError(ctx, err)
+		}
+		t := time.NewTimer(r.backoff.delay())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ListAndWatch is [Reflector.ListAndWatchWithContext] with a stop channel.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector.ListAndWatch] (reflector.go).
+func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return r.ListAndWatchWithContext(ctx)
+}
+
+// ListAndWatchWithContext lists (or, with UseWatchList, streams the initial
+// state), replaces the store with it, then watches until the watch fails in a
+// way that needs a relist. It returns nil when ctx is done.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector.ListAndWatchWithContext] (reflector.go).
+func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
+	ctx, span := r.tracer.Start(ctx, tracing.SpanListAndWatchCycle,
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(r.nameAttr))
+	defer func() { endSpan(span, err) }()
+
+	var w watch.Interface
+	if r.useWatchList {
+		w, err = r.watchList(ctx)
+		if w == nil && err == nil {
+			return nil // stopped
+		}
+		if err != nil {
+			// Any error, including a server that does not support
+			// sendInitialEvents, falls back to the classic LIST.
+			w = nil
+		}
+	}
+	if w == nil {
+		if err = r.list(ctx); err != nil {
+			return err
+		}
+	}
+	return r.watchWithResync(ctx, w)
+}
+
+// list fetches the whole state with LIST and replaces the store with it.
+func (r *Reflector) list(ctx context.Context) (err error) {
+	options := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
+	ctx, span := r.tracer.Start(ctx, tracing.SpanList, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(r.nameAttr))
+	defer func() { endSpan(span, err) }()
+
+	// Paging rules (upstream reflector.list), in order:
+	//  - WatchListPageSize set: page by it.
+	//  - the first list came back paged: keep paging (no watch cache).
+	//  - RV is neither "" nor "0": do not page, so the API server can answer
+	//    from its watch cache (a paged request at a specific RV goes to etcd,
+	//    and after an API server restart every client doing that at once is a
+	//    thundering herd on etcd).
+	//  - otherwise ("0" or ""): page by 500.
+	pageSize := int64(defaultPageSize)
+	switch {
+	case r.WatchListPageSize != 0:
+		pageSize = r.WatchListPageSize
+	case r.paginatedResult:
+	case options.ResourceVersion != "" && options.ResourceVersion != "0":
+		pageSize = 0
+	}
+
+	items, rv, paged, err := listInPages(ctx, r.listerWatcher, options, pageSize)
+	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
+		// Our RV is unusable (compacted away, or the server is behind it).
+		// Retry at once with RV "": a consistent read of the latest state.
+		r.setIsLastSyncResourceVersionUnavailable(true)
+		items, rv, paged, err = listInPages(ctx, r.listerWatcher, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}, pageSize)
+	}
+	if ctx.Err() != nil {
+		return nil // stopped while listing: not a failure
+	}
+	if err != nil {
+		return fmt.Errorf("failed to list %v: %w", r.typeDescription, err)
+	}
+	if options.ResourceVersion == "0" && paged {
+		r.paginatedResult = true
+	}
+	r.setIsLastSyncResourceVersionUnavailable(false)
+	span.SetAttributes(tracing.KeyResourceVersion.String(rv), attribute.Int("informer.list.items", len(items)))
+
+	found := make([]any, len(items))
+	for i, item := range items {
+		found[i] = item
+	}
+	// Replace first, record the RV second: if Replace fails, the next attempt
+	// must list again from the old RV rather than watch from one whose state
+	// never reached the store.
+	if err := r.store.Replace(found, rv); err != nil {
+		return fmt.Errorf("unable to sync list result: %w", err)
+	}
+	r.setLastSyncResourceVersion(rv)
+	return nil
+}
+
+// watchWithResync watches with the resync timer running beside it: resyncs
+// happen only while the reflector is watching, never while it lists or backs
+// off.
+func (r *Reflector) watchWithResync(ctx context.Context, w watch.Interface) error {
+	resyncErr := make(chan error, 1)
+	resyncCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait() // the resync goroutine is gone before ListAndWatch returns
+	}()
+	wg.Go(func() { r.startResync(resyncCtx, resyncErr) })
+	return r.watch(ctx, w, resyncErr)
+}
+
+func (r *Reflector) startResync(ctx context.Context, resyncErr chan<- error) {
+	if r.resyncPeriod == 0 {
+		return
+	}
+	t := time.NewTimer(r.resyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if r.ShouldResync == nil || r.ShouldResync() {
+			if err := r.store.Resync(); err != nil {
+				resyncErr <- err
+				return
+			}
+		}
+		t.Reset(r.resyncPeriod)
+	}
+}
+
+// watch opens watches from the last synced RV and applies their events,
+// re-opening after a normal close, until an error calls for a relist. w, if
+// not nil, is an already open watch (the one a watch-list streamed on).
+func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan error) error {
+	retry := &retryWithDeadline{maxDuration: r.MaxInternalErrorRetryDuration, resetAfter: time.Minute,
+		isRetryable: apierrors.IsInternalError}
+	defer func() {
+		if w != nil {
+			w.Stop()
+		}
+	}()
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		start := time.Now()
+		// A watch from "" or "0" begins with synthetic ADDED events in no RV
+		// order; the RV may only be recorded once past them.
+		propagateRVFromStart := true
+		var span trace.Span
+		var err error
+		if w == nil {
+			rv := r.LastSyncResourceVersion()
+			timeout := r.watchTimeoutSeconds()
+			options := metav1.ListOptions{
+				ResourceVersion: rv,
+				// A watch with no events must still end now and then, or a
+				// connection silently broken by the network would hang forever.
+				TimeoutSeconds: &timeout,
+				// Bookmarks let the RV advance while nothing changes, so a
+				// re-watch after a quiet period does not start from an RV the
+				// server has compacted away.
+				AllowWatchBookmarks: true,
+			}
+			propagateRVFromStart = rv != "" && rv != "0"
+			var wctx context.Context
+			wctx, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(rv)))
+			w, err = r.listerWatcher.WatchWithContext(wctx, options)
+			if err != nil {
+				endSpan(span, err)
+				if isWatchErrorRetriable(err) {
+					if !r.sleep(ctx, r.backoff.delay()) {
+						return nil
+					}
+					continue
+				}
+				return fmt.Errorf("failed to watch %v: %w", r.typeDescription, err)
+			}
+		} else {
+			_, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(r.LastSyncResourceVersion())))
+		}
+
+		_, err = r.handleWatch(ctx, start, w, r.store, false, resyncErr, func(rv string, pastSynthetic bool) {
+			if propagateRVFromStart || pastSynthetic {
+				r.setLastSyncResourceVersion(rv)
+				if u, ok := r.store.(ResourceVersionUpdater); ok {
+					u.UpdateResourceVersion(rv)
+				}
+			}
+		})
+		w = nil // handleWatch stopped it
+		endSpan(span, err)
+		retry.after(err)
+		switch {
+		case err == nil:
+			// Closed normally (timeout, server restart): watch again from
+			// where we are. No relist needed, nothing was missed.
+			continue
+		case errors.Is(err, errorStopRequested):
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			if !r.sleep(ctx, r.backoff.delay()) {
+				return nil
+			}
+			continue
+		case apierrors.IsInternalError(err) && retry.shouldRetry():
+			continue
+		}
+		// Everything else ends this ListAndWatch and so causes a relist:
+		// Expired (410: our RV is too old to watch from), an Error event, a
+		// very short watch, an undecodable stream.
+		return fmt.Errorf("watch of %v ended: %w", r.typeDescription, err)
+	}
+}
+
+// watchTimeoutSeconds is a random timeout in [minWatchTimeout, maxWatchTimeout].
+func (r *Reflector) watchTimeoutSeconds() int64 {
+	return int64(r.minWatchTimeout.Seconds() + rand.Float64()*(r.maxWatchTimeout.Seconds()-r.minWatchTimeout.Seconds()))
+}
+
+// sleep waits d or until ctx is done; false means stopped.
+func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// LastSyncResourceVersion is the resourceVersion of the last LIST or watch
+// event the reflector applied to its store.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Reflector.LastSyncResourceVersion] (reflector.go).
+func (r *Reflector) LastSyncResourceVersion() string {
+	r.rvMu.RLock()
+	defer r.rvMu.RUnlock()
+	return r.lastSyncResourceVersion
+}
+
+func (r *Reflector) setLastSyncResourceVersion(v string) {
+	r.rvMu.Lock()
+	defer r.rvMu.Unlock()
+	r.lastSyncResourceVersion = v
+}
+
+func (r *Reflector) setIsLastSyncResourceVersionUnavailable(v bool) {
+	r.rvMu.Lock()
+	defer r.rvMu.Unlock()
+	r.isLastSyncResourceVersionUnavailable = v
+}
+
+// relistResourceVersion is the RV to LIST at:
+//   - "0" the first time: any recent state is fine, and "0" lets the API
+//     server answer from its watch cache without touching etcd;
+//   - the last synced RV afterwards: never go back in time;
+//   - "" after that RV proved unusable: a quorum read of the latest state.
+func (r *Reflector) relistResourceVersion() string {
+	r.rvMu.RLock()
+	defer r.rvMu.RUnlock()
+	switch {
+	case r.isLastSyncResourceVersionUnavailable:
+		return ""
+	case r.lastSyncResourceVersion == "":
+		return "0"
+	}
+	return r.lastSyncResourceVersion
+}
+
+// rewatchResourceVersion is the RV a watch-list starts streaming from.
+func (r *Reflector) rewatchResourceVersion() string {
+	r.rvMu.RLock()
+	defer r.rvMu.RUnlock()
+	if r.isLastSyncResourceVersionUnavailable {
+		return ""
+	}
+	return r.lastSyncResourceVersion
+}
+
+// endSpan records err (if any, and not a stop) and ends span.
+func endSpan(span trace.Span, err error) {
+	if err != nil && !errors.Is(err, errorStopRequested) && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
