@@ -1,0 +1,165 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+)
+
+// These tests run in a synctest bubble: time is fake and jumps ahead whenever
+// every goroutine in the bubble is blocked, so a 30s backoff takes no real
+// time and its length can be checked exactly. They talk to the embedded API
+// server in process (Server.List/Watch): a goroutine blocked on a socket is
+// not "durably blocked" and would stop the fake clock.
+
+func startServer(t *testing.T) *apiserver.Server {
+	t.Helper()
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// runInBubble starts r and returns a stop function that waits for it.
+func runInBubble(r *Reflector) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.RunWithContext(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+func TestBackoffDelaysDoubleToTheCapWithJitterAndReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBackoffManager(DefaultBackoff())
+		base := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond,
+			6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second}
+		for i, d := range base {
+			got := b.delay()
+			assert.GreaterOrEqual(t, got, d, "delay %d", i)
+			assert.Less(t, got, 2*d, "delay %d: jitter adds at most 100%%", i)
+			time.Sleep(got)
+		}
+		// Two minutes without asking for a delay: healthy again, start over.
+		time.Sleep(2*time.Minute + time.Second)
+		got := b.delay()
+		assert.GreaterOrEqual(t, got, 800*time.Millisecond)
+		assert.Less(t, got, 1600*time.Millisecond)
+	})
+}
+
+func TestReflectorRetriesAFailingListWithTheBackoff(t *testing.T) {
+	srv := startServer(t)
+	srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: 5})
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var at []time.Time
+		lw := directLW(srv)
+		list := lw.ListWithContextFunc
+		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+			return list(ctx, o)
+		}
+		errs := &errorLog{}
+		s := newRecordingStore()
+		r := NewReflectorWithOptions(lw, nil, s, ReflectorOptions{}) // the default backoff
+		r.SetWatchErrorHandler(errs.handler)
+		stop := runInBubble(r)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		stop()
+
+		require.Len(t, at, 6, "five failures, then a list that works")
+		for i := 1; i < len(at); i++ {
+			gap, base := at[i].Sub(at[i-1]), 800*time.Millisecond<<(i-1)
+			assert.GreaterOrEqual(t, gap, base, "gap %d", i)
+			assert.Less(t, gap, 2*base, "gap %d", i)
+		}
+		assert.Len(t, errs.all(), 5, "each failed ListAndWatch is reported once")
+	})
+}
+
+func TestVeryShortWatch(t *testing.T) {
+	srv := startServer(t)
+	synctest.Test(t, func(t *testing.T) {
+		errs := &errorLog{}
+		s := newRecordingStore()
+		r := newTestReflector(directLW(srv), s, errs, ReflectorOptions{})
+		stop := runInBubble(r)
+		defer stop()
+		synctest.Wait() // listed, watching
+
+		srv.CloseWatches() // no event, no time passed
+		synctest.Wait()
+		var short *VeryShortWatchError
+		require.NotNil(t, errs.find(func(err error) bool { return errors.As(err, &short) }), "%v", errs.all())
+		assert.Contains(t, short.Error(), "watch lasted less than a second and no items received")
+	})
+}
+
+func TestQuietWatchOfMoreThanASecondIsNotShort(t *testing.T) {
+	srv := startServer(t)
+	synctest.Test(t, func(t *testing.T) {
+		errs := &errorLog{}
+		r := newTestReflector(directLW(srv), newRecordingStore(), errs, ReflectorOptions{})
+		stop := runInBubble(r)
+		defer stop()
+		synctest.Wait()
+		time.Sleep(1100 * time.Millisecond)
+		srv.CloseWatches()
+		synctest.Wait()
+		assert.Empty(t, errs.all())
+	})
+}
+
+func TestResyncRunsOnlyWhileWatchingAndWhenAllowed(t *testing.T) {
+	srv := startServer(t)
+	t.Run("every period while watching", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newRecordingStore()
+			stop := runInBubble(newTestReflector(directLW(srv), s, &errorLog{}, ReflectorOptions{ResyncPeriod: time.Second}))
+			synctest.Wait()
+			time.Sleep(3500 * time.Millisecond)
+			synctest.Wait()
+			stop()
+			assert.Equal(t, 3, s.resyncCount())
+		})
+	})
+	t.Run("ShouldResync says no", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newRecordingStore()
+			r := newTestReflector(directLW(srv), s, &errorLog{}, ReflectorOptions{ResyncPeriod: time.Second})
+			asked := 0
+			r.ShouldResync = func() bool { asked++; return false }
+			stop := runInBubble(r)
+			time.Sleep(3500 * time.Millisecond)
+			synctest.Wait()
+			stop()
+			assert.Equal(t, 0, s.resyncCount())
+			assert.Equal(t, 3, asked)
+		})
+	})
+	t.Run("not while failing to list", func(t *testing.T) {
+		srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: 1000})
+		synctest.Test(t, func(t *testing.T) {
+			s := newRecordingStore()
+			stop := runInBubble(newTestReflector(directLW(srv), s, &errorLog{}, ReflectorOptions{ResyncPeriod: time.Second}))
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			stop()
+			assert.Equal(t, 0, s.resyncCount())
+		})
+	})
+}
