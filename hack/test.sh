@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # The project's one test command: the README names it and .ci/run calls it.
-# It fails (non-zero) on the first problem: unformatted code, a vet finding,
-# or a failing test.
+#
+#  1. gofmt and go vet (with and without the e2e build tag);
+#  2. every unit, oracle and example test, with the race detector;
+#  3. the e2e tests against a real kube-apiserver + etcd on loopback, which
+#     hack/local-cluster.sh builds (first time: several minutes), starts, and
+#     stops again when this script exits.
+#
+# It stops at the first failure with a non-zero exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== gofmt"
-unformatted=$(gofmt -l chapters cmd internal hack 2>/dev/null || true)
+unformatted=$(gofmt -l chapters cmd internal hack test 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change these files (run: gofmt -w .):"
   echo "$unformatted"
@@ -15,6 +21,13 @@ fi
 
 echo "== go vet"
 go vet ./...
+go vet -tags e2e ./test/...
 
-echo "== go test -race"
+echo "== go test -race ./..."
 go test -race -count=1 ./...
+
+echo "== e2e against a real kube-apiserver (hack/local-cluster.sh)"
+trap './hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
+./hack/local-cluster.sh up >/dev/null
+eval "$(./hack/local-cluster.sh env)"
+go test -race -count=1 -tags e2e ./test/e2e
