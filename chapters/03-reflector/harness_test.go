@@ -200,6 +200,9 @@ func newTestReflector(lw ListerWatcher, s ReflectorStore, errs *errorLog, opts R
 // watch has delivered an event.
 func (e *env) bookmark(r *Reflector) {
 	e.t.Helper()
+	// The request log records a watch before the server registers it; a
+	// bookmark sent in between would reach no one.
+	eventually(e.t, "watch registered", func() bool { return e.srv.WatchCount() > 0 })
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "rv-" + e.srv.ResourceVersion()}})
 	require.NoError(e.t, err)
 	e.srv.SendBookmarks()

@@ -360,3 +360,16 @@ func TestWatchList(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestForbiddenWatchIsReportedAndRelists(t *testing.T) {
+	e := newEnv(t)
+	e.createPods("a", 1)
+	e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
+	s, errs := newRecordingStore(), &errorLog{}
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	eventually(t, "watching after the 403", func() bool { return e.srv.WatchCount() == 1 })
+	require.Len(t, errs.all(), 1)
+	assert.True(t, apierrors.IsForbidden(errs.all()[0]))
+	assert.Contains(t, errs.all()[0].Error(), "failed to watch *v1.Pod: pods is forbidden")
+	assert.Len(t, e.requests("list"), 2, "a failed watch request that is not retriable ends the cycle: relist")
+}
