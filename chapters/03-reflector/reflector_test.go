@@ -373,3 +373,26 @@ func TestForbiddenWatchIsReportedAndRelists(t *testing.T) {
 	assert.Contains(t, errs.all()[0].Error(), "failed to watch *v1.Pod: pods is forbidden")
 	assert.Len(t, e.requests("list"), 2, "a failed watch request that is not retriable ends the cycle: relist")
 }
+
+func TestStopChannelEntryPoints(t *testing.T) {
+	e := newEnv(t)
+	e.createPods("a", 1)
+	s := newRecordingStore()
+	r := NewNamedReflector("my-pods", e.lw, &corev1.Pod{}, s, 0)
+	assert.Equal(t, "my-pods", r.Name())
+	assert.Equal(t, "*v1.Pod", r.TypeDescription())
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(stop) }()
+	eventually(t, "synced", func() bool { return len(s.keys()) == 1 })
+	close(stop)
+	<-done // Run returns once stopCh is closed
+
+	stop2 := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() { errc <- r.ListAndWatch(stop2) }()
+	eventually(t, "second ListAndWatch watching", func() bool { return e.srv.WatchCount() == 1 })
+	close(stop2)
+	assert.NoError(t, <-errc, "stopping is not an error")
+}

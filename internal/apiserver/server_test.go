@@ -291,3 +291,18 @@ func sortedKeys(s kcache.Store) []string {
 	slices.Sort(k)
 	return k
 }
+
+func TestStallNextHoldsARequestUntilReleased(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	release := s.StallNext("list")
+	done := make(chan error, 1)
+	go func() { _, err := listCMs(t, c, metav1.ListOptions{}); done <- err }()
+	require.Eventually(t, func() bool { return len(s.Requests()) == 1 }, 10*time.Second, time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("a stalled request answered before release")
+	default:
+	}
+	release()
+	require.NoError(t, <-done)
+}
