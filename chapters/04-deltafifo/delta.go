@@ -1,0 +1,139 @@
+package deltafifo
+
+import (
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+)
+
+// DeltaType is the kind of change a Delta records.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DeltaType] (delta_fifo.go).
+type DeltaType string
+
+// The delta types a DeltaFIFO produces.
+//
+// Mirrors the DeltaType constants of [k8s.io/client-go/tools/cache]
+// (delta_fifo.go); ReplacedAll, SyncAll and Bookmark belong to the RealFIFO
+// and are not produced here.
+const (
+	Added   DeltaType = "Added"
+	Updated DeltaType = "Updated"
+	Deleted DeltaType = "Deleted"
+	// Replaced is an object seen in a relist, when EmitDeltaTypeReplaced is
+	// set; without it a relist produces Sync, which looks like a resync.
+	Replaced DeltaType = "Replaced"
+	// Sync is a periodic resync of an object, or (see Replaced) a relisted one.
+	Sync DeltaType = "Sync"
+)
+
+// Delta is one change to one object: its type and the object after it (for
+// Deleted, the object's last known state, or a [DeletedFinalStateUnknown]).
+//
+// Mirrors [k8s.io/client-go/tools/cache.Delta] (delta_fifo.go). The
+// unexported fields carry the delta's trace (its root span and when it was
+// queued) to whoever pops it; they are zero when tracing is off.
+type Delta struct {
+	Type   DeltaType
+	Object any
+
+	root     trace.SpanContext
+	queuedAt time.Time
+}
+
+// Deltas is the list of changes queued for one key, oldest first.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Deltas] (delta_fifo.go).
+type Deltas []Delta
+
+// Oldest is the first delta, or nil.
+func (d Deltas) Oldest() *Delta {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[0]
+}
+
+// Newest is the last delta, or nil.
+func (d Deltas) Newest() *Delta {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[len(d)-1]
+}
+
+// DeletedFinalStateUnknown is a tombstone: the object was deleted, but the
+// informer never saw the DELETED event (the watch broke, and the relist no
+// longer contained it). Obj is the last state the informer knew, and may be
+// stale or nil. Delete handlers must expect it in place of the object.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DeletedFinalStateUnknown] (delta_fifo.go).
+type DeletedFinalStateUnknown struct {
+	Key string
+	Obj any
+}
+
+// DeletionHandlingMetaNamespaceKeyFunc is [store.MetaNamespaceKeyFunc] that
+// also keys tombstones (by their Key). Use it wherever a tombstone may turn
+// up: a queue's or an informer's key function.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DeletionHandlingMetaNamespaceKeyFunc] (controller.go).
+func DeletionHandlingMetaNamespaceKeyFunc(obj any) (string, error) {
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Key, nil
+	}
+	return store.MetaNamespaceKeyFunc(obj)
+}
+
+// KeyListerGetter is what a DeltaFIFO needs of the informer's cache (its
+// "known objects"): the keys, and an object by key.
+//
+// Mirrors [k8s.io/client-go/tools/cache.KeyListerGetter] (delta_fifo.go).
+type KeyListerGetter interface {
+	ListKeys() []string
+	GetByKey(key string) (value any, exists bool, err error)
+}
+
+// TransformFunc rewrites an object before it is queued, typically to drop
+// fields nobody reads (managedFields) and save memory. It must not mutate its
+// argument: that object may be shared.
+//
+// Mirrors [k8s.io/client-go/tools/cache.TransformFunc] (delta_fifo.go).
+type TransformFunc func(any) (any, error)
+
+// PopProcessFunc processes what Pop took off the queue: the key's Deltas,
+// and whether they belong to the initial list.
+//
+// Mirrors [k8s.io/client-go/tools/cache.PopProcessFunc] (fifo.go).
+type PopProcessFunc func(obj any, isInInitialList bool) error
+
+// ErrFIFOClosed is returned by Pop once the queue is closed and empty.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ErrFIFOClosed] (fifo.go), same message.
+var ErrFIFOClosed = errors.New("DeltaFIFO: manipulating with closed queue")
+
+// ErrZeroLengthDeltasObject is KeyOf's error for an empty Deltas.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ErrZeroLengthDeltasObject] (delta_fifo.go).
+var ErrZeroLengthDeltasObject = errors.New("0 length Deltas object; can't get key")
+
+// Queue is a ReflectorStore (chapter 3) that can also be popped.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Queue] (fifo.go), without
+// HasSyncedChecker.
+type Queue interface {
+	Add(obj any) error
+	Update(obj any) error
+	Delete(obj any) error
+	Replace(list []any, resourceVersion string) error
+	Resync() error
+	// Pop blocks until there is something to pop, then hands it to process.
+	Pop(process PopProcessFunc) (any, error)
+	// HasSynced: the first Replace's items have all been popped.
+	HasSynced() bool
+	// Close makes a blocked Pop return ErrFIFOClosed.
+	Close()
+}

@@ -1,0 +1,127 @@
+package deltafifo
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// Sources of a delta, the <source> of its root span "ListAndWatch <source>".
+const (
+	sourceWatch  = "watch"
+	sourceList   = "list"
+	sourceResync = "resync"
+)
+
+// Span options that never change, hoisted so an untraced enqueue allocates
+// nothing for them.
+var (
+	rootKind   = trace.WithSpanKind(trace.SpanKindProducer)
+	newRoot    = trace.WithNewRoot()
+	rootNames  = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList, sourceResync: tracing.SpanRootPrefix + sourceResync}
+	internal   = trace.WithSpanKind(trace.SpanKindInternal)
+	consumer   = trace.WithSpanKind(trace.SpanKindConsumer)
+	background = context.Background()
+)
+
+// startRoot begins the delta's own trace: a root span "ListAndWatch
+// <source>" (PRODUCER) covering the hand-off to the queue, linked to the
+// reflector's cycle span found in ctx. The root's context and the enqueue
+// time travel inside the delta, so whoever pops it can continue the trace;
+// nothing is kept in a map or a goroutine-global.
+//
+// With tracing off (a non-recording span), it does nothing but that check.
+func (f *DeltaFIFO) startRoot(ctx context.Context, d *Delta, key, source, event string) {
+	opts := []trace.SpanStartOption{newRoot, rootKind}
+	if cycle := trace.SpanContextFromContext(ctx); cycle.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: cycle}))
+	}
+	_, span := f.tracer.Start(background, rootNames[source], opts...)
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	span.SetAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
+	obj := d.Object
+	if t, ok := obj.(DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		span.SetAttributes(tracing.KeyResourceVersion.String(m.GetResourceVersion()))
+		if ns := m.GetNamespace(); ns != "" {
+			span.SetAttributes(tracing.KeyNamespace.String(ns))
+		}
+	}
+	d.root = span.SpanContext()
+	d.queuedAt = time.Now()
+	span.End()
+}
+
+// endQueued records, for each popped delta, the DeltaFIFO.queued wait span:
+// started at the enqueue time (WithTimestamp), ended now, a child of the
+// delta's root.
+func (f *DeltaFIFO) endQueued(key string, deltas Deltas) {
+	for _, d := range deltas {
+		if !d.root.IsValid() {
+			continue
+		}
+		_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.root), tracing.SpanQueued,
+			internal, trace.WithTimestamp(d.queuedAt),
+			trace.WithAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))))
+		span.End()
+	}
+}
+
+// RootContext is a context carrying the delta's root span, for a consumer
+// that continues its trace; context.Background() when it has none.
+func (d Delta) RootContext() context.Context {
+	if !d.root.IsValid() {
+		return background
+	}
+	return trace.ContextWithSpanContext(background, d.root)
+}
+
+// StartHandleDeltas starts, for each of the deltas popped together for one
+// key, its "HandleDeltas" span (CONSUMER): a child of that delta's own root,
+// linked to the roots of the others, with informer.deltas.count and
+// informer.initial_list. It returns a context per delta (to parent the work
+// done for it) and the spans, which the caller ends.
+//
+// The consumer of chapter 4's informer and chapter 5's HandleDeltas both use
+// it, so the coalescing rule of the span contract lives in one place. With
+// tracing off it returns nil slices after one check.
+func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Deltas, isInInitialList bool) ([]context.Context, []trace.Span) {
+	traced := false
+	for _, d := range deltas {
+		if d.root.IsValid() && d.root.IsSampled() {
+			traced = true
+			break
+		}
+	}
+	if !traced {
+		return nil, nil
+	}
+	ctxs := make([]context.Context, len(deltas))
+	spans := make([]trace.Span, len(deltas))
+	common := []attribute.KeyValue{
+		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(key),
+		tracing.KeyDeltasCount.Int(len(deltas)), tracing.KeyInitialList.Bool(isInInitialList),
+	}
+	for i, d := range deltas {
+		var links []trace.Link
+		for j, other := range deltas {
+			if j != i && other.root.IsValid() {
+				links = append(links, trace.Link{SpanContext: other.root})
+			}
+		}
+		attrs := append(append([]attribute.KeyValue{}, common...), tracing.KeyDeltaType.String(string(d.Type)))
+		ctxs[i], spans[i] = tracer.Start(d.RootContext(), tracing.SpanHandleDeltas, consumer,
+			trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	}
+	return ctxs, spans
+}
