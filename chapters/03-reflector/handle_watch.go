@@ -79,16 +79,16 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 			rv := m.GetResourceVersion()
 			switch event.Type {
 			case watch.Added:
-				err = dst.Add(event.Object)
+				err = add(ctx, dst, event.Object)
 			case watch.Modified:
 				pastSynthetic = true
-				err = dst.Update(event.Object)
+				err = update(ctx, dst, event.Object)
 			case watch.Deleted:
 				pastSynthetic = true
 				// The event carries the object's last state; the store keeps
 				// it only to compute the key (chapter 4 hands it on as the
 				// Deleted delta's object).
-				err = dst.Delete(event.Object)
+				err = remove(ctx, dst, event.Object)
 			case watch.Bookmark:
 				// A bookmark changes no object: it only says "you are now at
 				// this RV", so a later re-watch can start from here.
@@ -154,7 +154,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			})
 			if err == nil && done {
 				r.setIsLastSyncResourceVersionUnavailable(false)
-				if err := r.store.Replace(temp.List(), rv); err != nil {
+				if err := replace(ctx, r.store, temp.List(), rv); err != nil {
 					w.Stop()
 					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
 				}

@@ -48,6 +48,21 @@ type ReflectorStore interface {
 	Resync() error
 }
 
+// ContextStore is an optional interface of a ReflectorStore that wants the
+// reflector's context with every write. The context carries the reflector's
+// cycle span (Reflector.ListAndWatch), so a store that starts a trace per
+// object (chapter 4's DeltaFIFO) can link each one to the cycle that
+// produced it. A store without it gets the plain calls.
+//
+// Not in client-go: its DeltaFIFO is not traced.
+type ContextStore interface {
+	AddWithContext(ctx context.Context, obj any) error
+	UpdateWithContext(ctx context.Context, obj any) error
+	DeleteWithContext(ctx context.Context, obj any) error
+	ReplaceWithContext(ctx context.Context, list []any, resourceVersion string) error
+	ResyncWithContext(ctx context.Context) error
+}
+
 // ReflectorBookmarkStore is an optional interface of a store that wants to
 // hear each bookmark's resourceVersion.
 //
@@ -325,6 +340,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 // list fetches the whole state with LIST and replaces the store with it.
 func (r *Reflector) list(ctx context.Context) (err error) {
 	options := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
+	cycleCtx := ctx // listed objects' traces link to the cycle, not to the LIST
 	ctx, span := r.tracer.Start(ctx, tracing.SpanList, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(r.nameAttr))
 	defer func() { endSpan(span, err) }()
@@ -372,7 +388,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	// Replace first, record the RV second: if Replace fails, the next attempt
 	// must list again from the old RV rather than watch from one whose state
 	// never reached the store.
-	if err := r.store.Replace(found, rv); err != nil {
+	if err := replace(cycleCtx, r.store, found, rv); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	r.setLastSyncResourceVersion(rv)
@@ -407,7 +423,7 @@ func (r *Reflector) startResync(ctx context.Context, resyncErr chan<- error) {
 		case <-t.C:
 		}
 		if r.ShouldResync == nil || r.ShouldResync() {
-			if err := r.store.Resync(); err != nil {
+			if err := resync(ctx, r.store); err != nil {
 				resyncErr <- err
 				return
 			}
@@ -576,4 +592,41 @@ func endSpan(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
+}
+
+// The writes below pass ctx on to a ContextStore and drop it otherwise.
+
+func add(ctx context.Context, s ReflectorStore, obj any) error {
+	if c, ok := s.(ContextStore); ok {
+		return c.AddWithContext(ctx, obj)
+	}
+	return s.Add(obj)
+}
+
+func update(ctx context.Context, s ReflectorStore, obj any) error {
+	if c, ok := s.(ContextStore); ok {
+		return c.UpdateWithContext(ctx, obj)
+	}
+	return s.Update(obj)
+}
+
+func remove(ctx context.Context, s ReflectorStore, obj any) error {
+	if c, ok := s.(ContextStore); ok {
+		return c.DeleteWithContext(ctx, obj)
+	}
+	return s.Delete(obj)
+}
+
+func replace(ctx context.Context, s ReflectorStore, list []any, rv string) error {
+	if c, ok := s.(ContextStore); ok {
+		return c.ReplaceWithContext(ctx, list, rv)
+	}
+	return s.Replace(list, rv)
+}
+
+func resync(ctx context.Context, s ReflectorStore) error {
+	if c, ok := s.(ContextStore); ok {
+		return c.ResyncWithContext(ctx)
+	}
+	return s.Resync()
 }

@@ -397,3 +397,24 @@ func (f *DeltaFIFO) ResyncWithContext(ctx context.Context) error {
 	}
 	return nil
 }
+
+// checkInvariant verifies, for tests, the invariant stated on items and
+// queue.
+func (f *DeltaFIFO) checkInvariant() error {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if len(f.queue) != len(f.items) {
+		return fmt.Errorf("queue has %d keys, items %d", len(f.queue), len(f.items))
+	}
+	seen := make(map[string]bool, len(f.queue))
+	for _, k := range f.queue {
+		if seen[k] {
+			return fmt.Errorf("key %q queued twice", k)
+		}
+		seen[k] = true
+		if len(f.items[k]) == 0 {
+			return fmt.Errorf("key %q queued with no deltas", k)
+		}
+	}
+	return nil
+}

@@ -69,7 +69,8 @@ type side struct {
 	close            func()
 	// queueLen is set for ours only (white-box): client-go's DeltaFIFO has no
 	// way to ask, so its Pop is only called when ours has something.
-	queueLen func() int
+	queueLen  func() int
+	invariant func() error
 }
 
 func describeObj(o any) string {
@@ -93,6 +94,7 @@ func ours(known bool, replaced, transform bool, preload []any) side {
 	return side{
 		add: q.Add, update: q.Update, del: q.Delete, replace: q.Replace, resync: q.Resync,
 		hasSynced: q.HasSynced, close: q.Close,
+		invariant: q.checkInvariant,
 		queueLen: func() int {
 			q.lock.Lock()
 			defer q.lock.Unlock()
@@ -291,6 +293,9 @@ func runDifferential(data []byte) (int, error) {
 		}
 		if err != nil {
 			return pops, fmt.Errorf("step %d: %w", step, err)
+		}
+		if err := a.invariant(); err != nil {
+			return pops, fmt.Errorf("step %d: invariant: %w", step, err)
 		}
 		if a.hasSynced() != b.hasSynced() {
 			return pops, fmt.Errorf("step %d: HasSynced ours %v, client-go %v", step, a.hasSynced(), b.hasSynced())

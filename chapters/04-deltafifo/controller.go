@@ -1,0 +1,236 @@
+package deltafifo
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// ProcessFunc consumes one popped item (a Deltas) and whether it belongs to
+// the initial list.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ProcessFunc] (controller.go).
+type ProcessFunc func(obj any, isInInitialList bool) error
+
+// Config wires a queue, a ListerWatcher and a consumer into a Controller.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Config] (controller.go), without
+// ProcessBatch (a RealFIFO feature) and the clock.
+type Config struct {
+	// Queue is where the reflector writes and processLoop pops from.
+	Queue
+	// ListerWatcher lists and watches the resource.
+	reflector.ListerWatcher
+	// Process is called for every popped item, one at a time, in order.
+	Process ProcessFunc
+	// ObjectType is an example of the objects; the reflector drops others.
+	ObjectType runtime.Object
+	// ObjectDescription names the type in messages; default from ObjectType.
+	ObjectDescription string
+	// FullResyncPeriod is the reflector's resync period (0: never).
+	FullResyncPeriod time.Duration
+	// MinWatchTimeout raises the reflector's minimum watch timeout.
+	MinWatchTimeout time.Duration
+	// ShouldResync is asked before each resync.
+	ShouldResync func() bool
+	// WatchErrorHandler is told of list and watch failures.
+	WatchErrorHandler reflector.WatchErrorHandler
+	// WatchListPageSize is the reflector's LIST page size.
+	WatchListPageSize int64
+	// Name is the informer's name in spans; default ObjectDescription.
+	Name string
+	// TracerProvider for the reflector's spans.
+	TracerProvider trace.TracerProvider
+}
+
+// Controller runs a reflector and a processLoop.
+//
+// Mirrors [k8s.io/client-go/tools/cache.Controller] (controller.go), without
+// HasSyncedChecker.
+type Controller interface {
+	Run(stopCh <-chan struct{})
+	RunWithContext(ctx context.Context)
+	// HasSynced: the queue has handed out the whole initial list.
+	HasSynced() bool
+	LastSyncResourceVersion() string
+}
+
+// New returns a Controller for c.
+//
+// Mirrors [k8s.io/client-go/tools/cache.New] (controller.go).
+func New(c *Config) Controller {
+	return &controller{config: *c}
+}
+
+type controller struct {
+	config Config
+
+	reflectorMu sync.RWMutex
+	reflector   *reflector.Reflector // guarded by reflectorMu; set by Run
+}
+
+func (c *controller) Run(stopCh <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c.RunWithContext(ctx)
+}
+
+// RunWithContext starts the reflector writing into the queue and pops the
+// queue into Process until ctx is done. Stopping closes the queue, which
+// wakes a blocked Pop; it returns when both goroutines are gone.
+func (c *controller) RunWithContext(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		c.config.Queue.Close()
+	}()
+	name := c.config.Name
+	if name == "" {
+		name = c.config.ObjectDescription
+	}
+	r := reflector.NewReflectorWithOptions(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue,
+		reflector.ReflectorOptions{
+			Name:            name,
+			TypeDescription: c.config.ObjectDescription,
+			ResyncPeriod:    c.config.FullResyncPeriod,
+			MinWatchTimeout: c.config.MinWatchTimeout,
+			TracerProvider:  c.config.TracerProvider,
+		})
+	r.ShouldResync = c.config.ShouldResync
+	r.WatchListPageSize = c.config.WatchListPageSize
+	if c.config.WatchErrorHandler != nil {
+		r.SetWatchErrorHandler(c.config.WatchErrorHandler)
+	}
+	c.reflectorMu.Lock()
+	c.reflector = r
+	c.reflectorMu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { r.RunWithContext(ctx) })
+	c.processLoop(ctx)
+	wg.Wait()
+}
+
+// processLoop pops until the queue is closed. A Process error is dropped, as
+// upstream does since the queue stopped requeueing on error: the consumer
+// is expected to handle its own failures (chapter 5's handlers cannot fail).
+func (c *controller) processLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		if _, err := c.config.Queue.Pop(PopProcessFunc(c.config.Process)); errors.Is(err, ErrFIFOClosed) {
+			return
+		}
+	}
+}
+
+func (c *controller) HasSynced() bool { return c.config.Queue.HasSynced() }
+
+func (c *controller) LastSyncResourceVersion() string {
+	c.reflectorMu.RLock()
+	defer c.reflectorMu.RUnlock()
+	if c.reflector == nil {
+		return ""
+	}
+	return c.reflector.LastSyncResourceVersion()
+}
+
+// InformerProcessFunc is told of one delta after NewInformer's store has been
+// updated with it: old is what the store held for the key before (nil if
+// nothing), d.Object what it holds now (for Deleted: the deleted object or a
+// DeletedFinalStateUnknown).
+//
+// Chapter 5's ResourceEventHandler turns this into OnAdd (old == nil),
+// OnUpdate and OnDelete; here it is one function so that chapter 4 stands
+// alone.
+type InformerProcessFunc func(ctx context.Context, d Delta, old any, isInInitialList bool)
+
+// NewInformer returns a store that follows lw and a Controller to run it;
+// process is called for every change, after the store has it.
+//
+// Mirrors [k8s.io/client-go/tools/cache.NewInformer] (controller.go), with a
+// function instead of a ResourceEventHandler (see InformerProcessFunc), and
+// on the DeltaFIFO, which client-go's informers left for the RealFIFO in 1.33.
+func NewInformer(lw reflector.ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, process InformerProcessFunc, opts ...InformerOption) (store.Store, Controller) {
+	cfg := informerConfig{name: ""}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	clientState := store.NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	q := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+		Name:                  cfg.name,
+		KnownObjects:          clientState,
+		EmitDeltaTypeReplaced: true,
+		TracerProvider:        cfg.tp,
+	})
+	tracer := tracing.Tracer(cfg.tp, tracerName)
+	return clientState, New(&Config{
+		Queue:            q,
+		ListerWatcher:    lw,
+		ObjectType:       objType,
+		FullResyncPeriod: resyncPeriod,
+		Name:             cfg.name,
+		TracerProvider:   cfg.tp,
+		Process: func(obj any, isInInitialList bool) error {
+			deltas := obj.(Deltas)
+			key, _ := q.KeyOf(deltas)
+			ctxs, spans := StartHandleDeltas(tracer, q.Name(), key, deltas, isInInitialList)
+			defer func() {
+				for _, s := range spans {
+					s.End()
+				}
+			}()
+			for i, d := range deltas {
+				ctx := context.Background()
+				if ctxs != nil {
+					ctx = ctxs[i]
+				}
+				old, exists, _ := clientState.Get(d.Object)
+				if !exists {
+					old = nil
+				}
+				// The store first, then the callback: a callback that reads
+				// the store must find the object it is told about.
+				var err error
+				if d.Type == Deleted {
+					err = clientState.Delete(d.Object)
+				} else {
+					err = clientState.Update(d.Object)
+				}
+				if err != nil {
+					return err
+				}
+				process(ctx, d, old, isInInitialList)
+			}
+			return nil
+		},
+	})
+}
+
+// InformerOption configures NewInformer.
+type InformerOption func(*informerConfig)
+
+type informerConfig struct {
+	name string
+	tp   trace.TracerProvider
+}
+
+// WithName names the informer in spans (informer.name).
+func WithName(name string) InformerOption { return func(c *informerConfig) { c.name = name } }
+
+// WithTracerProvider sets the TracerProvider for all of the informer's spans.
+func WithTracerProvider(tp trace.TracerProvider) InformerOption {
+	return func(c *informerConfig) { c.tp = tp }
+}
