@@ -1,0 +1,193 @@
+package deltafifo
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+func recorder() (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
+	rec := tracetest.NewSpanRecorder()
+	return rec, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+}
+
+func attr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
+	for _, a := range s.Attributes() {
+		if a.Key == k {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// chain is one delta's trace: its root and the root's children by name.
+type chain struct {
+	root     sdktrace.ReadOnlySpan
+	children map[string]sdktrace.ReadOnlySpan
+}
+
+// chains groups ended spans into per-delta traces keyed by
+// "<event type> <object key>".
+func chains(spans []sdktrace.ReadOnlySpan) map[string]chain {
+	byID := map[trace.SpanID]*chain{}
+	out := map[string]chain{}
+	for _, s := range spans {
+		if s.Parent().IsValid() {
+			continue
+		}
+		if name := s.Name(); len(name) > len(tracing.SpanRootPrefix) && name[:len(tracing.SpanRootPrefix)] == tracing.SpanRootPrefix {
+			byID[s.SpanContext().SpanID()] = &chain{root: s, children: map[string]sdktrace.ReadOnlySpan{}}
+		}
+	}
+	for _, s := range spans {
+		if c := byID[s.Parent().SpanID()]; c != nil && s.Parent().TraceID() == c.root.SpanContext().TraceID() {
+			c.children[s.Name()] = s
+		}
+	}
+	for _, c := range byID {
+		out[attr(c.root, tracing.KeyEventType)+" "+attr(c.root, tracing.KeyObjectKey)] = *c
+	}
+	return out
+}
+
+func TestTracesThroughTheInformer(t *testing.T) {
+	rec, tp := recorder()
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	_, _ = srv.Create(mk("listed", ""))
+	c := &calls{}
+	ctrl, _ := startInformer(t, srv, c, WithName("pods"), WithTracerProvider(tp))
+	eventually(t, "synced", ctrl.HasSynced)
+
+	created, _ := srv.Create(mk("watched", ""))
+	p := created.(*corev1.Pod).DeepCopy()
+	p.Labels = map[string]string{"x": "y"}
+	_, _ = srv.Update(p)
+	eventually(t, "add and update handled", func() bool { return len(c.snapshot()) == 3 })
+	// The tombstone: a delete the watch misses.
+	srv.Stop()
+	_ = srv.Delete(apiserver.Pods, "ns", "watched")
+	_, _ = srv.Create(&corev1.ConfigMap{ObjectMeta: mk("rv-mover", "").ObjectMeta})
+	srv.Compact()
+	require.NoError(t, srv.Restart())
+	eventually(t, "tombstone handled", func() bool { return slices.Contains(c.snapshot(), "delete-tombstone ns/watched") })
+
+	var got map[string]chain
+	eventually(t, "all chains ended", func() bool {
+		got = chains(rec.Ended())
+		_, ok := got["TOMBSTONE ns/watched"].children[tracing.SpanHandleDeltas]
+		return ok
+	})
+	cycles := map[trace.SpanID]bool{}
+	for _, s := range rec.Started() {
+		if s.Name() == tracing.SpanListAndWatchCycle {
+			cycles[s.SpanContext().SpanID()] = true
+		}
+	}
+	for key, want := range map[string]struct{ root, delta string }{
+		"LISTED ns/listed":     {"ListAndWatch list", "Replaced"},
+		"ADDED ns/watched":     {"ListAndWatch watch", "Added"},
+		"MODIFIED ns/watched":  {"ListAndWatch watch", "Updated"},
+		"TOMBSTONE ns/watched": {"ListAndWatch list", "Deleted"},
+	} {
+		ch, ok := got[key]
+		require.True(t, ok, "no trace for %s; have %v", key, keysOf(got))
+		assert.Equal(t, want.root, ch.root.Name(), key)
+		assert.Equal(t, trace.SpanKindProducer, ch.root.SpanKind(), key)
+		assert.Equal(t, "pods", attr(ch.root, tracing.KeyInformerName), key)
+		assert.Equal(t, "ns", attr(ch.root, tracing.KeyNamespace), key)
+		require.Len(t, ch.root.Links(), 1, "%s: the root links to the reflector cycle that produced it", key)
+		assert.True(t, cycles[ch.root.Links()[0].SpanContext.SpanID()], key)
+
+		queued, handled := ch.children[tracing.SpanQueued], ch.children[tracing.SpanHandleDeltas]
+		require.NotNil(t, queued, "%s: DeltaFIFO.queued", key)
+		require.NotNil(t, handled, "%s: HandleDeltas", key)
+		assert.Equal(t, want.delta, attr(queued, tracing.KeyDeltaType), key)
+		assert.Equal(t, want.delta, attr(handled, tracing.KeyDeltaType), key)
+		assert.Equal(t, trace.SpanKindConsumer, handled.SpanKind(), key)
+		assert.False(t, queued.StartTime().Before(ch.root.StartTime()), "%s: the wait starts at enqueue", key)
+		assert.False(t, handled.StartTime().Before(queued.EndTime()), "%s: handled after the wait ended", key)
+	}
+	assert.Equal(t, "true", attr(got["LISTED ns/listed"].children[tracing.SpanHandleDeltas], tracing.KeyInitialList))
+	assert.Equal(t, "false", attr(got["ADDED ns/watched"].children[tracing.SpanHandleDeltas], tracing.KeyInitialList))
+}
+
+func keysOf(m map[string]chain) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestCoalescedDeltasKeepTheirOwnTracesAndLinkEachOther(t *testing.T) {
+	rec, tp := recorder()
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", KnownObjects: store.NewStore(DeletionHandlingMetaNamespaceKeyFunc), TracerProvider: tp})
+	require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "1")))
+	time.Sleep(2 * time.Millisecond) // so the two waits differ measurably
+	require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "2")))
+
+	var spans []trace.Span
+	_, err := f.Pop(func(obj any, initial bool) error {
+		_, spans = StartHandleDeltas(tp.Tracer("test"), f.Name(), "ns/a", obj.(Deltas), initial)
+		return nil
+	})
+	require.NoError(t, err)
+	for _, s := range spans {
+		s.End()
+	}
+
+	var roots, handled, queued []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		switch s.Name() {
+		case "ListAndWatch watch":
+			roots = append(roots, s)
+		case tracing.SpanHandleDeltas:
+			handled = append(handled, s)
+		case tracing.SpanQueued:
+			queued = append(queued, s)
+		}
+	}
+	require.Len(t, roots, 2, "one trace per delta")
+	require.Len(t, handled, 2)
+	require.Len(t, queued, 2)
+	assert.NotEqual(t, roots[0].SpanContext().TraceID(), roots[1].SpanContext().TraceID())
+	for i, h := range handled {
+		own, other := roots[i], roots[1-i]
+		assert.Equal(t, own.SpanContext().SpanID(), h.Parent().SpanID(), "HandleDeltas %d is parented on its own root", i)
+		require.Len(t, h.Links(), 1)
+		assert.Equal(t, other.SpanContext(), h.Links()[0].SpanContext, "and links to the other delta's root")
+		assert.Equal(t, "2", attr(h, tracing.KeyDeltasCount))
+	}
+	assert.Greater(t, queued[0].EndTime().Sub(queued[0].StartTime()), queued[1].EndTime().Sub(queued[1].StartTime()),
+		"the older delta waited longer: wait spans start when the wait began")
+}
+
+func TestNoSpansWithoutARecordingProvider(t *testing.T) {
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{TracerProvider: trace.NewNoopTracerProvider()})
+	require.NoError(t, f.Add(mk("a", "1")))
+	_, err := f.Pop(func(obj any, _ bool) error {
+		d := obj.(Deltas)
+		assert.False(t, d[0].root.IsValid(), "no root span context is carried when tracing is off")
+		assert.True(t, d[0].queuedAt.IsZero(), "and no clock is read")
+		ctxs, spans := StartHandleDeltas(trace.NewNoopTracerProvider().Tracer(""), "x", "ns/a", d, false)
+		assert.Nil(t, ctxs)
+		assert.Nil(t, spans)
+		return nil
+	})
+	require.NoError(t, err)
+}
