@@ -34,12 +34,19 @@ const (
 // Deleted, the object's last known state, or a [DeletedFinalStateUnknown]).
 //
 // Mirrors [k8s.io/client-go/tools/cache.Delta] (delta_fifo.go). The
-// unexported fields carry the delta's trace (its root span and when it was
-// queued) to whoever pops it; they are zero when tracing is off.
+// unexported field carries the delta's trace to whoever pops it; it is nil
+// when tracing is off, so an untraced Delta is one word larger than
+// upstream's.
 type Delta struct {
 	Type   DeltaType
 	Object any
 
+	trace *deltaTrace
+}
+
+// deltaTrace is what a traced delta carries: its root span and when it was
+// queued (the start of its DeltaFIFO.queued wait).
+type deltaTrace struct {
 	root     trace.SpanContext
 	queuedAt time.Time
 }

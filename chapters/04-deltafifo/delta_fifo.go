@@ -78,6 +78,7 @@ type DeltaFIFO struct {
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
 	name                  string
+	tp                    trace.TracerProvider // nil: the global one
 	tracer                trace.Tracer
 	nameAttr              attribute.KeyValue
 }
@@ -101,6 +102,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		transformer:           opts.Transformer,
 		name:                  opts.Name,
+		tp:                    opts.TracerProvider,
 		tracer:                tracing.Tracer(opts.TracerProvider, tracerName),
 		nameAttr:              tracing.KeyInformerName.String(opts.Name),
 	}
@@ -239,7 +241,9 @@ func (f *DeltaFIFO) queueAction_locked(ctx context.Context, action, internal Del
 		}
 	}
 	d := Delta{Type: action, Object: obj}
-	f.startRoot(ctx, &d, key, source, event)
+	if tracing.Enabled(f.tp) {
+		d.trace = f.startRoot(ctx, obj, key, source, event)
+	}
 
 	old, queued := f.items[key]
 	deltas := dedupDeltas(append(old, d))

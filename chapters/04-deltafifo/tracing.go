@@ -35,19 +35,20 @@ var (
 // time travel inside the delta, so whoever pops it can continue the trace;
 // nothing is kept in a map or a goroutine-global.
 //
-// With tracing off (a non-recording span), it does nothing but that check.
-func (f *DeltaFIFO) startRoot(ctx context.Context, d *Delta, key, source, event string) {
-	opts := []trace.SpanStartOption{newRoot, rootKind}
+// Called only when tracing.Enabled; it returns nil if the span is not
+// sampled.
+func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+	var span trace.Span
 	if cycle := trace.SpanContextFromContext(ctx); cycle.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: cycle}))
+		_, span = f.tracer.Start(background, rootNames[source], newRoot, rootKind, trace.WithLinks(trace.Link{SpanContext: cycle}))
+	} else {
+		_, span = f.tracer.Start(background, rootNames[source], newRoot, rootKind)
 	}
-	_, span := f.tracer.Start(background, rootNames[source], opts...)
+	defer span.End()
 	if !span.IsRecording() {
-		span.End()
-		return
+		return nil
 	}
 	span.SetAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
-	obj := d.Object
 	if t, ok := obj.(DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -57,9 +58,7 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, d *Delta, key, source, event 
 			span.SetAttributes(tracing.KeyNamespace.String(ns))
 		}
 	}
-	d.root = span.SpanContext()
-	d.queuedAt = time.Now()
-	span.End()
+	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
 }
 
 // endQueued records, for each popped delta, the DeltaFIFO.queued wait span:
@@ -67,11 +66,11 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, d *Delta, key, source, event 
 // delta's root.
 func (f *DeltaFIFO) endQueued(key string, deltas Deltas) {
 	for _, d := range deltas {
-		if !d.root.IsValid() {
+		if d.trace == nil {
 			continue
 		}
-		_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.root), tracing.SpanQueued,
-			internal, trace.WithTimestamp(d.queuedAt),
+		_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.trace.root), tracing.SpanQueued,
+			internal, trace.WithTimestamp(d.trace.queuedAt),
 			trace.WithAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))))
 		span.End()
 	}
@@ -80,10 +79,10 @@ func (f *DeltaFIFO) endQueued(key string, deltas Deltas) {
 // RootContext is a context carrying the delta's root span, for a consumer
 // that continues its trace; context.Background() when it has none.
 func (d Delta) RootContext() context.Context {
-	if !d.root.IsValid() {
+	if d.trace == nil {
 		return background
 	}
-	return trace.ContextWithSpanContext(background, d.root)
+	return trace.ContextWithSpanContext(background, d.trace.root)
 }
 
 // StartHandleDeltas starts, for each of the deltas popped together for one
@@ -98,7 +97,7 @@ func (d Delta) RootContext() context.Context {
 func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Deltas, isInInitialList bool) ([]context.Context, []trace.Span) {
 	traced := false
 	for _, d := range deltas {
-		if d.root.IsValid() && d.root.IsSampled() {
+		if d.trace != nil {
 			traced = true
 			break
 		}
@@ -115,8 +114,8 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 	for i, d := range deltas {
 		var links []trace.Link
 		for j, other := range deltas {
-			if j != i && other.root.IsValid() {
-				links = append(links, trace.Link{SpanContext: other.root})
+			if j != i && other.trace != nil {
+				links = append(links, trace.Link{SpanContext: other.trace.root})
 			}
 		}
 		attrs := append(append([]attribute.KeyValue{}, common...), tracing.KeyDeltaType.String(string(d.Type)))

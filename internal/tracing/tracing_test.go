@@ -1,0 +1,30 @@
+package tracing
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+func TestEnabled(t *testing.T) {
+	if Enabled(nil) {
+		t.Fatal("the global provider with no SDK installed must count as off")
+	}
+	if Enabled(noop.NewTracerProvider()) || Enabled(trace.NewNoopTracerProvider()) { //nolint:staticcheck
+		t.Fatal("no-op providers must count as off")
+	}
+	sdk := sdktrace.NewTracerProvider()
+	if !Enabled(sdk) {
+		t.Fatal("an SDK provider is on")
+	}
+	// Installing an SDK globally later turns the global provider on.
+	old := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdk)
+	defer otel.SetTracerProvider(old)
+	if !Enabled(nil) {
+		t.Fatal("the global provider with an SDK installed is on")
+	}
+}
