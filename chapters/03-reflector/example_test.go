@@ -48,6 +48,6 @@ func ExampleNewReflector() {
 	_ = srv.Delete(apiserver.Pods, "default", "web-1")
 	fmt.Println("watched:", waitFor(1))
 	// Output:
-	// listed: [default/web-1 default/web-2] at RV 2
+	// listed: [default/web-1 default/web-2] at RV 3
 	// watched: [default/web-2]
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +31,9 @@ func TestSameCacheAsClientGoReflectorUnderFaults(t *testing.T) {
 	require.NoError(t, err)
 
 	ours := store.NewStore(store.MetaNamespaceKeyFunc)
-	run(t, newTestReflector(e.lw, ours, &errorLog{}, ReflectorOptions{}))
+	oursErrs := &errorLog{}
+	oursR := newTestReflector(e.lw, ours, oursErrs, ReflectorOptions{})
+	run(t, oursR)
 
 	theirs := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
 	// The same fast pacing for both, so neither waits out a 30s backoff.
@@ -81,9 +84,11 @@ func TestSameCacheAsClientGoReflectorUnderFaults(t *testing.T) {
 			want = append(want, "a/"+p.Name+"@"+p.ResourceVersion)
 		}
 		slices.Sort(want)
-		eventually(t, fmt.Sprintf("round %d: ours equals the server", round), func() bool {
-			return slices.Equal(contents(ours.List()), want)
-		})
+		if !waitFor(func() bool { return slices.Equal(contents(ours.List()), want) }) {
+			reqs := e.requests("list", "watch")
+			t.Fatalf("round %d: ours never equalled the server\n ours:   %v\n server: %v\n RV %s, errors %v\n last requests %+v",
+				round, contents(ours.List()), want, oursR.LastSyncResourceVersion(), oursErrs.all(), reqs[max(0, len(reqs)-6):])
+		}
 		eventually(t, fmt.Sprintf("round %d: client-go's equals the server", round), func() bool {
 			return slices.Equal(contents(theirs.List()), want)
 		})
@@ -98,4 +103,15 @@ func contents(objs []any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func waitFor(cond func() bool) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cond()
 }

@@ -34,13 +34,13 @@ func TestFirstListAtZeroThenWatchFromTheListRV(t *testing.T) {
 	assert.Equal(t, "500", list.Query.Get("limit"), "RV 0 lists are paged by 500")
 
 	w := e.requests("watch")[0]
-	assert.Equal(t, "3", w.Query.Get("resourceVersion"), "watch from the list's RV")
+	assert.Equal(t, "4", w.Query.Get("resourceVersion"), "watch from the list's RV")
 	assert.Equal(t, "true", w.Query.Get("allowWatchBookmarks"))
 	timeout, err := strconv.Atoi(w.Query.Get("timeoutSeconds"))
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, timeout, 300)
 	assert.LessOrEqual(t, timeout, 600)
-	assert.Equal(t, "3", r.LastSyncResourceVersion())
+	assert.Equal(t, "4", r.LastSyncResourceVersion())
 	assert.Empty(t, errs.all())
 }
 
@@ -54,14 +54,14 @@ func TestWatchExpiredRelistsAtLastSyncedRV(t *testing.T) {
 
 	_, err := e.srv.Create(pod("a", "late"))
 	require.NoError(t, err)
-	eventually(t, "event applied", func() bool { return r.LastSyncResourceVersion() == "3" })
+	eventually(t, "event applied", func() bool { return r.LastSyncResourceVersion() == "4" })
 
-	// History compacted past RV 3 and the watch dropped: the re-watch from RV
-	// 3 gets an ERROR event with 410, which ends this ListAndWatch and causes a
+	// History compacted past RV 4 and the watch dropped: the re-watch from RV
+	// 4 gets an ERROR event with 410, which ends this ListAndWatch and causes a
 	// relist.
 	e.forceRelist()
 	relist := e.requests("list")[1]
-	assert.Equal(t, "3", relist.Query.Get("resourceVersion"), "relist at the last synced RV, not at \"\"")
+	assert.Equal(t, "4", relist.Query.Get("resourceVersion"), "relist at the last synced RV, not at \"\"")
 	assert.Empty(t, relist.Query.Get("limit"), "a list at a specific RV is not paged, so the watch cache can serve it")
 	require.NotNil(t, errs.find(isExpiredError), "the Expired watch reaches the WatchErrorHandler: %v", errs.all())
 	assert.Equal(t, []string{"a/late", "a/p0", "a/p1"}, s.keys())
@@ -184,7 +184,7 @@ func TestNormalWatchCloseReopensWithoutRelist(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, "event after re-watch applied", func() bool { return len(s.keys()) == 2 })
 	assert.Len(t, e.requests("list"), 1, "no relist")
-	assert.Equal(t, "2", e.requests("watch")[1].Query.Get("resourceVersion"), "re-watch from the bookmark's RV")
+	assert.Equal(t, "3", e.requests("watch")[1].Query.Get("resourceVersion"), "re-watch from the bookmark's RV")
 	assert.Empty(t, errs.all())
 }
 
@@ -276,9 +276,9 @@ func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 	run(t, r)
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other-resource"}})
-	require.NoError(t, err) // moves the server's RV to 2 without a pod event
+	require.NoError(t, err) // moves the server's RV to 3 without a pod event
 	e.srv.SendBookmarks()
-	eventually(t, "RV advanced", func() bool { return r.LastSyncResourceVersion() == "2" })
+	eventually(t, "RV advanced", func() bool { return r.LastSyncResourceVersion() == "3" })
 	assert.Equal(t, []string{"Replace"}, s.callsSnapshot(), "a bookmark writes nothing to the store")
 	assert.Equal(t, []string{"a/p0"}, s.keys())
 }
@@ -340,7 +340,7 @@ func TestWatchList(t *testing.T) {
 		assert.Equal(t, "true", w.Query.Get("sendInitialEvents"))
 		assert.Equal(t, "NotOlderThan", w.Query.Get("resourceVersionMatch"))
 		assert.Equal(t, []string{"Replace"}, s.callsSnapshot(), "streamed objects reach the store as one Replace")
-		assert.Equal(t, "3", r.LastSyncResourceVersion())
+		assert.Equal(t, "4", r.LastSyncResourceVersion())
 
 		_, err := e.srv.Create(pod("a", "live"))
 		require.NoError(t, err)

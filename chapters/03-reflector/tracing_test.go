@@ -47,7 +47,7 @@ func TestCycleSpans(t *testing.T) {
 		assert.Equal(t, cycle.SpanContext().SpanID(), child.Parent().SpanID(), "%s is a child of the cycle span", child.Name())
 		assert.Contains(t, child.Attributes(), tracing.KeyInformerName.String("pods"))
 	}
-	assert.Contains(t, list.Attributes(), tracing.KeyResourceVersion.String("2"), "the list's RV")
-	assert.Contains(t, watch.Attributes(), tracing.KeyResourceVersion.String("2"), "the RV the watch started from")
+	assert.Contains(t, list.Attributes(), tracing.KeyResourceVersion.String("3"), "the list's RV")
+	assert.Contains(t, watch.Attributes(), tracing.KeyResourceVersion.String("3"), "the RV the watch started from")
 	assert.Contains(t, cycle.Attributes(), tracing.KeyInformerName.String("pods"))
 }

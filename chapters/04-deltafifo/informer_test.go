@@ -87,15 +87,15 @@ func TestInformerOverTheEmbeddedServer(t *testing.T) {
 	c := &calls{}
 	ctrl, keys := startInformer(t, srv, c)
 	eventually(t, "synced", ctrl.HasSynced)
-	assert.Equal(t, []string{"add ns/a@1 initial", "add ns/b@2 initial"}, c.snapshot())
-	assert.Equal(t, "2", ctrl.LastSyncResourceVersion())
+	assert.Equal(t, []string{"add ns/a@2 initial", "add ns/b@3 initial"}, c.snapshot())
+	assert.Equal(t, "3", ctrl.LastSyncResourceVersion())
 
 	pa := a.(*corev1.Pod).DeepCopy()
 	pa.Labels = map[string]string{"v": "2"}
 	_, _ = srv.Update(pa)
 	_ = srv.Delete(apiserver.Pods, "ns", "b")
 	eventually(t, "watched", func() bool { return len(c.snapshot()) == 4 })
-	assert.Equal(t, []string{"update ns/a@3", "delete ns/b@4"}, c.snapshot()[2:])
+	assert.Equal(t, []string{"update ns/a@4", "delete ns/b@5"}, c.snapshot()[2:])
 	assert.Equal(t, []string{"ns/a"}, keys(), "the store holds what the handler was told")
 
 	// A delete the watch never delivers: drop the watch, delete, compact past
@@ -106,6 +106,6 @@ func TestInformerOverTheEmbeddedServer(t *testing.T) {
 	srv.Compact()
 	require.NoError(t, srv.Restart())
 	eventually(t, "relisted", func() bool { return len(c.snapshot()) >= 6 })
-	assert.ElementsMatch(t, []string{"delete-tombstone ns/a", "add ns/c@6"}, c.snapshot()[4:])
+	assert.ElementsMatch(t, []string{"delete-tombstone ns/a", "add ns/c@7"}, c.snapshot()[4:])
 	assert.Equal(t, []string{"ns/c"}, keys())
 }

@@ -95,6 +95,10 @@ func Start(opts Options) (*Server, error) {
 		opts.HistoryLimit = 1000
 	}
 	s := &Server{
+		// Like etcd, an empty store is already at revision 1, so a LIST never
+		// reports resourceVersion "0" (which means "any" to a client, and
+		// would make its next watch start over with synthetic ADDED events).
+		rv:        1,
 		opts:      opts,
 		objects:   map[schema.GroupVersionResource]map[string]runtime.Object{},
 		watchers:  map[*watcher]struct{}{},

@@ -59,7 +59,7 @@ func TestCRUDOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	created := &corev1.ConfigMap{}
 	require.NoError(t, c.Post().Namespace("a").Resource("configmaps").Body(cm("", "x", nil)).Do(ctx).Into(created))
-	assert.Equal(t, "1", created.ResourceVersion)
+	assert.Equal(t, "2", created.ResourceVersion, "an empty store is at revision 1, like etcd")
 	assert.NotEmpty(t, created.UID)
 
 	err := c.Post().Namespace("a").Resource("configmaps").Body(cm("", "x", nil)).Do(ctx).Error()
@@ -69,7 +69,7 @@ func TestCRUDOverHTTP(t *testing.T) {
 	created.Data = map[string]string{"k": "v"}
 	updated := &corev1.ConfigMap{}
 	require.NoError(t, c.Put().Namespace("a").Resource("configmaps").Name("x").Body(created).Do(ctx).Into(updated))
-	assert.Equal(t, "2", updated.ResourceVersion)
+	assert.Equal(t, "3", updated.ResourceVersion)
 	err = c.Put().Namespace("a").Resource("configmaps").Name("x").Body(stale).Do(ctx).Error()
 	assert.True(t, apierrors.IsConflict(err), "an update at an old resourceVersion is a Conflict: %v", err)
 
@@ -167,15 +167,15 @@ func TestWatchReplaysFromResourceVersionAndExpiresAfterCompaction(t *testing.T) 
 	require.NoError(t, s.Delete(apiserver.ConfigMaps, "a", "a"))
 
 	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: a.(*corev1.ConfigMap).ResourceVersion})
-	assert.Equal(t, "ADDED b@2", describe(next(t, w)))
-	assert.Equal(t, "DELETED a@3", describe(next(t, w)))
+	assert.Equal(t, "ADDED b@3", describe(next(t, w)))
+	assert.Equal(t, "DELETED a@4", describe(next(t, w)))
 
 	s.Compact()
 	w2 := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1"})
 	ev := next(t, w2)
 	require.Equal(t, watch.Error, ev.Type)
 	assert.True(t, apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)))
-	assert.Contains(t, describe(ev), "too old resource version: 1 (4)")
+	assert.Contains(t, describe(ev), "too old resource version: 1 (5)")
 }
 
 func TestWatchFromZeroSendsSyntheticAddsThenLiveEvents(t *testing.T) {
@@ -184,10 +184,10 @@ func TestWatchFromZeroSendsSyntheticAddsThenLiveEvents(t *testing.T) {
 	_, _ = s.Create(cm("a", "y", nil))
 	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "0"})
 	// Key order, not RV order.
-	assert.Equal(t, "ADDED y@2", describe(next(t, w)))
-	assert.Equal(t, "ADDED z@1", describe(next(t, w)))
+	assert.Equal(t, "ADDED y@3", describe(next(t, w)))
+	assert.Equal(t, "ADDED z@2", describe(next(t, w)))
 	_, _ = s.Create(cm("a", "x", nil))
-	assert.Equal(t, "ADDED x@3", describe(next(t, w)))
+	assert.Equal(t, "ADDED x@4", describe(next(t, w)))
 }
 
 func TestWatchSelectorTransitions(t *testing.T) {
@@ -197,11 +197,11 @@ func TestWatchSelectorTransitions(t *testing.T) {
 	x := obj.(*corev1.ConfigMap)
 	x.Labels["app"] = "web"
 	obj, _ = s.Update(x)
-	assert.Equal(t, "ADDED x@2", describe(next(t, w)), "starting to match is an ADDED")
+	assert.Equal(t, "ADDED x@3", describe(next(t, w)), "starting to match is an ADDED")
 	x = obj.(*corev1.ConfigMap)
 	x.Labels["app"] = "db"
 	_, _ = s.Update(x)
-	assert.Equal(t, "DELETED x@3", describe(next(t, w)), "ceasing to match is a DELETED")
+	assert.Equal(t, "DELETED x@4", describe(next(t, w)), "ceasing to match is a DELETED")
 }
 
 func TestWatchBookmarksInitialEventsAndTimeout(t *testing.T) {
@@ -209,16 +209,16 @@ func TestWatchBookmarksInitialEventsAndTimeout(t *testing.T) {
 	_, _ = s.Create(cm("a", "x", nil))
 	w := watchCMs(t, c, metav1.ListOptions{SendInitialEvents: new(true), AllowWatchBookmarks: true,
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-	assert.Equal(t, "ADDED x@1", describe(next(t, w)))
+	assert.Equal(t, "ADDED x@2", describe(next(t, w)))
 	ev := next(t, w)
 	require.Equal(t, watch.Bookmark, ev.Type)
 	m, _ := meta.Accessor(ev.Object)
 	assert.Equal(t, "true", m.GetAnnotations()[metav1.InitialEventsAnnotationKey])
 
 	s.SendBookmarks()
-	assert.Equal(t, "BOOKMARK @1", describe(next(t, w)))
+	assert.Equal(t, "BOOKMARK @2", describe(next(t, w)))
 
-	short := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "1", TimeoutSeconds: new(int64(1))})
+	short := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "2", TimeoutSeconds: new(int64(1))})
 	select {
 	case _, ok := <-short.ResultChan():
 		assert.False(t, ok, "timeoutSeconds ends the watch with no event")
