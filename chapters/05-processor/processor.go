@@ -1,0 +1,440 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// initialBufferSize is the ring buffer's starting capacity, upstream's.
+const initialBufferSize = 1024
+
+type notificationKind int
+
+const (
+	addKind notificationKind = iota
+	updateKind
+	deleteKind
+)
+
+// notification is one event for one listener. It is copied into each
+// listener's addCh, so per-listener trace state lives behind tr, which add
+// copies for its listener.
+//
+// Mirrors upstream's addNotification, updateNotification and
+// deleteNotification (shared_informer.go), folded into one struct so the ring
+// buffer holds values, not interfaces.
+type notification struct {
+	kind            notificationKind
+	oldObj, newObj  any
+	isInInitialList bool
+	tr              *notificationTrace // nil when untraced
+}
+
+// notificationTrace is where one notification's trace stands for one
+// listener: the span context the next span hangs under, and when the current
+// wait began.
+type notificationTrace struct {
+	parent    trace.SpanContext
+	key       string
+	waitStart time.Time
+	pending   int
+}
+
+// processorListener relays notifications to one handler:
+//
+//	add ──addCh──▶ pop (ring buffer) ──nextCh──▶ run ──▶ handler
+//
+// add never waits for the handler: pop takes everything from addCh at once
+// and buffers it, so a slow handler delays only itself. The buffer grows
+// without bound, the price of never blocking distribute (and with it the
+// informer and every other handler).
+//
+// Mirrors the unexported processorListener of upstream shared_informer.go.
+type processorListener struct {
+	nextCh chan notification
+	addCh  chan notification
+	// runFinished is closed when run returns (after RemoveEventHandler or
+	// stop): upstream's ShutdownChan.
+	runFinished chan struct{}
+
+	handler ResourceEventHandler
+	// name is informer.listener: handler type + index.
+	name     string
+	nameAttr attribute.KeyValue
+
+	// pendingNotifications is touched only by pop.
+	pendingNotifications ringGrowing
+	pendingLength        atomic.Int64
+
+	// initialPending counts initial-list adds added but not yet handled;
+	// with the informer synced and this at zero, the registration has synced.
+	initialPending atomic.Int64
+	informerSynced func() bool
+
+	tracer   trace.Tracer
+	informer attribute.KeyValue
+
+	resyncLock sync.Mutex
+	// Guarded by resyncLock:
+	requestedResyncPeriod time.Duration
+	resyncPeriod          time.Duration
+	nextResync            time.Time
+}
+
+func newProcessListener(handler ResourceEventHandler, name string, requested, resyncPeriod time.Duration, now time.Time,
+	informerSynced func() bool, tracer trace.Tracer, informerName attribute.KeyValue) *processorListener {
+	p := &processorListener{
+		nextCh:                make(chan notification),
+		addCh:                 make(chan notification),
+		runFinished:           make(chan struct{}),
+		handler:               handler,
+		name:                  name,
+		nameAttr:              tracing.KeyListener.String(name),
+		pendingNotifications:  newRingGrowing(initialBufferSize),
+		informerSynced:        informerSynced,
+		tracer:                tracer,
+		informer:              informerName,
+		requestedResyncPeriod: requested,
+		resyncPeriod:          resyncPeriod,
+	}
+	p.determineNextResync(now)
+	return p
+}
+
+// HasSynced is true once the informer has synced and every initial-list
+// OnAdd sent to this handler has returned: only then can a controller trust
+// that its handler has seen the whole initial state.
+//
+// Mirrors processorListener.HasSynced (upstream uses synctrack.SingleFileTracker).
+func (p *processorListener) HasSynced() bool {
+	return p.informerSynced() && p.initialPending.Load() == 0
+}
+
+// add hands n to pop. It blocks only until pop takes it, which pop always
+// does promptly.
+func (p *processorListener) add(n notification) {
+	if n.kind == addKind && n.isInInitialList {
+		p.initialPending.Add(1)
+	}
+	if n.tr != nil {
+		t := *n.tr // this listener's own copy of the trace state
+		t.waitStart = time.Now()
+		n.tr = &t
+	}
+	p.addCh <- n
+}
+
+// pop moves notifications from addCh into the ring buffer and offers the
+// oldest on nextCh, until addCh is closed; then it closes nextCh so run ends.
+func (p *processorListener) pop() {
+	defer utilruntime.HandleCrash()
+	defer close(p.nextCh)
+	var nextCh chan<- notification // nil (disabled) while nothing is ready
+	var next notification
+	for {
+		select {
+		case nextCh <- next:
+			var ok bool
+			if next, ok = p.pendingNotifications.readOne(); ok {
+				p.pendingLength.Add(-1)
+				p.offered(&next)
+			} else {
+				nextCh = nil
+			}
+		case n, ok := <-p.addCh:
+			if !ok {
+				return
+			}
+			p.received(&n)
+			if nextCh == nil {
+				next, nextCh = n, p.nextCh
+				p.offered(&next)
+			} else {
+				p.pendingNotifications.writeOne(n)
+				p.pendingLength.Add(1)
+			}
+		}
+	}
+}
+
+// run calls the handler for each notification from nextCh. A panicking
+// handler is handled as upstream: utilruntime.HandleCrash re-panics (crashing
+// the process) unless utilruntime.ReallyCrash is false, in which case the
+// panic is logged and the next notification waits a second.
+func (p *processorListener) run() {
+	defer close(p.runFinished)
+	sleepAfterCrash := false
+	for n := range p.nextCh {
+		if sleepAfterCrash {
+			time.Sleep(time.Second)
+		}
+		func() {
+			sleepAfterCrash = true
+			defer utilruntime.HandleCrash()
+			span := p.taken(&n)
+			defer func() {
+				if span != nil {
+					span.End()
+				}
+			}()
+			switch n.kind {
+			case addKind:
+				p.handler.OnAdd(n.newObj, n.isInInitialList)
+				if n.isInInitialList {
+					p.initialPending.Add(-1)
+				}
+			case updateKind:
+				p.handler.OnUpdate(n.oldObj, n.newObj)
+			case deleteKind:
+				p.handler.OnDelete(n.oldObj)
+			}
+			sleepAfterCrash = false
+		}()
+	}
+}
+
+// The three steps of a traced notification's way through the listener. Each
+// ends one wait span, started when the wait began (WithTimestamp), as a child
+// of the previous one, and starts the next wait.
+
+var (
+	producer = trace.WithSpanKind(trace.SpanKindProducer)
+	internal = trace.WithSpanKind(trace.SpanKindInternal)
+	consumer = trace.WithSpanKind(trace.SpanKindConsumer)
+)
+
+// received: pop took n from addCh. Ends the addCh span.
+func (p *processorListener) received(n *notification) {
+	if n.tr == nil {
+		return
+	}
+	n.tr.parent = p.waitSpan(n.tr, tracing.SpanAddCh, producer)
+	n.tr.pending = int(p.pendingLength.Load())
+	n.tr.waitStart = time.Now()
+}
+
+// offered: n is first in line and now offered on nextCh. Ends the pop span.
+func (p *processorListener) offered(n *notification) {
+	if n.tr == nil {
+		return
+	}
+	n.tr.parent = p.waitSpan(n.tr, tracing.SpanPop, internal, tracing.KeyListenerPending.Int(n.tr.pending))
+	n.tr.waitStart = time.Now()
+}
+
+// taken: run received n. Ends the nextCh span and starts the handler span.
+func (p *processorListener) taken(n *notification) trace.Span {
+	if n.tr == nil {
+		return nil
+	}
+	parent := p.waitSpan(n.tr, tracing.SpanNextCh, internal)
+	name := [...]string{"OnAdd", "OnUpdate", "OnDelete"}[n.kind]
+	_, span := p.tracer.Start(trace.ContextWithSpanContext(context.Background(), parent), name, consumer,
+		trace.WithAttributes(p.informer, p.nameAttr, tracing.KeyObjectKey.String(n.tr.key)))
+	return span
+}
+
+func (p *processorListener) waitSpan(t *notificationTrace, name string, kind trace.SpanStartOption, extra ...attribute.KeyValue) trace.SpanContext {
+	attrs := append([]attribute.KeyValue{p.informer, p.nameAttr, tracing.KeyObjectKey.String(t.key)}, extra...)
+	_, span := p.tracer.Start(trace.ContextWithSpanContext(context.Background(), t.parent), name, kind,
+		trace.WithTimestamp(t.waitStart), trace.WithAttributes(attrs...))
+	span.End()
+	return span.SpanContext()
+}
+
+// ---- resync schedule ----
+
+func (p *processorListener) shouldResync(now time.Time) bool {
+	p.resyncLock.Lock()
+	defer p.resyncLock.Unlock()
+	return p.resyncPeriod != 0 && !now.Before(p.nextResync)
+}
+
+func (p *processorListener) determineNextResync(now time.Time) {
+	p.resyncLock.Lock()
+	defer p.resyncLock.Unlock()
+	p.nextResync = now.Add(p.resyncPeriod)
+}
+
+func (p *processorListener) setResyncPeriod(d time.Duration) {
+	p.resyncLock.Lock()
+	defer p.resyncLock.Unlock()
+	p.resyncPeriod = d
+}
+
+// sharedProcessor fans notifications out to every listener.
+//
+// Mirrors the unexported sharedProcessor of upstream shared_informer.go.
+type sharedProcessor struct {
+	listenersLock sync.RWMutex
+	// listenersStarted guards distribute: before run starts the listeners'
+	// goroutines, an add would block forever, so distribute waits on
+	// listenersCond instead.
+	listenersCond *sync.Cond // Wait with listenersLock read-locked
+	// Guarded by listenersLock:
+	listenersStarted bool
+	// listeners maps each listener to whether it is due for a resync now
+	// (upstream's syncingListeners, folded into the map's value).
+	listeners map[*processorListener]bool
+	nextIndex int
+
+	wg sync.WaitGroup
+}
+
+func newSharedProcessor() *sharedProcessor {
+	p := &sharedProcessor{listeners: map[*processorListener]bool{}}
+	p.listenersCond = sync.NewCond(p.listenersLock.RLocker())
+	return p
+}
+
+func (p *sharedProcessor) addListener(l *processorListener) bool {
+	p.listenersLock.Lock()
+	defer p.listenersLock.Unlock()
+	p.listeners[l] = true
+	if p.listenersStarted {
+		p.wg.Go(l.run)
+		p.wg.Go(l.pop)
+	}
+	return p.listenersStarted
+}
+
+// listenerName is the handler's type plus an index, e.g.
+// "processor.ResourceEventHandlerFuncs#2": the contract's informer.listener.
+func (p *sharedProcessor) listenerName(handler ResourceEventHandler) string {
+	p.listenersLock.Lock()
+	defer p.listenersLock.Unlock()
+	p.nextIndex++
+	t := reflect.TypeOf(handler)
+	name := "<nil>"
+	if t != nil {
+		name = t.String()
+	}
+	return fmt.Sprintf("%s#%d", name, p.nextIndex-1)
+}
+
+// removeListener stops l: pop ends when addCh closes, then run. Removing a
+// listener twice, or one never added, is not an error.
+func (p *sharedProcessor) removeListener(l *processorListener) {
+	p.listenersLock.Lock()
+	defer p.listenersLock.Unlock()
+	if _, ok := p.listeners[l]; !ok {
+		return
+	}
+	delete(p.listeners, l)
+	if p.listenersStarted {
+		close(l.addCh)
+	} else {
+		close(l.runFinished)
+	}
+}
+
+// distribute hands n to every listener (sync: only to those due for a
+// resync). It waits for pop goroutines to take the notification, never for
+// a handler.
+func (p *sharedProcessor) distribute(n notification, sync bool) {
+	p.listenersLock.RLock()
+	defer p.listenersLock.RUnlock()
+	for !p.listenersStarted && len(p.listeners) > 0 {
+		p.listenersCond.Wait()
+	}
+	for l, due := range p.listeners {
+		if !sync || due {
+			l.add(n)
+		}
+	}
+}
+
+// run starts every listener and, when ctx is done, stops them and waits for
+// their goroutines.
+func (p *sharedProcessor) run(ctx context.Context) {
+	p.listenersLock.Lock()
+	for l := range p.listeners {
+		p.wg.Go(l.run)
+		p.wg.Go(l.pop)
+	}
+	p.listenersStarted = true
+	p.listenersCond.Broadcast()
+	p.listenersLock.Unlock()
+
+	<-ctx.Done()
+	p.listenersLock.Lock()
+	for l := range p.listeners {
+		close(l.addCh)
+	}
+	p.listeners = map[*processorListener]bool{}
+	p.listenersStarted = false
+	p.listenersCond.Broadcast()
+	p.listenersLock.Unlock()
+	p.wg.Wait()
+}
+
+// shouldResync marks which listeners are due for a resync now and schedules
+// their next one; the reflector resyncs only if at least one is due.
+func (p *sharedProcessor) shouldResync() bool {
+	p.listenersLock.Lock()
+	defer p.listenersLock.Unlock()
+	now := time.Now()
+	dueAny := false
+	for l := range p.listeners {
+		due := l.shouldResync(now)
+		p.listeners[l] = due
+		if due {
+			dueAny = true
+			l.determineNextResync(now)
+		}
+	}
+	return dueAny
+}
+
+func (p *sharedProcessor) resyncCheckPeriodChanged(check time.Duration) {
+	p.listenersLock.RLock()
+	defer p.listenersLock.RUnlock()
+	for l := range p.listeners {
+		l.setResyncPeriod(determineResyncPeriod(l.requestedResyncPeriod, check))
+	}
+}
+
+// ringGrowing is a FIFO ring buffer that doubles when full.
+//
+// Mirrors k8s.io/utils/buffer.RingGrowing, which upstream uses here.
+type ringGrowing struct {
+	data     []notification
+	beg, len int
+}
+
+func newRingGrowing(n int) ringGrowing { return ringGrowing{data: make([]notification, n)} }
+
+func (r *ringGrowing) readOne() (notification, bool) {
+	if r.len == 0 {
+		return notification{}, false
+	}
+	n := r.data[r.beg]
+	r.data[r.beg] = notification{} // let the objects be collected
+	r.beg = (r.beg + 1) % len(r.data)
+	r.len--
+	return n, true
+}
+
+func (r *ringGrowing) writeOne(n notification) {
+	if r.len == len(r.data) {
+		grown := make([]notification, 2*len(r.data))
+		k := copy(grown, r.data[r.beg:])
+		copy(grown[k:], r.data[:r.beg])
+		r.data, r.beg = grown, 0
+	}
+	r.data[(r.beg+r.len)%len(r.data)] = n
+	r.len++
+}
+
+// timeNow is time.Now, named so tests read clearly.
+func timeNow() time.Time { return time.Now() }
