@@ -1,0 +1,233 @@
+package processor
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+func attrOf(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
+	for _, a := range s.Attributes() {
+		if a.Key == k {
+			return a.Value.Emit(), true
+		}
+	}
+	return "", false
+}
+
+// sleepy sleeps once, in the OnUpdate of ns/sleepy to label v=1, which the
+// test follows at once with two more updates: those queue up behind it.
+type sleepy struct {
+	*recorder
+	once sync.Once
+	d    time.Duration
+}
+
+func (s *sleepy) OnUpdate(old, obj any) {
+	if p := obj.(*corev1.Pod); p.Name == "sleepy" && p.Labels["v"] == "1" {
+		s.once.Do(func() { time.Sleep(s.d) })
+	}
+	s.recorder.OnUpdate(old, obj)
+}
+
+func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	client, err := kube.RESTClientFor(srv.Config(), corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	mkPod := func(name string) *corev1.Pod {
+		o, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}})
+		require.NoError(t, err)
+		return o.(*corev1.Pod)
+	}
+	update := func(p *corev1.Pod, v string) *corev1.Pod {
+		p = p.DeepCopy()
+		p.Labels = map[string]string{"v": v}
+		o, err := srv.Update(p)
+		require.NoError(t, err)
+		return o.(*corev1.Pod)
+	}
+	listed := mkPod("listed")
+	_ = mkPod("doomed")
+	_ = mkPod("doomed-by-relist")
+
+	inf := NewSharedIndexInformerWithOptions(reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything()),
+		&corev1.Pod{}, SharedIndexInformerOptions{Name: "pods", ResyncPeriod: time.Second, TracerProvider: tp})
+	const sleep = 150 * time.Millisecond
+	handlers := []*recorder{newRecorder(), newRecorder()}
+	slow := &sleepy{recorder: newRecorder(), d: sleep}
+	for _, h := range []ResourceEventHandler{handlers[0], handlers[1], slow} {
+		_, err := inf.AddEventHandler(h)
+		require.NoError(t, err)
+	}
+	runInformer(t, inf)
+	until(t, "synced", inf.HasSynced)
+
+	// add, update, delete
+	sl := mkPod("sleepy")
+	until(t, "sleepy added", func() bool { _, st := slow.snapshot(); return st["ns/sleepy"] != "" })
+	listed = update(listed, "1")
+	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed"))
+	// the slow handler: one update it sleeps in, two more behind it
+	sl = update(sl, "1")
+	sl = update(sl, "2")
+	sl = update(sl, "3")
+	// Coalesced updates. While HandleDeltas runs, Pop holds the queue's lock,
+	// so the reflector cannot enqueue behind it and coalescing from the
+	// server is a matter of timing. To make it certain, the informer's own
+	// HandleDeltas pops a traced queue holding two updates for one key.
+	q := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{Name: "pods", KnownObjects: inf.GetIndexer(),
+		EmitDeltaTypeReplaced: true, TracerProvider: tp})
+	for _, rv := range []string{"1001", "1002"} {
+		require.NoError(t, q.UpdateWithContext(context.Background(),
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "coalesced", ResourceVersion: rv}}))
+	}
+	_, err = q.Pop(inf.(*sharedIndexInformer).HandleDeltas)
+	require.NoError(t, err)
+	until(t, "coalesced seen", func() bool { _, st := handlers[0].snapshot(); return st["ns/coalesced"] == "1002" })
+	// relist tombstone
+	srv.Stop()
+	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed-by-relist"))
+	_, _ = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "rv"}})
+	srv.Compact()
+	require.NoError(t, srv.Restart())
+	until(t, "tombstone seen", func() bool {
+		calls, _ := handlers[0].snapshot()
+		return slices.Contains(calls, "delete-tombstone ns/doomed-by-relist")
+	})
+	// resync (period 1s) and a late handler
+	until(t, "a resync reached a handler", func() bool {
+		resyncTraces := map[trace.TraceID]bool{}
+		ended := rec.Ended()
+		for _, s := range ended {
+			if s.Name() == "ListAndWatch resync" {
+				resyncTraces[s.SpanContext().TraceID()] = true
+			}
+		}
+		for _, s := range ended {
+			if s.Name() == "OnUpdate" && resyncTraces[s.SpanContext().TraceID()] {
+				return true
+			}
+		}
+		return false
+	})
+	late := newRecorder()
+	reg, err := inf.AddEventHandler(late)
+	require.NoError(t, err)
+	until(t, "late synced", reg.HasSynced)
+
+	// Every handler call span must be ended; count them against the calls.
+	all := []*recorder{handlers[0], handlers[1], slow.recorder, late}
+	totalCalls := func() int {
+		n := 0
+		for _, r := range all {
+			c, _ := r.snapshot()
+			n += len(c)
+		}
+		return n
+	}
+	handlerSpans := func() []sdktrace.ReadOnlySpan {
+		var out []sdktrace.ReadOnlySpan
+		for _, s := range rec.Ended() {
+			if strings.HasPrefix(s.Name(), "On") {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	until(t, "a span per handler call", func() bool { return len(handlerSpans()) >= totalCalls() })
+
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	seenRoots := map[string]bool{}
+	var coalescedHandle []sdktrace.ReadOnlySpan
+	for _, h := range handlerSpans() {
+		var chain []string
+		var spans []sdktrace.ReadOnlySpan
+		for s, ok := h, true; ok; s, ok = byID[s.Parent().SpanID()] {
+			chain = append(chain, s.Name())
+			spans = append(spans, s)
+			if !s.Parent().IsValid() {
+				break
+			}
+		}
+		root := spans[len(spans)-1]
+		key, _ := attrOf(h, tracing.KeyObjectKey)
+		if root.Name() == tracing.SpanAddEventHandle {
+			assert.Equal(t, []string{h.Name(), "nextCh", "pop", "addCh", "AddEventHandler"}, chain, key)
+		} else {
+			require.Len(t, chain, 7, "%s: %v", key, chain)
+			assert.Equal(t, []string{h.Name(), "nextCh", "pop", "addCh", "distribute", "HandleDeltas"}, chain[:6], key)
+			assert.True(t, strings.HasPrefix(chain[6], "ListAndWatch "), chain[6])
+			ev, _ := attrOf(root, tracing.KeyEventType)
+			seenRoots[ev] = true
+			if n, _ := attrOf(spans[5], tracing.KeyDeltasCount); n != "1" && key == "ns/coalesced" {
+				coalescedHandle = append(coalescedHandle, spans[5])
+			}
+		}
+		for _, s := range spans {
+			name, _ := attrOf(s, tracing.KeyInformerName)
+			assert.Equal(t, "pods", name, "%s on %s", tracing.KeyInformerName, s.Name())
+			k, _ := attrOf(s, tracing.KeyObjectKey)
+			assert.Equal(t, key, k, "%s on %s", tracing.KeyObjectKey, s.Name())
+		}
+		for _, s := range spans[:4] {
+			_, ok := attrOf(s, tracing.KeyListener)
+			assert.True(t, ok, "informer.listener on %s", s.Name())
+		}
+		_, ok := attrOf(spans[2], tracing.KeyListenerPending)
+		assert.True(t, ok, "informer.listener.pending on pop")
+		assert.Equal(t, trace.SpanKindConsumer, h.SpanKind())
+		assert.Equal(t, trace.SpanKindProducer, spans[3].SpanKind(), "addCh")
+	}
+	for _, ev := range []string{"LISTED", "ADDED", "MODIFIED", "DELETED", "TOMBSTONE", "RESYNC"} {
+		assert.True(t, seenRoots[ev], "a handler call traced back to a %s root", ev)
+	}
+	require.NotEmpty(t, coalescedHandle, "coalesced updates were popped together")
+	for _, h := range coalescedHandle {
+		assert.NotEmpty(t, h.Links(), "a coalesced delta's HandleDeltas links to the others' roots")
+	}
+
+	// Waits are real: the notification behind the sleeping call waited at
+	// least the sleep, between leaving addCh and reaching the handler.
+	var waited []time.Duration
+	for _, h := range handlerSpans() {
+		if k, _ := attrOf(h, tracing.KeyObjectKey); k != "ns/sleepy" || h.Name() != "OnUpdate" {
+			continue
+		}
+		next := byID[h.Parent().SpanID()]
+		pop := byID[next.Parent().SpanID()]
+		if l, _ := attrOf(next, tracing.KeyListener); !strings.Contains(l, "sleepy") {
+			continue
+		}
+		waited = append(waited, next.EndTime().Sub(pop.StartTime()))
+	}
+	slices.Sort(waited)
+	require.NotEmpty(t, waited)
+	assert.GreaterOrEqual(t, waited[len(waited)-1], sleep-10*time.Millisecond,
+		"pop + nextCh of a notification behind a %v handler call: %v", sleep, waited)
+}
