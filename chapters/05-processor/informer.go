@@ -367,10 +367,17 @@ func (s *sharedIndexInformer) HandleDeltas(obj any, isInInitialList bool) error 
 	if !ok {
 		return errors.New("object given as Process argument is not Deltas")
 	}
+	if len(deltas) == 0 {
+		return nil
+	}
+	// Every delta of one pop has the same key: compute it once.
+	key, err := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(deltas[0].Object)
+	if err != nil {
+		return err
+	}
 	var ctxs []context.Context
 	var spans []trace.Span
-	if tracing.Enabled(s.tp) && len(deltas) > 0 {
-		key, _ := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(deltas[0].Object)
+	if tracing.Enabled(s.tp) {
 		ctxs, spans = deltafifo.StartHandleDeltas(s.tracer, s.name, key, deltas, isInInitialList)
 		defer func() {
 			for _, sp := range spans {
@@ -383,20 +390,20 @@ func (s *sharedIndexInformer) HandleDeltas(obj any, isInInitialList bool) error 
 		if ctxs != nil {
 			ctx = ctxs[i]
 		}
-		if err := s.handleDelta(ctx, d, isInInitialList); err != nil {
+		if err := s.handleDelta(ctx, key, d, isInInitialList); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *sharedIndexInformer) handleDelta(ctx context.Context, d deltafifo.Delta, isInInitialList bool) error {
+func (s *sharedIndexInformer) handleDelta(ctx context.Context, key string, d deltafifo.Delta, isInInitialList bool) error {
 	var n notification
 	isSync := false
 	op := "Indexer.Delete"
 	if d.Type == deltafifo.Deleted {
 		n = notification{kind: deleteKind, oldObj: d.Object}
-	} else if old, exists, err := s.indexer.Get(d.Object); err == nil && exists {
+	} else if old, exists, err := s.indexer.GetByKey(key); err == nil && exists {
 		op = "Indexer.Update"
 		n = notification{kind: updateKind, oldObj: old, newObj: d.Object}
 		isSync = sameResourceVersion(old, d.Object)
@@ -405,9 +412,7 @@ func (s *sharedIndexInformer) handleDelta(ctx context.Context, d deltafifo.Delta
 		n = notification{kind: addKind, newObj: d.Object, isInInitialList: isInInitialList}
 	}
 
-	var key string
 	if ctx != nil {
-		key, _ = deltafifo.DeletionHandlingMetaNamespaceKeyFunc(d.Object)
 		_, span := s.tracer.Start(ctx, op, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 		defer span.End()
 	}
