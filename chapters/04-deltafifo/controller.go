@@ -45,6 +45,9 @@ type Config struct {
 	WatchErrorHandler reflector.WatchErrorHandler
 	// WatchListPageSize is the reflector's LIST page size.
 	WatchListPageSize int64
+	// PopBatchSize, if above 1, makes processLoop pop up to this many queued
+	// keys per lock hold (DeltaFIFO.PopBatch). Not in client-go's Config.
+	PopBatchSize int
 	// Name is the informer's name in spans; default ObjectDescription.
 	Name string
 	// TracerProvider for the reflector's spans.
@@ -129,8 +132,18 @@ func (c *controller) RunWithContext(ctx context.Context) {
 // upstream does since the queue stopped requeueing on error: the consumer
 // is expected to handle its own failures (chapter 5's handlers cannot fail).
 func (c *controller) processLoop(ctx context.Context) {
+	batcher, batched := c.config.Queue.(interface {
+		PopBatch(PopProcessFunc, int) (int, error)
+	})
+	batched = batched && c.config.PopBatchSize > 1
 	for ctx.Err() == nil {
-		if _, err := c.config.Queue.Pop(PopProcessFunc(c.config.Process)); errors.Is(err, ErrFIFOClosed) {
+		var err error
+		if batched {
+			_, err = batcher.PopBatch(PopProcessFunc(c.config.Process), c.config.PopBatchSize)
+		} else {
+			_, err = c.config.Queue.Pop(PopProcessFunc(c.config.Process))
+		}
+		if errors.Is(err, ErrFIFOClosed) {
 			return
 		}
 	}

@@ -219,3 +219,33 @@ func TestProcessErrorDoesNotRequeue(t *testing.T) {
 	assert.EqualError(t, err, "handler failed")
 	assert.Empty(t, popAll(t, f))
 }
+
+func TestPopBatchIsPopRepeated(t *testing.T) {
+	single := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
+	batch := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
+	for _, f := range []*DeltaFIFO{single, batch} {
+		_ = f.Replace([]any{mk("a", "1"), mk("b", "2")}, "2")
+		_ = f.Add(mk("c", "3"))
+		_ = f.Update(mk("a", "4"))
+	}
+	want := popAll(t, single)
+	var got []string
+	n, err := batch.PopBatch(func(obj any, initial bool) error {
+		d := obj.(Deltas)
+		key, _ := batch.KeyOf(d)
+		s := key + ":"
+		for _, x := range d {
+			s += " " + string(x.Type)
+		}
+		got = append(got, fmt.Sprintf("%s initial=%v", s, initial))
+		return nil
+	}, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "at most max keys")
+	assert.Equal(t, []string{"ns/a: Sync Updated initial=true", "ns/b: Sync initial=true"}, got)
+	assert.Equal(t, want[2:], popAll(t, batch), "the rest pops as usual")
+
+	batch.Close()
+	_, err = batch.PopBatch(func(any, bool) error { return nil }, 5)
+	assert.ErrorIs(t, err, ErrFIFOClosed)
+}

@@ -71,6 +71,9 @@ type side struct {
 	// way to ask, so its Pop is only called when ours has something.
 	queueLen  func() int
 	invariant func() error
+	// popBatch is ours only: DeltaFIFO.PopBatch, compared with as many
+	// single pops of client-go's queue.
+	popBatch func(max int) ([]popped, error)
 }
 
 func describeObj(o any) string {
@@ -101,28 +104,47 @@ func ours(known bool, replaced, transform bool, preload []any) side {
 			return len(q.queue)
 		},
 		pop: func() (string, bool, error) {
-			var desc []string
-			var initial bool
-			_, err := q.Pop(func(obj any, isInInitialList bool) error {
-				initial = isInInitialList
-				for _, d := range obj.(Deltas) {
-					o := d.Object
-					if t, ok := o.(DeletedFinalStateUnknown); ok {
-						desc = append(desc, fmt.Sprintf("%s:tombstone(%s,%v)", d.Type, t.Key, descOrNil(t.Obj)))
-						o = t
-					} else {
-						desc = append(desc, string(d.Type)+":"+describeObj(o))
-					}
-					if d.Type == Deleted {
-						_ = cache.Delete(o)
-					} else {
-						_ = cache.Update(o)
-					}
-				}
-				return nil
-			})
-			return strings.Join(desc, " "), initial, err
+			var got []popped
+			_, err := q.Pop(oursProcess(cache, &got))
+			if len(got) == 0 {
+				return "", false, err
+			}
+			return got[0].desc, got[0].initial, err
 		},
+		popBatch: func(max int) ([]popped, error) {
+			var got []popped
+			_, err := q.PopBatch(oursProcess(cache, &got), max)
+			return got, err
+		},
+	}
+}
+
+type popped struct {
+	desc    string
+	initial bool
+}
+
+// oursProcess describes each popped Deltas and applies it to the cache, as
+// an informer would.
+func oursProcess(cache store.Store, got *[]popped) PopProcessFunc {
+	return func(obj any, isInInitialList bool) error {
+		var desc []string
+		for _, d := range obj.(Deltas) {
+			o := d.Object
+			if t, ok := o.(DeletedFinalStateUnknown); ok {
+				desc = append(desc, fmt.Sprintf("%s:tombstone(%s,%v)", d.Type, t.Key, descOrNil(t.Obj)))
+				o = t
+			} else {
+				desc = append(desc, string(d.Type)+":"+describeObj(o))
+			}
+			if d.Type == Deleted {
+				_ = cache.Delete(o)
+			} else {
+				_ = cache.Update(o)
+			}
+		}
+		*got = append(*got, popped{strings.Join(desc, " "), isInInitialList})
+		return nil
 	}
 }
 
@@ -239,6 +261,24 @@ func runDifferential(data []byte) (int, error) {
 		}
 		return nil
 	}
+	popTheirs := func(step int, got popped) error {
+		type res struct {
+			desc    string
+			initial bool
+		}
+		ch := make(chan res, 1)
+		go func() { d, in, _ := b.pop(); ch <- res{d, in} }()
+		select {
+		case want := <-ch:
+			if got.desc != want.desc || got.initial != want.initial {
+				return fmt.Errorf("step %d PopBatch:\n ours:      %q initial=%v\n client-go: %q initial=%v", step, got.desc, got.initial, want.desc, want.initial)
+			}
+			pops++
+			return nil
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("step %d: ours batch-popped %q but client-go's queue is empty", step, got.desc)
+		}
+	}
 	popBoth := func(step int) error {
 		got, gotInitial, errA := a.pop()
 		type res struct {
@@ -286,6 +326,15 @@ func runDifferential(data []byte) (int, error) {
 			err = sameErr("Replace", a.replace(list, fmt.Sprint(rv)), b.replace(list, fmt.Sprint(rv)))
 		case 4:
 			err = sameErr("Resync", a.resync(), b.resync())
+		case 7:
+			// A batch pop of ours against single pops of client-go's.
+			if a.queueLen() > 0 {
+				var got []popped
+				got, err = a.popBatch(1 + int(next(&i)%3))
+				for j := 0; err == nil && j < len(got); j++ {
+					err = popTheirs(step, got[j])
+				}
+			}
 		default:
 			if a.queueLen() > 0 {
 				err = popBoth(step)

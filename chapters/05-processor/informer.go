@@ -21,6 +21,9 @@ import (
 
 const tracerName = "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 
+// popBatchSize is how many queued keys the informer pops per lock hold.
+const popBatchSize = 100
+
 // minimumResyncPeriod: a handler asking to be resynced more often than once
 // a second gets once a second; resyncing is a full pass over the cache.
 const minimumResyncPeriod = time.Second
@@ -213,6 +216,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		FullResyncPeriod:  s.resyncCheckPeriod,
 		ShouldResync:      s.processor.shouldResync,
 		Process:           s.HandleDeltas,
+		// Pop what is queued in batches, as client-go's default informer
+		// does on its RealFIFO; see DeltaFIFO.PopBatch.
+		PopBatchSize:      popBatchSize,
 		WatchErrorHandler: s.watchErrorHandler,
 		TracerProvider:    s.tp,
 	})

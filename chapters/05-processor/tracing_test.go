@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,17 +33,18 @@ func attrOf(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
 	return "", false
 }
 
-// sleepy sleeps once, in the OnUpdate of ns/sleepy to label v=1, which the
-// test follows at once with two more updates: those queue up behind it.
+// sleepy blocks in the OnUpdate of ns/sleepy to label v=1 until gate is
+// closed, telling the test through entered; the two updates the test sends
+// right after it queue up behind it meanwhile.
 type sleepy struct {
 	*recorder
-	once sync.Once
-	d    time.Duration
+	entered, gate chan struct{}
 }
 
 func (s *sleepy) OnUpdate(old, obj any) {
 	if p := obj.(*corev1.Pod); p.Name == "sleepy" && p.Labels["v"] == "1" {
-		s.once.Do(func() { time.Sleep(s.d) })
+		close(s.entered)
+		<-s.gate
 	}
 	s.recorder.OnUpdate(old, obj)
 }
@@ -77,10 +77,12 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 		&corev1.Pod{}, SharedIndexInformerOptions{Name: "pods", ResyncPeriod: time.Second, TracerProvider: tp})
 	const sleep = 150 * time.Millisecond
 	handlers := []*recorder{newRecorder(), newRecorder()}
-	slow := &sleepy{recorder: newRecorder(), d: sleep}
+	slow := &sleepy{recorder: newRecorder(), entered: make(chan struct{}), gate: make(chan struct{})}
+	var slowReg ResourceEventHandlerRegistration
 	for _, h := range []ResourceEventHandler{handlers[0], handlers[1], slow} {
-		_, err := inf.AddEventHandler(h)
+		reg, err := inf.AddEventHandler(h)
 		require.NoError(t, err)
+		slowReg = reg
 	}
 	runInformer(t, inf)
 	until(t, "synced", inf.HasSynced)
@@ -90,10 +92,21 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	until(t, "sleepy added", func() bool { _, st := slow.snapshot(); return st["ns/sleepy"] != "" })
 	listed = update(listed, "1")
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed"))
-	// the slow handler: one update it sleeps in, two more behind it
+	until(t, "delete delivered by the watch", func() bool {
+		calls, _ := handlers[0].snapshot()
+		return slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "delete ns/doomed@") })
+	})
+	// The slow handler: it is held in one update while two more queue up
+	// behind it, for at least `sleep` (the wait the spans must show).
 	sl = update(sl, "1")
+	<-slow.entered
 	sl = update(sl, "2")
 	sl = update(sl, "3")
+	until(t, "two notifications waiting behind the held handler", func() bool {
+		return slowReg.(*processorListener).pendingLength.Load() >= 1
+	})
+	time.Sleep(sleep)
+	close(slow.gate)
 	// Coalesced updates. While HandleDeltas runs, Pop holds the queue's lock,
 	// so the reflector cannot enqueue behind it and coalescing from the
 	// server is a matter of timing. To make it certain, the informer's own
@@ -221,7 +234,7 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 		}
 		next := byID[h.Parent().SpanID()]
 		pop := byID[next.Parent().SpanID()]
-		if l, _ := attrOf(next, tracing.KeyListener); !strings.Contains(l, "sleepy") {
+		if l, _ := attrOf(next, tracing.KeyListener); l != slowReg.(*processorListener).name {
 			continue
 		}
 		waited = append(waited, next.EndTime().Sub(pop.StartTime()))
