@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -259,16 +260,7 @@ func (r *Reflector) reportError(ctx context.Context, err error) {
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.Run] (reflector.go).
 func (r *Reflector) Run(stopCh <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	r.RunWithContext(ctx)
+	r.RunWithContext(wait.ContextForChannel(stopCh))
 }
 
 // RunWithContext runs ListAndWatch again and again until ctx is done,
@@ -295,16 +287,7 @@ func (r *Reflector) RunWithContext(ctx context.Context) {
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.ListAndWatch] (reflector.go).
 func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return r.ListAndWatchWithContext(ctx)
+	return r.ListAndWatchWithContext(wait.ContextForChannel(stopCh))
 }
 
 // ListAndWatchWithContext lists (or, with UseWatchList, streams the initial

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -81,16 +82,7 @@ type controller struct {
 }
 
 func (c *controller) Run(stopCh <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	c.RunWithContext(ctx)
+	c.RunWithContext(wait.ContextForChannel(stopCh))
 }
 
 // RunWithContext starts the reflector writing into the queue and pops the
