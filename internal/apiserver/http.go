@@ -175,7 +175,7 @@ func parsePath(path string) (res Resource, namespace, name string, err error) {
 	res, ok := ResourceFor(gv.WithResource(parts[0]))
 	if !ok {
 		return res, "", "", apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: parts[0]},
-			fmt.Sprintf("(the embedded API server serves pods, configmaps, endpoints, apps/v1 replicasets and deployments; not %s)", gv.WithResource(parts[0])))
+			fmt.Sprintf("(the embedded API server serves pods, configmaps, secrets, endpoints, apps/v1 replicasets and deployments; not %s)", gv.WithResource(parts[0])))
 	}
 	if len(parts) == 2 {
 		name = parts[1]

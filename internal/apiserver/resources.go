@@ -28,6 +28,10 @@ var (
 		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }}
 	ConfigMaps = Resource{corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap", true,
 		func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} }}
+	// Secrets has no typed informer in chapter 6: the factory's ForResource
+	// serves it as unstructured objects.
+	Secrets = Resource{corev1.SchemeGroupVersion.WithResource("secrets"), "Secret", true,
+		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} }}
 	Endpoints = Resource{corev1.SchemeGroupVersion.WithResource("endpoints"), "Endpoints", true,
 		func() runtime.Object { return &corev1.Endpoints{} }, func() runtime.Object { return &corev1.EndpointsList{} }}
 	ReplicaSets = Resource{appsv1.SchemeGroupVersion.WithResource("replicasets"), "ReplicaSet", true,
@@ -36,7 +40,7 @@ var (
 		func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &appsv1.DeploymentList{} }}
 )
 
-var allResources = []Resource{Pods, ConfigMaps, Endpoints, ReplicaSets, Deployments}
+var allResources = []Resource{Pods, ConfigMaps, Secrets, Endpoints, ReplicaSets, Deployments}
 
 // ResourceFor finds the resource of a GroupVersionResource.
 func ResourceFor(gvr schema.GroupVersionResource) (Resource, bool) {

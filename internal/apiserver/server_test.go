@@ -76,7 +76,7 @@ func TestCRUDOverHTTP(t *testing.T) {
 	require.NoError(t, c.Delete().Namespace("a").Resource("configmaps").Name("x").Do(ctx).Error())
 	err = c.Get().Namespace("a").Resource("configmaps").Name("x").Do(ctx).Error()
 	assert.True(t, apierrors.IsNotFound(err))
-	err = c.Get().Resource("secrets").Do(ctx).Error()
+	err = c.Get().Resource("serviceaccounts").Do(ctx).Error()
 	assert.True(t, apierrors.IsNotFound(err))
 	assert.Contains(t, err.Error(), "the embedded API server serves pods, configmaps")
 }

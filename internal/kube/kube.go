@@ -13,9 +13,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/rest"
 )
 
@@ -67,3 +69,48 @@ var ParameterCodec = runtime.NewParameterCodec(Scheme)
 
 // OptionsVersion is the group version ListOptions are registered under in Scheme.
 var OptionsVersion = schema.GroupVersion{Version: "v1"}
+
+// UnstructuredRESTClientFor returns a client for one group version that
+// decodes every response into unstructured.Unstructured(List): a client for
+// resources this scheme does not know (custom resources, or anything the
+// factory's ForResource is asked for).
+func UnstructuredRESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	if gv.Group == "" {
+		c.APIPath = "/api"
+	}
+	c.NegotiatedSerializer = unstructuredSerializer{}
+	if c.UserAgent == "" {
+		c.UserAgent = "informer-anatomy"
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("building an unstructured REST client for %s at %s: %w", gv, cfg.Host, err)
+	}
+	return client, nil
+}
+
+// unstructuredSerializer speaks JSON into and out of Unstructured, framed
+// for watch streams; what k8s.io/client-go/dynamic does internally.
+type unstructuredSerializer struct{}
+
+func (unstructuredSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{
+		MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json",
+		EncodesAsText: true,
+		Serializer:    unstructured.UnstructuredJSONScheme,
+		StreamSerializer: &runtime.StreamSerializerInfo{
+			EncodesAsText: true, Serializer: unstructured.UnstructuredJSONScheme, Framer: jsonserializer.Framer,
+		},
+	}}
+}
+
+func (unstructuredSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (unstructuredSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}

@@ -1,0 +1,271 @@
+package factory
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	lister "github.com/informer-anatomy/informer-anatomy/chapters/02-lister"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+)
+
+// SharedInformerFactory hands out one shared informer per type: every caller
+// asking for pods gets the same informer, so a process with ten controllers
+// watching pods opens one watch and keeps one cache.
+//
+// Mirrors [k8s.io/client-go/informers.SharedInformerFactory] (informers/factory.go),
+// without the generated group list and WaitForCacheSyncWithContext.
+type SharedInformerFactory interface {
+	// Start runs every informer created so far that is not yet running; it
+	// is safe to call again after creating more.
+	Start(stopCh <-chan struct{})
+	// WaitForCacheSync waits for every started informer to sync (or stopCh)
+	// and reports each one's state.
+	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	// Shutdown marks the factory as shutting down (Start then does nothing)
+	// and waits until every informer goroutine has returned. Stop them first,
+	// by closing the channel given to Start.
+	Shutdown()
+	// InformerFor returns the informer for obj's type, creating it with
+	// newFunc the first time: the first caller's newFunc wins. newFunc runs
+	// under the factory's lock and must not call back into the factory.
+	InformerFor(obj runtime.Object, newFunc NewInformerFunc) processor.SharedIndexInformer
+	// ForResource returns an informer for any resource: the typed one for
+	// resources the factory knows, an unstructured one otherwise.
+	ForResource(gvr schema.GroupVersionResource) (GenericInformer, error)
+
+	Core() CoreGroup
+	Apps() AppsGroup
+}
+
+// NewInformerFunc creates an informer for InformerFor.
+//
+// Mirrors [k8s.io/client-go/informers/internalinterfaces.NewInformerFunc].
+type NewInformerFunc func(client *Client, resyncPeriod time.Duration) processor.SharedIndexInformer
+
+// TweakListOptionsFunc changes the options of every LIST and WATCH an
+// informer sends (a label selector, say).
+//
+// Mirrors [k8s.io/client-go/informers/internalinterfaces.TweakListOptionsFunc].
+type TweakListOptionsFunc func(*metav1.ListOptions)
+
+// SharedInformerOption configures a factory.
+//
+// Mirrors [k8s.io/client-go/informers.SharedInformerOption].
+type SharedInformerOption func(*sharedInformerFactory)
+
+// WithNamespace limits every informer to one namespace.
+func WithNamespace(namespace string) SharedInformerOption {
+	return func(f *sharedInformerFactory) { f.namespace = namespace }
+}
+
+// WithTweakListOptions sets a function applied to every LIST and WATCH.
+func WithTweakListOptions(tweak TweakListOptionsFunc) SharedInformerOption {
+	return func(f *sharedInformerFactory) { f.tweak = tweak }
+}
+
+// WithCustomResyncConfig sets per-type resync periods, keyed by an example
+// object of each type.
+func WithCustomResyncConfig(resync map[metav1.Object]time.Duration) SharedInformerOption {
+	return func(f *sharedInformerFactory) {
+		for obj, d := range resync {
+			f.customResync[reflect.TypeOf(obj)] = d
+		}
+	}
+}
+
+// WithTransform sets a transform on every informer the factory creates.
+func WithTransform(transform deltafifo.TransformFunc) SharedInformerOption {
+	return func(f *sharedInformerFactory) { f.transform = transform }
+}
+
+// WithTracerProvider traces every informer the factory creates. Not in
+// client-go.
+func WithTracerProvider(tp trace.TracerProvider) SharedInformerOption {
+	return func(f *sharedInformerFactory) { f.tp = tp }
+}
+
+// NewSharedInformerFactory returns a factory for all namespaces.
+//
+// Mirrors [k8s.io/client-go/informers.NewSharedInformerFactory].
+func NewSharedInformerFactory(client *Client, defaultResync time.Duration) SharedInformerFactory {
+	return NewSharedInformerFactoryWithOptions(client, defaultResync)
+}
+
+// NewSharedInformerFactoryWithOptions returns a configured factory.
+//
+// Mirrors [k8s.io/client-go/informers.NewSharedInformerFactoryWithOptions].
+func NewSharedInformerFactoryWithOptions(client *Client, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
+	f := &sharedInformerFactory{
+		client:           client,
+		namespace:        metav1.NamespaceAll,
+		defaultResync:    defaultResync,
+		customResync:     map[reflect.Type]time.Duration{},
+		informers:        map[informerKey]processor.SharedIndexInformer{},
+		startedInformers: map[informerKey]bool{},
+	}
+	for _, o := range options {
+		o(f)
+	}
+	return f
+}
+
+// informerKey names one informer: by Go type for typed ones, by GVR for
+// unstructured ones (which all share one Go type).
+type informerKey struct {
+	typ reflect.Type
+	gvr schema.GroupVersionResource
+}
+
+type sharedInformerFactory struct {
+	client        *Client
+	namespace     string
+	tweak         TweakListOptionsFunc
+	defaultResync time.Duration
+	customResync  map[reflect.Type]time.Duration
+	transform     deltafifo.TransformFunc
+	tp            trace.TracerProvider
+
+	lock sync.Mutex
+	// Guarded by lock:
+	informers        map[informerKey]processor.SharedIndexInformer
+	startedInformers map[informerKey]bool
+	shuttingDown     bool
+
+	// wg counts running informers, for Shutdown.
+	wg sync.WaitGroup
+}
+
+func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
+	ctx := wait.ContextForChannel(stopCh)
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if f.shuttingDown {
+		return
+	}
+	for key, informer := range f.informers {
+		if !f.startedInformers[key] {
+			f.wg.Go(func() { informer.RunWithContext(ctx) })
+			f.startedInformers[key] = true
+		}
+	}
+}
+
+func (f *sharedInformerFactory) Shutdown() {
+	f.lock.Lock()
+	f.shuttingDown = true
+	f.lock.Unlock()
+	f.wg.Wait()
+}
+
+func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
+	f.lock.Lock()
+	started := map[informerKey]processor.SharedIndexInformer{}
+	for key, informer := range f.informers {
+		if f.startedInformers[key] {
+			started[key] = informer
+		}
+	}
+	f.lock.Unlock()
+
+	syncs := make([]processor.InformerSynced, 0, len(started))
+	for _, informer := range started {
+		syncs = append(syncs, informer.HasSynced)
+	}
+	processor.WaitForCacheSync(stopCh, syncs...)
+	out := map[reflect.Type]bool{}
+	for key, informer := range started {
+		synced := informer.HasSynced()
+		if prev, seen := out[key.typ]; seen {
+			synced = synced && prev // unstructured informers share a type
+		}
+		out[key.typ] = synced
+	}
+	return out
+}
+
+func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc NewInformerFunc) processor.SharedIndexInformer {
+	return f.informerFor(informerKey{typ: reflect.TypeOf(obj)}, newFunc)
+}
+
+func (f *sharedInformerFactory) informerFor(key informerKey, newFunc NewInformerFunc) processor.SharedIndexInformer {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if informer, ok := f.informers[key]; ok {
+		return informer
+	}
+	resync, ok := f.customResync[key.typ]
+	if !ok {
+		resync = f.defaultResync
+	}
+	informer := newFunc(f.client, resync)
+	if f.transform != nil {
+		_ = informer.SetTransform(f.transform) // not started yet: cannot fail
+	}
+	f.informers[key] = informer
+	return informer
+}
+
+// newInformer is the one constructor behind every informer of the factory:
+// a ListWatch over client for resource (with the factory's namespace and
+// tweak), the namespace index, and the factory's tracer provider.
+func (f *sharedInformerFactory) newInformer(client Getter, resource string, example runtime.Object, resync time.Duration) processor.SharedIndexInformer {
+	lw := reflector.NewFilteredListWatchFromClient(client, resource, f.namespace, func(o *metav1.ListOptions) {
+		if f.tweak != nil {
+			f.tweak(o)
+		}
+	})
+	return processor.NewSharedIndexInformerWithOptions(lw, example, processor.SharedIndexInformerOptions{
+		ResyncPeriod:   resync,
+		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
+		Name:           resource,
+		TracerProvider: f.tp,
+	})
+}
+
+// Getter is what a ListWatch needs of a REST client; see reflector.Getter.
+type Getter = reflector.Getter
+
+// GenericInformer is an informer with a GenericLister, for any resource.
+//
+// Mirrors [k8s.io/client-go/informers.GenericInformer].
+type GenericInformer interface {
+	Informer() processor.SharedIndexInformer
+	Lister() lister.GenericLister
+}
+
+type genericInformer struct {
+	informer processor.SharedIndexInformer
+	resource schema.GroupResource
+}
+
+func (g genericInformer) Informer() processor.SharedIndexInformer { return g.informer }
+func (g genericInformer) Lister() lister.GenericLister {
+	return lister.NewGenericLister(g.informer.GetIndexer(), g.resource)
+}
+
+func (f *sharedInformerFactory) ForResource(gvr schema.GroupVersionResource) (GenericInformer, error) {
+	if t, ok := typedResources[gvr]; ok {
+		return genericInformer{informer: t(f), resource: gvr.GroupResource()}, nil
+	}
+	client, err := f.client.UnstructuredClient(gvr.GroupVersion())
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", gvr, err)
+	}
+	informer := f.informerFor(informerKey{typ: reflect.TypeOf(&unstructured.Unstructured{}), gvr: gvr},
+		func(_ *Client, resync time.Duration) processor.SharedIndexInformer {
+			return f.newInformer(client, gvr.Resource, &unstructured.Unstructured{}, resync)
+		})
+	return genericInformer{informer: informer, resource: gvr.GroupResource()}, nil
+}
