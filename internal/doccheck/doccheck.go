@@ -126,6 +126,8 @@ func receiverName(fl *ast.FieldList) string {
 		return t.Name
 	case *ast.IndexExpr: // generic receiver R[T]
 		return t.X.(*ast.Ident).Name
+	case *ast.IndexListExpr: // generic receiver R[T, U]
+		return t.X.(*ast.Ident).Name
 	}
 	return ""
 }

@@ -59,6 +59,8 @@ func (t *T) M() int { return t.x }
 
 func (g G[K]) N() {}
 
+func (h H[K, V]) M() {}
+
 const (
 	A = 1
 	B = 2
@@ -72,6 +74,7 @@ const (
 		"T":   "// T is a type.\ntype T struct{ x int }",
 		"T.M": "// M is a method.\nfunc (t *T) M() int { return t.x }",
 		"G.N": "func (g G[K]) N() {}",
+		"H.M": "func (h H[K, V]) M() {}",
 		"B":   "B = 2",
 	} {
 		got, err := Extract(file, decl)
