@@ -283,7 +283,8 @@ func dedupDeltas(deltas Deltas) Deltas {
 // the Deltas and process's error. Once closed and empty, it returns
 // ErrFIFOClosed.
 //
-// Unlike the pre-1.27 DeltaFIFO, a process error does not requeue the item.
+// A process error does not requeue the item (older DeltaFIFOs did, for the
+// ErrRequeue error, which v0.37.2 no longer has).
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()

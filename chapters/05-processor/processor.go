@@ -435,6 +435,3 @@ func (r *ringGrowing) writeOne(n notification) {
 	r.data[(r.beg+r.len)%len(r.data)] = n
 	r.len++
 }
-
-// timeNow is time.Now, named so tests read clearly.
-func timeNow() time.Time { return time.Now() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,7 +45,7 @@ func TestDistributeNeverWaitsForASlowHandlerAndOrderIsKept(t *testing.T) {
 	fast := &counting{}
 	tracer := noop.NewTracerProvider().Tracer("")
 	for _, h := range []*counting{slow, fast} {
-		p.addListener(newProcessListener(h, "h", 0, 0, timeNow(), func() bool { return true }, tracer, attribute.String("k", "v")))
+		p.addListener(newProcessListener(h, "h", 0, 0, time.Now(), func() bool { return true }, tracer, attribute.String("k", "v")))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

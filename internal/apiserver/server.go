@@ -243,10 +243,7 @@ func (s *Server) update(res Resource, obj runtime.Object) (runtime.Object, error
 func (s *Server) Delete(res Resource, namespace, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key := storeKey(namespace, name)
 	old, exists := s.objects[res.GVR][key]
 	if !exists {
 		return apierrors.NewNotFound(res.GVR.GroupResource(), name)
@@ -260,10 +257,7 @@ func (s *Server) Delete(res Resource, namespace, name string) error {
 func (s *Server) Get(res Resource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key := storeKey(namespace, name)
 	obj, ok := s.objects[res.GVR][key]
 	if !ok {
 		return nil, apierrors.NewNotFound(res.GVR.GroupResource(), name)
@@ -296,11 +290,15 @@ func (s *Server) write_locked(res Resource, typ watch.EventType, key string, obj
 	}
 }
 
-func keyOf(m metav1.Object) string {
-	if m.GetNamespace() == "" {
-		return m.GetName()
+func keyOf(m metav1.Object) string { return storeKey(m.GetNamespace(), m.GetName()) }
+
+// storeKey is the "namespace/name" (or "name") key objects are kept under,
+// the same shape as the informer's cache keys (chapter 1).
+func storeKey(namespace, name string) string {
+	if namespace == "" {
+		return name
 	}
-	return m.GetNamespace() + "/" + m.GetName()
+	return namespace + "/" + name
 }
 
 // ---- list ----

@@ -42,20 +42,25 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 // It decodes responses into the typed objects of Scheme, which is what the
 // reflector's expected-type check relies on.
 func RESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	return restClientFor(cfg, gv, Codecs.WithoutConversion(), "a REST client")
+}
+
+// restClientFor builds a client for gv that decodes with ns: the core group
+// lives under /api, every other group under /apis.
+func restClientFor(cfg *rest.Config, gv schema.GroupVersion, ns runtime.NegotiatedSerializer, what string) (*rest.RESTClient, error) {
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &gv
+	c.APIPath = "/apis"
 	if gv.Group == "" {
 		c.APIPath = "/api"
-	} else {
-		c.APIPath = "/apis"
 	}
-	c.NegotiatedSerializer = Codecs.WithoutConversion()
+	c.NegotiatedSerializer = ns
 	if c.UserAgent == "" {
 		c.UserAgent = "informer-anatomy"
 	}
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
-		return nil, fmt.Errorf("building a REST client for %s at %s: %w", gv, cfg.Host, err)
+		return nil, fmt.Errorf("building %s for %s at %s: %w", what, gv, cfg.Host, err)
 	}
 	return client, nil
 }
@@ -75,21 +80,7 @@ var OptionsVersion = schema.GroupVersion{Version: "v1"}
 // resources this scheme does not know (custom resources, or anything the
 // factory's ForResource is asked for).
 func UnstructuredRESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, error) {
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	if gv.Group == "" {
-		c.APIPath = "/api"
-	}
-	c.NegotiatedSerializer = unstructuredSerializer{}
-	if c.UserAgent == "" {
-		c.UserAgent = "informer-anatomy"
-	}
-	client, err := rest.RESTClientFor(c)
-	if err != nil {
-		return nil, fmt.Errorf("building an unstructured REST client for %s at %s: %w", gv, cfg.Host, err)
-	}
-	return client, nil
+	return restClientFor(cfg, gv, unstructuredSerializer{}, "an unstructured REST client")
 }
 
 // unstructuredSerializer speaks JSON into and out of Unstructured, framed
