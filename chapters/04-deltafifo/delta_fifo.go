@@ -283,8 +283,9 @@ func dedupDeltas(deltas Deltas) Deltas {
 // the Deltas and process's error. Once closed and empty, it returns
 // ErrFIFOClosed.
 //
-// A process error does not requeue the item (older DeltaFIFOs did, for the
-// ErrRequeue error, which v0.37.2 no longer has).
+// A process error does not requeue the item. Older DeltaFIFOs did, for an
+// ErrRequeue error; v0.37.2 no longer defines that type (only a stale comment
+// on Queue.Pop in fifo.go still mentions it).
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
