@@ -418,9 +418,11 @@ func (s *sharedIndexInformer) handleDelta(ctx context.Context, key string, d del
 		n = notification{kind: addKind, newObj: d.Object, isInInitialList: isInInitialList}
 	}
 
+	// The Indexer span covers the cache write only; ending it before
+	// distribute keeps the fan-out's time out of the write's.
+	var span trace.Span
 	if ctx != nil {
-		_, span := s.tracer.Start(ctx, op, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
-		defer span.End()
+		_, span = s.tracer.Start(ctx, op, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 	}
 	var err error
 	switch n.kind {
@@ -430,6 +432,12 @@ func (s *sharedIndexInformer) handleDelta(ctx context.Context, key string, d del
 		err = s.indexer.Update(d.Object)
 	default:
 		err = s.indexer.Add(d.Object)
+	}
+	if span != nil {
+		if err != nil {
+			span.RecordError(err)
+		}
+		span.End()
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The cluster run: the same informer, handlers and spans as the embedded
+// run, on a real API server found the way kubectl finds it.
+
+const (
+	// preflightTimeout bounds the first LIST and WATCH, which tell an
+	// unreachable, misconfigured or forbidden cluster apart before the
+	// informer starts (whose reflector would retry such errors forever).
+	preflightTimeout = 10 * time.Second
+	syncTimeout      = 60 * time.Second
+	clusterSlowDelay = time.Millisecond
+	generateRounds   = 5
+)
+
+// knownResources maps the names a user types to a GroupVersionResource;
+// anything else is given as group/version/resource (or version/resource for
+// the core group).
+var knownResources = map[string]schema.GroupVersionResource{
+	"pods":         {Version: "v1", Resource: "pods"},
+	"configmaps":   {Version: "v1", Resource: "configmaps"},
+	"endpoints":    {Version: "v1", Resource: "endpoints"},
+	"services":     {Version: "v1", Resource: "services"},
+	"secrets":      {Version: "v1", Resource: "secrets"},
+	"nodes":        {Version: "v1", Resource: "nodes"},
+	"namespaces":   {Version: "v1", Resource: "namespaces"},
+	"events":       {Version: "v1", Resource: "events"},
+	"deployments":  {Group: "apps", Version: "v1", Resource: "deployments"},
+	"replicasets":  {Group: "apps", Version: "v1", Resource: "replicasets"},
+	"statefulsets": {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	"daemonsets":   {Group: "apps", Version: "v1", Resource: "daemonsets"},
+}
+
+func parseResource(s string) (schema.GroupVersionResource, error) {
+	if gvr, ok := knownResources[strings.ToLower(s)]; ok {
+		return gvr, nil
+	}
+	parts := strings.Split(s, "/")
+	switch {
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return schema.GroupVersionResource{Version: parts[0], Resource: parts[1]}, nil
+	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
+		return schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}, nil
+	}
+	known := make([]string, 0, len(knownResources))
+	for k := range maps.Keys(knownResources) {
+		known = append(known, k)
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("--resource %q: not a name the demo knows (%s); give group/version/resource instead, e.g. apps/v1/deployments or v1/pods (kubectl api-resources lists them)",
+		s, strings.Join(sortedStrings(known), ", "))
+}
+
+// loadConfig finds the cluster as kubectl does: --kubeconfig, else
+// KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+func loadConfig(o *options) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, "", errors.New("no cluster configured: no kubeconfig was found (KUBECONFIG, ~/.kube/config) and this is not a pod; pass --kubeconfig, or run without --cluster for the embedded server")
+		}
+		return nil, "", fmt.Errorf("reading the kubeconfig: %v; check --kubeconfig and --context (kubectl config get-contexts)", err)
+	}
+	where := cfg.Host
+	if raw, err := cc.RawConfig(); err == nil {
+		ctx := raw.CurrentContext
+		if o.context != "" {
+			ctx = o.context
+		}
+		if ctx != "" {
+			where = fmt.Sprintf("%s (context %s)", cfg.Host, ctx)
+		}
+	}
+	return cfg, where, nil
+}
+
+// explain turns an error from the API server or the network into one line
+// that says what happened and what to do.
+func explain(err error, where string, gvr schema.GroupVersionResource, namespace, verb string) error {
+	ns := "all namespaces"
+	nsFlag := "-A"
+	if namespace != "" {
+		ns, nsFlag = "namespace "+namespace, "-n "+namespace
+	}
+	what := gvr.Resource
+	if gvr.Group != "" {
+		what += "." + gvr.Group
+	}
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		recordHeader     tls.RecordHeaderError
+		netErr           net.Error
+		urlErr           *url.Error
+		certVerify       *tls.CertificateVerificationError
+	)
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("forbidden: the API server at %s does not allow you to %s %s in %s. An informer needs list and watch: check with `kubectl auth can-i %s %s %s`, ask for a Role/ClusterRole that grants them, or pick another --namespace/--resource. (%v)",
+			where, verb, what, ns, verb, what, nsFlag, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("unauthorized: the API server at %s rejected this kubeconfig's credentials (expired token or certificate?); log in again or choose another --context. (%v)", where, err)
+	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+		return fmt.Errorf("unknown resource: the API server at %s has no %s in %s (or cannot %s it); `kubectl api-resources` lists what it serves, give it as --resource group/version/resource. (%v)",
+			where, gvr.Resource, gvr.GroupVersion(), verb, err)
+	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &certVerify):
+		return fmt.Errorf("TLS: the certificate of the API server at %s is not trusted by this kubeconfig (wrong certificate-authority, or the wrong server address): %v", where, err)
+	case errors.As(err, &recordHeader) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return fmt.Errorf("TLS: %s does not speak HTTPS; fix the server URL (http:// vs https://) in the kubeconfig: %v", where, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) || errors.As(err, &urlErr):
+		return fmt.Errorf("cannot reach the API server at %s within %v: %v. Is the cluster running and is this the right --context? (kubectl cluster-info)", where, preflightTimeout, err)
+	}
+	return fmt.Errorf("%s %s in %s at %s failed: %v", verb, what, ns, where, err)
+}
+
+// preflight sends one small LIST and one short WATCH, as the informer will,
+// so that a cluster the informer cannot use fails now with a reason, not
+// later in a reflector retrying in the background.
+func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, namespace, where string) error {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	err := rc.Get().Namespace(namespace).Resource(gvr.Resource).
+		VersionedParams(&metav1.ListOptions{Limit: 1}, metav1.ParameterCodec).Do(ctx).Error()
+	if err != nil {
+		return explain(err, where, gvr, namespace, "list")
+	}
+	timeout := int64(1)
+	w, err := rc.Get().Namespace(namespace).Resource(gvr.Resource).
+		VersionedParams(&metav1.ListOptions{Watch: true, TimeoutSeconds: &timeout}, metav1.ParameterCodec).Watch(ctx)
+	if err != nil {
+		return explain(err, where, gvr, namespace, "watch")
+	}
+	w.Stop()
+	return nil
+}
+
+func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
+	cfg, where, err := loadConfig(o)
+	if err != nil {
+		return result{}, err
+	}
+	resource := o.resource
+	if resource == "" {
+		resource = "pods"
+		if o.generate {
+			resource = "configmaps"
+		}
+	}
+	gvr, err := parseResource(resource)
+	if err != nil {
+		return result{}, err
+	}
+	if o.generate && gvr != knownResources["configmaps"] {
+		return result{}, fmt.Errorf("--generate makes ConfigMaps; drop --resource %s or set it to configmaps", resource)
+	}
+	client, err := factory.NewForConfig(cfg)
+	if err != nil {
+		return result{}, fmt.Errorf("client for %s: %w", where, err)
+	}
+	rc, err := client.UnstructuredClient(gvr.GroupVersion())
+	if err != nil {
+		return result{}, fmt.Errorf("client for %s: %w", where, err)
+	}
+	core, _ := client.RESTClient(corev1.SchemeGroupVersion)
+
+	namespace := o.namespace
+	var gen *generator
+	if o.generate {
+		gen = &generator{core: core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
+		if err := gen.createNamespace(ctx); err != nil {
+			return result{}, explain(err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
+		}
+		defer gen.cleanup(u)
+		namespace = gen.ns
+	}
+	if err := preflight(ctx, rc, gvr, namespace, where); err != nil {
+		return result{}, err
+	}
+	nsText := "all namespaces"
+	if namespace != "" {
+		nsText = "namespace " + namespace
+	}
+	u.status("cluster %s: %s in %s", where, gvr.Resource, nsText)
+
+	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.tp))
+	gi, err := f.ForResource(gvr)
+	if err != nil {
+		return result{}, err
+	}
+	inf := gi.Informer()
+	// The reflector retries list and watch errors by itself; show them, so
+	// that a cluster that goes away mid-run is not a silent stall.
+	_ = inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
+		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			u.warn("%v (the informer retries)", explain(err, where, gvr, namespace, "watch"))
+		}
+	})
+	audit := auditHandler{newSeen()}
+	for _, h := range []processor.ResourceEventHandler{audit, metricsHandler{newSeen()}, newSlowHandler(clusterSlowDelay)} {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return result{}, err
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer func() { stop(); f.Shutdown() }()
+	f.Start(runCtx.Done())
+	for _, ok := range f.WaitForCacheSync(timeoutCh(runCtx, syncTimeout)) {
+		if !ok {
+			if ctx.Err() != nil {
+				return result{}, errors.New("stopped before the informer synced")
+			}
+			return result{}, fmt.Errorf("the %s informer did not sync within %v; the warnings above say why", gvr.Resource, syncTimeout)
+		}
+	}
+	u.status("synced: %d objects in the cache", len(inf.GetStore().ListKeys()))
+
+	if gen != nil {
+		u.lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
+		if err := gen.run(runCtx); err != nil && runCtx.Err() == nil {
+			return result{}, explain(err, where, gvr, namespace, "create")
+		}
+		if runCtx.Err() == nil {
+			if err := until("the generated changes to reach the handlers", func() bool {
+				want, err := gen.serverState(runCtx)
+				got, _, _, _ := audit.state()
+				return err == nil && maps.Equal(got, want)
+			}); err != nil {
+				return result{}, err
+			}
+		}
+		if o.duration > 0 {
+			<-runCtx.Done()
+		}
+	} else {
+		if o.duration > 0 {
+			u.status("watching for %v (Ctrl-C stops sooner)", o.duration)
+		} else {
+			u.status("watching; Ctrl-C stops and draws the waterfall")
+		}
+		<-runCtx.Done()
+	}
+	stop()
+	f.Shutdown()
+	return result{show: pickObjects(tel.collector, o.objects)}, nil
+}
+
+// pickObjects chooses what the waterfall draws on a cluster: for up to n
+// objects, preferring ones that changed while watched, each trace in turn.
+func pickObjects(c *collector, n int) []showcase {
+	spans, _ := c.snapshot()
+	ix := spancheck.NewIndex(spans)
+	watched, listed := []string{}, []string{}
+	seen := map[string]bool{}
+	for _, r := range ix.Roots {
+		k := r.Attr(tracing.KeyObjectKey)
+		if k == "" || seen[k] || !strings.HasPrefix(r.Name, tracing.SpanRootPrefix) {
+			continue
+		}
+		seen[k] = true
+		if r.Name == "ListAndWatch watch" {
+			watched = append(watched, k)
+		} else {
+			listed = append(listed, k)
+		}
+	}
+	keys := append(watched, listed...)
+	keys = keys[:min(n, len(keys))]
+	var out []showcase
+	const perObject = 3
+	for _, k := range keys {
+		count := 0
+		for _, r := range ix.Roots {
+			if r.Attr(tracing.KeyObjectKey) != k || count == perObject {
+				continue
+			}
+			count++
+			id := r.SpanID
+			out = append(out, sc(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
+				func(s *spancheck.Span) bool { return s.SpanID == id }))
+		}
+	}
+	return out
+}
+
+// generator makes traffic in a namespace of its own.
+type generator struct {
+	core rest.Interface
+	ns   string
+}
+
+func (g *generator) createNamespace(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	return g.core.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: g.ns}}).Do(ctx).Error()
+}
+
+func (g *generator) run(ctx context.Context) error {
+	for i := range generateRounds {
+		name := fmt.Sprintf("gen-%d", i)
+		cm := &corev1.ConfigMap{}
+		err := g.core.Post().Namespace(g.ns).Resource("configmaps").
+			Body(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": "0"}}).Do(ctx).Into(cm)
+		if err != nil {
+			return err
+		}
+		for v := 1; v <= 2; v++ {
+			cm.Data["v"] = fmt.Sprint(v)
+			if err := g.core.Put().Namespace(g.ns).Resource("configmaps").Name(name).Body(cm).Do(ctx).Into(cm); err != nil {
+				return err
+			}
+		}
+		if i > 0 {
+			if err := g.core.Delete().Namespace(g.ns).Resource("configmaps").Name(fmt.Sprintf("gen-%d", i-1)).Do(ctx).Error(); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// serverState is key → resourceVersion of every ConfigMap in the namespace
+// (including ones the cluster adds itself, such as kube-root-ca.crt).
+func (g *generator) serverState(ctx context.Context) (map[string]string, error) {
+	list := &corev1.ConfigMapList{}
+	if err := g.core.Get().Namespace(g.ns).Resource("configmaps").Do(ctx).Into(list); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, cm := range list.Items {
+		out[cm.Namespace+"/"+cm.Name] = cm.ResourceVersion
+	}
+	return out, nil
+}
+
+// cleanup deletes the namespace, also after Ctrl-C (on a fresh context).
+func (g *generator) cleanup(u *ui) {
+	ctx, cancel := context.WithTimeout(context.Background(), preflightTimeout)
+	defer cancel()
+	if err := g.core.Delete().Resource("namespaces").Name(g.ns).Do(ctx).Error(); err != nil && !apierrors.IsNotFound(err) {
+		u.warn("could not delete namespace %s: %v; delete it with `kubectl delete namespace %s`", g.ns, err, g.ns)
+		return
+	}
+	u.status("deleted namespace %s", g.ns)
+}

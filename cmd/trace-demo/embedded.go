@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The embedded run: a scripted workload on the in-process API server, one
+// lesson per scenario. Every step waits for what it caused to reach the
+// handlers (never a fixed sleep), and gives up with an error after
+// stepTimeout, so the demo cannot hang.
+
+const (
+	demoNamespace = "demo"
+	stepTimeout   = 20 * time.Second
+	// fillerPods is the size of the initial list in the coalesce lesson: the
+	// queue holds them all at once after the LIST, so changes that arrive by
+	// watch for a key near the end find it still queued.
+	fillerPods = 300
+	// embeddedSlowDelay is the slow handler's time per call on the embedded
+	// server: long enough to build a visible queue in its ring buffer, short
+	// enough that the initial list drains in about a second.
+	embeddedSlowDelay = 3 * time.Millisecond
+	// resyncPeriod is the factory's default resync and the late handler's
+	// period; the other handlers ask for none.
+	resyncPeriod = time.Second
+)
+
+var scenarioNames = []string{"basic", "coalesce", "slow-handler", "relist", "late-handler", "resync"}
+
+// lessons: what each scenario does and what to look for in its waterfall.
+var lessons = map[string]string{
+	"basic": "create demo/web-2, update demo/web-1, delete demo/web-2.\n" +
+		"  Look for: one trace per change, from \"ListAndWatch watch\" to each handler's On* span;\n" +
+		"  DeltaFIFO.queued is the time in the queue, addCh/pop/nextCh the time inside each listener.",
+	"coalesce": "demo/web-coalesced changes twice between the informer's LIST and its WATCH,\n" +
+		"  while " + fmt.Sprint(fillerPods) + " listed pods are still queued ahead of it.\n" +
+		"  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together);\n" +
+		"  each delta keeps its own trace and HandleDeltas links to the others' roots.",
+	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call.\n" +
+		"  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
+		"  other listeners finished long ago: one slow handler never delays the others or the queue.",
+	"relist": "stop the API server, delete demo/doomed, compact history, restart.\n" +
+		"  Look for: the watch cannot resume (410 Gone), the reflector LISTs again, and the pod missing\n" +
+		"  from the new list reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.",
+	"late-handler": "add *main.lateHandler after the informer has synced.\n" +
+		"  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
+		"  object as a synthetic add; the queue and HandleDeltas are not involved.",
+	"resync": "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.\n" +
+		"  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
+}
+
+// showcase is one trace the waterfall draws: the first trace of key whose
+// root matches.
+type showcase struct {
+	title string
+	key   string
+	match func(root *spancheck.Span) bool
+	last  bool // the last matching trace instead of the first
+}
+
+func sc(title, key string, match func(*spancheck.Span) bool) showcase {
+	return showcase{title: title, key: key, match: match}
+}
+
+func rootIs(name, event string) func(*spancheck.Span) bool {
+	return func(r *spancheck.Span) bool {
+		return r.Name == name && (event == "" || r.Attr(tracing.KeyEventType) == event)
+	}
+}
+
+type embedded struct {
+	o        *options
+	ui       *ui
+	tel      *telemetry
+	srv      *apiserver.Server
+	informer processor.SharedIndexInformer
+	stop     context.CancelFunc
+	factory  factory.SharedInformerFactory
+
+	handlers []stateful // the three started with the informer
+	late     *lateHandler
+	show     []showcase
+
+	coalesceOnce sync.Once
+}
+
+func (e *embedded) pod(name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: name, Labels: labels}}
+}
+
+func (e *embedded) create(name string) error {
+	_, err := e.srv.Create(e.pod(name, nil))
+	return err
+}
+
+func (e *embedded) update(name, v string) error {
+	obj, err := e.srv.Get(apiserver.Pods, demoNamespace, name)
+	if err != nil {
+		return err
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels["v"] = v
+	_, err = e.srv.Update(p)
+	return err
+}
+
+// serverState is what every handler must have seen once it has caught up:
+// key → resourceVersion of every pod in the demo namespace.
+func (e *embedded) serverState() (map[string]string, error) {
+	obj, err := e.srv.List(context.Background(), apiserver.Pods, demoNamespace, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, p := range obj.(*corev1.PodList).Items {
+		out[p.Namespace+"/"+p.Name] = p.ResourceVersion
+	}
+	return out, nil
+}
+
+// caughtUp waits until every handler (the late one too, once added) has
+// seen exactly the server's pods at their current versions.
+func (e *embedded) caughtUp(what string) error {
+	want, err := e.serverState()
+	if err != nil {
+		return err
+	}
+	hs := e.handlers
+	if e.late != nil {
+		hs = append(hs[:len(hs):len(hs)], e.late)
+	}
+	return until(what, func() bool {
+		for _, h := range hs {
+			got, _, _, _ := h.handlerState().state()
+			if !maps.Equal(got, want) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// until polls cond; after stepTimeout it gives up with an error naming what
+// was awaited, so a broken step ends the demo instead of hanging it.
+func until(what string, cond func() bool) error {
+	deadline := time.Now().Add(stepTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %v waiting for %s", stepTimeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// hookedListWatch is the informer's ListWatch with one addition for the
+// coalesce lesson: right after the first LIST returns, before the reflector
+// hands it to the queue, demo/web-coalesced changes twice on the server. The
+// watch that follows starts at the list's resourceVersion, so it delivers
+// both changes at once, while the listed pods are still queued.
+func (e *embedded) hookedListWatch(lw *reflector.ListWatch, coalesce bool) *reflector.ListWatch {
+	list := lw.ListWithContextFunc
+	return &reflector.ListWatch{
+		WatchFuncWithContext: lw.WatchFuncWithContext,
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			obj, err := list(ctx, opts)
+			if err == nil && coalesce {
+				e.coalesceOnce.Do(func() {
+					for _, v := range []string{"1", "2"} {
+						if uerr := e.update("web-coalesced", v); uerr != nil {
+							err = fmt.Errorf("coalesce lesson: %w", uerr)
+						}
+					}
+				})
+			}
+			return obj, err
+		},
+	}
+}
+
+func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	if err != nil {
+		return result{}, err
+	}
+	defer srv.Stop()
+	e := &embedded{o: o, ui: u, tel: tel, srv: srv}
+	steps := scenarioNames
+	if o.scenario != "all" {
+		steps = []string{o.scenario}
+	}
+	has := func(s string) bool { return strings.Contains(" "+strings.Join(steps, " ")+" ", " "+s+" ") }
+	u.status("embedded API server at %s; namespace %q; scenarios: %s", srv.URL, demoNamespace, strings.Join(steps, ", "))
+
+	// Objects that exist before the informer starts arrive by LIST.
+	if err := e.create("web-1"); err != nil {
+		return result{}, err
+	}
+	e.show = append(e.show, sc("listed before the informer started (LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED")))
+	if has("coalesce") {
+		for i := range fillerPods {
+			if err := e.create(fmt.Sprintf("batch-%03d", i)); err != nil {
+				return result{}, err
+			}
+		}
+		if err := e.create("web-coalesced"); err != nil {
+			return result{}, err
+		}
+	}
+
+	client, err := factory.NewForConfig(srv.Config())
+	if err != nil {
+		return result{}, err
+	}
+	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
+		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
+	// InformerFor with our own constructor (the coalesce hook); the typed
+	// accessor then returns this same informer, because the first wins.
+	e.informer = e.factory.InformerFor(&corev1.Pod{}, func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
+		rc, err := c.RESTClient(corev1.SchemeGroupVersion)
+		if err != nil {
+			panic(err) // core/v1 is always there: NewForConfig built it
+		}
+		lw := reflector.NewFilteredListWatchFromClient(rc, "pods", demoNamespace, func(*metav1.ListOptions) {})
+		return processor.NewSharedIndexInformerWithOptions(e.hookedListWatch(lw, has("coalesce")), &corev1.Pod{},
+			processor.SharedIndexInformerOptions{
+				ResyncPeriod:   resync,
+				Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
+				Name:           "pods",
+				TracerProvider: tel.tp,
+			})
+	})
+	podLister := e.factory.Core().V1().Pods().Lister()
+	if e.factory.Core().V1().Pods().Informer() != e.informer {
+		return result{}, fmt.Errorf("the factory made a second pod informer: InformerFor's first-wins rule is broken")
+	}
+	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, newSlowHandler(embeddedSlowDelay)} {
+		if _, err := e.informer.AddEventHandlerWithResyncPeriod(h.(processor.ResourceEventHandler), 0); err != nil {
+			return result{}, err
+		}
+		e.handlers = append(e.handlers, h)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	e.stop = stop
+	defer e.shutdown()
+	e.factory.Start(runCtx.Done())
+	for typ, ok := range e.factory.WaitForCacheSync(timeoutCh(runCtx, stepTimeout)) {
+		if !ok {
+			return result{}, fmt.Errorf("the %v informer did not sync within %v", typ, stepTimeout)
+		}
+	}
+	if err := e.caughtUp("the initial list to reach every handler"); err != nil {
+		return result{}, err
+	}
+	pods, err := podLister.Pods(demoNamespace).List(labels.Everything())
+	if err != nil {
+		return result{}, err
+	}
+	u.status("synced: the lister sees %d pods in %q", len(pods), demoNamespace)
+
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return result{}, fmt.Errorf("interrupted before %s", s)
+		}
+		u.lesson(s, lessons[s])
+		if err := e.step(s); err != nil {
+			return result{}, fmt.Errorf("scenario %s: %w", s, err)
+		}
+	}
+	if err := e.caughtUp("every handler to see the final state"); err != nil {
+		return result{}, err
+	}
+	e.shutdown()
+	return result{show: e.show}, nil
+}
+
+func (e *embedded) shutdown() {
+	if e.stop != nil {
+		e.stop()
+		e.factory.Shutdown()
+		e.stop = nil
+	}
+}
+
+func (e *embedded) step(name string) error {
+	ns := demoNamespace + "/"
+	switch name {
+	case "basic":
+		if err := e.create("web-2"); err != nil {
+			return err
+		}
+		if err := e.caughtUp("demo/web-2's ADDED"); err != nil {
+			return err
+		}
+		if err := e.update("web-1", "1"); err != nil {
+			return err
+		}
+		if err := e.caughtUp("demo/web-1's MODIFIED"); err != nil {
+			return err
+		}
+		if err := e.srv.Delete(apiserver.Pods, demoNamespace, "web-2"); err != nil {
+			return err
+		}
+		e.show = append(e.show,
+			sc("created while watching (ADDED)", ns+"web-2", rootIs("ListAndWatch watch", "ADDED")),
+			sc("updated (MODIFIED)", ns+"web-1", rootIs("ListAndWatch watch", "MODIFIED")),
+			sc("deleted (DELETED)", ns+"web-2", rootIs("ListAndWatch watch", "DELETED")))
+		return e.caughtUp("demo/web-2's DELETED")
+	case "coalesce":
+		// Happened during the initial list; nothing to do but show it.
+		e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in the queue", ns+"web-coalesced",
+			func(r *spancheck.Span) bool {
+				return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
+			}))
+		return nil
+	case "slow-handler":
+		if err := e.create("busy"); err != nil {
+			return err
+		}
+		if err := e.caughtUp("demo/busy's ADDED"); err != nil {
+			return err
+		}
+		for v := range 5 {
+			if err := e.update("busy", fmt.Sprint(v+1)); err != nil {
+				return err
+			}
+		}
+		e.show = append(e.show, sc("the last of five quick updates, behind a slow handler", ns+"busy", func(r *spancheck.Span) bool {
+			return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
+		}))
+		e.show[len(e.show)-1].last = true
+		return e.caughtUp("the five updates of demo/busy")
+	case "relist":
+		if err := e.create("doomed"); err != nil {
+			return err
+		}
+		if err := e.caughtUp("demo/doomed's ADDED"); err != nil {
+			return err
+		}
+		e.srv.Stop()
+		if err := e.srv.Delete(apiserver.Pods, demoNamespace, "doomed"); err != nil {
+			return err
+		}
+		// Another write after the delete, then compaction: the watch's
+		// resourceVersion is now too old to resume, so the reflector must
+		// LIST again, and the list no longer has demo/doomed.
+		if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: "bump"}}); err != nil {
+			return err
+		}
+		e.srv.Compact()
+		if err := e.srv.Restart(); err != nil {
+			return err
+		}
+		e.show = append(e.show, sc("deleted while the watch was down: a tombstone from the relist", ns+"doomed", rootIs("ListAndWatch list", "TOMBSTONE")))
+		return e.caughtUp("the relist's tombstone for demo/doomed")
+	case "late-handler":
+		return e.addLate()
+	case "resync":
+		if e.late == nil {
+			if err := e.addLate(); err != nil {
+				return err
+			}
+		}
+		e.show = append(e.show, sc("resync: the cache's copy handed again to the handler that asked", ns+"web-1", rootIs("ListAndWatch resync", "RESYNC")))
+		return until("a resync to reach the late handler", func() bool {
+			_, _, _, resyncs := e.late.state()
+			return resyncs > 0
+		})
+	}
+	return fmt.Errorf("unknown scenario %q", name)
+}
+
+func (e *embedded) addLate() error {
+	h := lateHandler{newSeen()}
+	if _, err := e.informer.AddEventHandlerWithResyncPeriod(h, resyncPeriod); err != nil {
+		return err
+	}
+	e.late = &h
+	e.show = append(e.show, sc("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", rootIs(tracing.SpanAddEventHandle, "")))
+	return e.caughtUp("the late handler's synthetic adds")
+}
+
+// timeoutCh closes when ctx ends or after d.
+func timeoutCh(ctx context.Context, d time.Duration) <-chan struct{} {
+	c, cancel := context.WithTimeout(ctx, d)
+	go func() { <-c.Done(); cancel() }()
+	return c.Done()
+}

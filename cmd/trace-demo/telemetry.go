@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+)
+
+// maxCollected bounds the spans kept in memory for the waterfall, so that a
+// long run against a busy cluster cannot grow without limit. Spans past it
+// still go to the exporter; the summary says how many the waterfall missed.
+const maxCollected = 500_000
+
+// collector keeps every ended span for the waterfall and summary. It is a
+// SpanProcessor of its own, beside the exporter's, so the terminal shows
+// the very spans that were exported.
+type collector struct {
+	mu      sync.Mutex
+	spans   []spancheck.Span // guarded by mu
+	dropped int              // guarded by mu
+}
+
+func (c *collector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
+	sp := spancheck.FromReadOnly(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.spans) >= maxCollected {
+		c.dropped++
+		return
+	}
+	c.spans = append(c.spans, sp)
+}
+func (c *collector) Shutdown(context.Context) error   { return nil }
+func (c *collector) ForceFlush(context.Context) error { return nil }
+
+func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]spancheck.Span(nil), c.spans...), c.dropped
+}
+
+func (c *collector) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.spans) + c.dropped
+}
+
+// telemetry is the demo's tracer provider: every span sampled, kept by the
+// collector and sent to the chosen exporter through a batch processor.
+type telemetry struct {
+	tp        *sdktrace.TracerProvider
+	collector *collector
+	where     string // what the exporter writes to, for the closing message
+	closeOut  func() error
+}
+
+func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (*telemetry, error) {
+	t := &telemetry{collector: &collector{}, closeOut: func() error { return nil }}
+	opts := []sdktrace.TracerProviderOption{
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithSpanProcessor(t.collector),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("trace-demo"))),
+	}
+	switch exporter {
+	case "none":
+		t.where = "not exported (--exporter none)"
+	case "stdout":
+		w := stdout
+		t.where = "written to stdout"
+		if out != "-" {
+			f, err := os.Create(out)
+			if err != nil {
+				return nil, fmt.Errorf("--out %s: %w", out, err)
+			}
+			w, t.closeOut = f, f.Close
+			t.where = "written to " + out + " (stdouttrace JSON, one object per span)"
+		}
+		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	case "otlp":
+		// otlptracehttp reads OTEL_EXPORTER_OTLP_ENDPOINT (and the
+		// _TRACES_ variants, headers, TLS) itself; without it, localhost:4318.
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("otlp exporter: %w", err)
+		}
+		endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+		if endpoint == "" {
+			endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
+		if endpoint == "" {
+			endpoint = "http://localhost:4318 (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
+		}
+		t.where = "sent by OTLP/HTTP to " + endpoint
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	default:
+		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
+	}
+	t.tp = sdktrace.NewTracerProvider(opts...)
+	return t, nil
+}
+
+// shutdown flushes every span to the exporter. An OTLP endpoint that is not
+// listening must not hang the demo: ctx bounds it, and the error says so.
+func (t *telemetry) shutdown(ctx context.Context) error {
+	err := t.tp.Shutdown(ctx)
+	if cerr := t.closeOut(); err == nil {
+		err = cerr
+	}
+	return err
+}

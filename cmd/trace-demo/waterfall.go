@@ -1,0 +1,277 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The terminal view of the spans: a waterfall (span tree, offsets,
+// durations and a time bar) for chosen traces, and a summary over all of
+// them. Both read the same spans the exporter was given.
+
+type report struct {
+	ix     *spancheck.Index
+	spans  []spancheck.Span
+	chains []spancheck.Chain
+	broken []error // chains that break the contract
+}
+
+func analyse(spans []spancheck.Span) *report {
+	r := &report{spans: spans, ix: spancheck.NewIndex(spans)}
+	r.chains = r.ix.HandlerChains()
+	for _, c := range r.chains {
+		if err := c.Check(); err != nil {
+			r.broken = append(r.broken, err)
+		}
+	}
+	return r
+}
+
+// find returns the root of the trace a showcase asks for, or nil.
+func (r *report) find(s showcase) *spancheck.Span {
+	var found *spancheck.Span
+	for _, root := range r.ix.Roots {
+		if root.Attr(tracing.KeyObjectKey) == s.key && s.match(root) {
+			found = root
+			if !s.last {
+				break
+			}
+		}
+	}
+	return found
+}
+
+const barWidth = 32
+
+func drawWaterfalls(w io.Writer, r *report, show []showcase) {
+	for _, s := range show {
+		root := r.find(s)
+		if root == nil {
+			fmt.Fprintf(w, "\n━━ %s — %s: no such trace was recorded\n", s.key, s.title)
+			continue
+		}
+		drawTrace(w, r.ix, root, s.key+" — "+s.title)
+	}
+}
+
+type row struct {
+	label string
+	span  *spancheck.Span
+}
+
+func drawTrace(w io.Writer, ix *spancheck.Index, root *spancheck.Span, title string) {
+	var rows []row
+	var walk func(s *spancheck.Span, prefix, branch string)
+	walk = func(s *spancheck.Span, prefix, branch string) {
+		rows = append(rows, row{prefix + branch + s.Name + detail(s), s})
+		kids := ix.Children[s.SpanID]
+		next := prefix
+		switch branch {
+		case "├─ ":
+			next += "│  "
+		case "└─ ":
+			next += "   "
+		}
+		for i, k := range kids {
+			b := "├─ "
+			if i == len(kids)-1 {
+				b = "└─ "
+			}
+			walk(k, next, b)
+		}
+	}
+	walk(root, "", "")
+	t0, t1 := root.Start, root.End
+	labelW := 0
+	for _, rw := range rows {
+		t1 = later(t1, rw.span.End)
+		labelW = max(labelW, len([]rune(rw.label)))
+	}
+	total := t1.Sub(t0)
+	fmt.Fprintf(w, "\n━━ %s  (trace %s)\n", title, root.TraceID)
+	fmt.Fprintf(w, "   %-*s %10s %10s  |%-*s| %s\n", labelW, "span", "start", "took", barWidth, "0", ms(total))
+	for _, rw := range rows {
+		s := rw.span
+		fmt.Fprintf(w, "   %s%s %10s %10s  |%s|\n", rw.label, strings.Repeat(" ", labelW-len([]rune(rw.label))),
+			"+"+ms(s.Start.Sub(t0)), ms(s.Duration()), bar(s.Start.Sub(t0), s.End.Sub(t0), total))
+	}
+	for _, l := range root.Links {
+		fmt.Fprintf(w, "   root links to the cycle span %s (trace %s)\n", l.SpanID(), l.TraceID())
+	}
+}
+
+// detail is the part of a span's attributes a reader needs on its line.
+func detail(s *spancheck.Span) string {
+	var parts []string
+	add := func(format string, k ...any) { parts = append(parts, fmt.Sprintf(format, k...)) }
+	switch {
+	case strings.HasPrefix(s.Name, tracing.SpanRootPrefix):
+		add("%s rv=%s", s.Attr(tracing.KeyEventType), s.Attr(tracing.KeyResourceVersion))
+	case s.Name == tracing.SpanQueued:
+		add("%s", s.Attr(tracing.KeyDeltaType))
+	case s.Name == tracing.SpanHandleDeltas:
+		add("%s, %s popped together", s.Attr(tracing.KeyDeltaType), s.Attr(tracing.KeyDeltasCount))
+		if s.Attr(tracing.KeyInitialList) == "true" {
+			add("initial list")
+		}
+		if n := len(s.Links); n > 0 {
+			add("links to %d other deltas' roots", n)
+		}
+	case s.Name == tracing.SpanAddCh:
+		add("%s", shortListener(s.Attr(tracing.KeyListener)))
+	case s.Name == tracing.SpanPop:
+		add("pending=%s", s.Attr(tracing.KeyListenerPending))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  " + strings.Join(parts, ", ")
+}
+
+func shortListener(l string) string { return strings.TrimPrefix(strings.TrimPrefix(l, "*"), "main.") }
+
+func bar(from, to, total time.Duration) string {
+	if total <= 0 {
+		return "▏" + strings.Repeat(" ", barWidth-1)
+	}
+	a := int(int64(from) * barWidth / int64(total))
+	b := int(int64(to) * barWidth / int64(total))
+	a = min(max(a, 0), barWidth-1)
+	b = min(max(b, a), barWidth)
+	cells := []rune(strings.Repeat(" ", barWidth))
+	if b == a {
+		cells[a] = '▏'
+	}
+	for i := a; i < b; i++ {
+		cells[i] = '█'
+	}
+	return string(cells)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond)) }
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// stageOrder is the contract's per-object path, top to bottom.
+var stageOrder = []string{tracing.SpanQueued, tracing.SpanHandleDeltas, "Indexer.*", tracing.SpanDistribute,
+	tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh, "On* (handler)"}
+
+var waitStages = map[string]bool{tracing.SpanQueued: true, tracing.SpanAddCh: true, tracing.SpanPop: true, tracing.SpanNextCh: true}
+
+func stageOf(name string) string {
+	switch {
+	case strings.HasPrefix(name, "Indexer."):
+		return "Indexer.*"
+	case name == "OnAdd" || name == "OnUpdate" || name == "OnDelete":
+		return "On* (handler)"
+	}
+	return name
+}
+
+func drawSummary(w io.Writer, r *report, dropped int) {
+	type stat struct {
+		n          int
+		sum, worst time.Duration
+	}
+	stats := map[string]*stat{}
+	roots := map[string]int{}
+	var waits []*spancheck.Span
+	perListener := map[string]*stat{}
+	for i := range r.spans {
+		s := &r.spans[i]
+		if s.IsRoot() {
+			roots[s.Name]++
+			continue
+		}
+		st := stats[stageOf(s.Name)]
+		if st == nil {
+			st = &stat{}
+			stats[stageOf(s.Name)] = st
+		}
+		st.n++
+		st.sum += s.Duration()
+		st.worst = max(st.worst, s.Duration())
+		if waitStages[s.Name] {
+			waits = append(waits, s)
+		}
+		if spancheck.IsHandlerCall(s) {
+			l := shortListener(s.Attr(tracing.KeyListener))
+			if perListener[l] == nil {
+				perListener[l] = &stat{}
+			}
+			perListener[l].n++
+			perListener[l].sum += s.Duration()
+			perListener[l].worst = max(perListener[l].worst, s.Duration())
+		}
+	}
+	fmt.Fprintf(w, "\n━━ Summary\n")
+	fmt.Fprintf(w, "   %d spans, %d handler calls", len(r.spans), len(r.chains))
+	if dropped > 0 {
+		fmt.Fprintf(w, " (and %d spans past the in-memory limit, exported but not summarised)", dropped)
+	}
+	fmt.Fprintf(w, "; %d of %d calls trace back to their root through every stage of the contract\n", len(r.chains)-len(r.broken), len(r.chains))
+	var rootNames []string
+	for n := range roots {
+		rootNames = append(rootNames, n)
+	}
+	slices.Sort(rootNames)
+	fmt.Fprintf(w, "   traces by root:")
+	for _, n := range rootNames {
+		fmt.Fprintf(w, "  %s %d", n, roots[n])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n   %-18s %8s %12s %12s\n", "stage", "events", "mean", "max")
+	slowest, slowestMean := "", time.Duration(-1)
+	for _, name := range stageOrder {
+		st := stats[name]
+		if st == nil {
+			continue
+		}
+		mean := st.sum / time.Duration(st.n)
+		if mean > slowestMean {
+			slowest, slowestMean = name, mean
+		}
+		fmt.Fprintf(w, "   %-18s %8d %12s %12s\n", name, st.n, ms(mean), ms(st.worst))
+	}
+	if slowest != "" {
+		fmt.Fprintf(w, "   slowest stage on average: %s (%s)\n", slowest, ms(slowestMean))
+	}
+	if len(perListener) > 0 {
+		fmt.Fprintf(w, "\n   %-24s %8s %12s %12s\n", "listener", "calls", "mean call", "max call")
+		var names []string
+		for n := range perListener {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			st := perListener[n]
+			fmt.Fprintf(w, "   %-24s %8d %12s %12s\n", n, st.n, ms(st.sum/time.Duration(st.n)), ms(st.worst))
+		}
+	}
+	slices.SortFunc(waits, func(a, b *spancheck.Span) int { return cmp.Compare(b.Duration(), a.Duration()) })
+	if len(waits) > 0 {
+		fmt.Fprintf(w, "\n   longest waits:\n")
+		for _, s := range waits[:min(5, len(waits))] {
+			who := ""
+			if l := s.Attr(tracing.KeyListener); l != "" {
+				who = " in " + shortListener(l)
+			}
+			fmt.Fprintf(w, "   %12s  %-16s %s%s\n", ms(s.Duration()), s.Name, s.Attr(tracing.KeyObjectKey), who)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func sortedStrings(s []string) []string { slices.Sort(s); return s }

@@ -1,0 +1,252 @@
+// Package spancheck reads the spans the informer exported and checks them
+// against the span contract (../shared/span-contract.md): every handler call
+// must hang from a complete chain back to its root.
+//
+// One Span type serves both sources a reader meets: spans still in the
+// process (from the SDK, for the demo's waterfall) and spans written by the
+// stdouttrace exporter (for tests that check what a trace viewer would get).
+package spancheck
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// Span is one ended span, reduced to what the contract speaks of.
+type Span struct {
+	Name     string
+	TraceID  trace.TraceID
+	SpanID   trace.SpanID
+	ParentID trace.SpanID // invalid for a root
+	Kind     trace.SpanKind
+	Start    time.Time
+	End      time.Time
+	Attrs    map[attribute.Key]string
+	Links    []trace.SpanContext
+}
+
+// Duration is End - Start.
+func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
+
+// Attr returns the attribute k, or "".
+func (s Span) Attr(k attribute.Key) string { return s.Attrs[k] }
+
+// IsRoot reports whether the span has no parent.
+func (s Span) IsRoot() bool { return !s.ParentID.IsValid() }
+
+// FromReadOnly converts a span of the SDK.
+func FromReadOnly(r sdktrace.ReadOnlySpan) Span {
+	s := Span{
+		Name: r.Name(), TraceID: r.SpanContext().TraceID(), SpanID: r.SpanContext().SpanID(),
+		ParentID: r.Parent().SpanID(), Kind: r.SpanKind(), Start: r.StartTime(), End: r.EndTime(),
+		Attrs: make(map[attribute.Key]string, len(r.Attributes())),
+	}
+	for _, a := range r.Attributes() {
+		s.Attrs[a.Key] = a.Value.Emit()
+	}
+	for _, l := range r.Links() {
+		s.Links = append(s.Links, l.SpanContext)
+	}
+	return s
+}
+
+// stub is the part of the stdouttrace exporter's JSON (a
+// tracetest.SpanStub per span) that Span needs.
+type stub struct {
+	Name        string
+	SpanContext struct{ TraceID, SpanID string }
+	Parent      struct{ SpanID string }
+	SpanKind    trace.SpanKind
+	StartTime   time.Time
+	EndTime     time.Time
+	Attributes  []struct {
+		Key   attribute.Key
+		Value struct{ Value any }
+	}
+	Links []struct {
+		SpanContext struct{ TraceID, SpanID string }
+	}
+}
+
+// ReadStdoutTrace reads the spans the stdouttrace exporter wrote to r (one
+// JSON object per span, indented or not).
+func ReadStdoutTrace(r io.Reader) ([]Span, error) {
+	dec := json.NewDecoder(r)
+	var out []Span
+	for {
+		var st stub
+		err := dec.Decode(&st)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("span %d of the stdouttrace output: %w", len(out)+1, err)
+		}
+		s := Span{Name: st.Name, Kind: st.SpanKind, Start: st.StartTime, End: st.EndTime,
+			Attrs: make(map[attribute.Key]string, len(st.Attributes))}
+		if s.TraceID, err = trace.TraceIDFromHex(st.SpanContext.TraceID); err != nil {
+			return out, fmt.Errorf("span %q: trace ID: %w", st.Name, err)
+		}
+		if s.SpanID, err = trace.SpanIDFromHex(st.SpanContext.SpanID); err != nil {
+			return out, fmt.Errorf("span %q: span ID: %w", st.Name, err)
+		}
+		// An absent parent is written as sixteen zeros, which SpanIDFromHex
+		// rejects: leave ParentID invalid then.
+		s.ParentID, _ = trace.SpanIDFromHex(st.Parent.SpanID)
+		for _, a := range st.Attributes {
+			s.Attrs[a.Key] = fmt.Sprint(a.Value.Value)
+		}
+		for _, l := range st.Links {
+			tid, _ := trace.TraceIDFromHex(l.SpanContext.TraceID)
+			sid, _ := trace.SpanIDFromHex(l.SpanContext.SpanID)
+			s.Links = append(s.Links, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
+		}
+		out = append(out, s)
+	}
+}
+
+// Index finds spans by ID and children by parent.
+type Index struct {
+	ByID     map[trace.SpanID]*Span
+	Children map[trace.SpanID][]*Span // sorted by start time
+	Roots    []*Span                  // sorted by start time
+}
+
+// NewIndex indexes spans.
+func NewIndex(spans []Span) *Index {
+	ix := &Index{ByID: make(map[trace.SpanID]*Span, len(spans)), Children: map[trace.SpanID][]*Span{}}
+	for i := range spans {
+		s := &spans[i]
+		ix.ByID[s.SpanID] = s
+		if s.IsRoot() {
+			ix.Roots = append(ix.Roots, s)
+		} else {
+			ix.Children[s.ParentID] = append(ix.Children[s.ParentID], s)
+		}
+	}
+	byStart := func(a, b *Span) int { return a.Start.Compare(b.Start) }
+	slices.SortFunc(ix.Roots, byStart)
+	for _, c := range ix.Children {
+		slices.SortFunc(c, byStart)
+	}
+	return ix
+}
+
+// Chain is the path from one handler call up to its trace's root: Spans[0]
+// is the On* span, the last one the root. Complete reports whether the
+// parents ran out before a root was found (a span missing from the export).
+type Chain struct {
+	Spans    []*Span
+	Complete bool
+}
+
+// Key is the handler call's informer.object.key.
+func (c Chain) Key() string { return c.Spans[0].Attr(tracing.KeyObjectKey) }
+
+// Root is the chain's last span.
+func (c Chain) Root() *Span { return c.Spans[len(c.Spans)-1] }
+
+// IsHandlerCall reports whether s is a handler call span of the contract.
+func IsHandlerCall(s *Span) bool {
+	return s.Name == "OnAdd" || s.Name == "OnUpdate" || s.Name == "OnDelete"
+}
+
+// HandlerChains returns a chain per handler call span, in start order.
+func (ix *Index) HandlerChains() []Chain {
+	var calls []*Span
+	for _, s := range ix.ByID {
+		if IsHandlerCall(s) {
+			calls = append(calls, s)
+		}
+	}
+	slices.SortFunc(calls, func(a, b *Span) int { return a.Start.Compare(b.Start) })
+	out := make([]Chain, 0, len(calls))
+	for _, h := range calls {
+		c := Chain{Spans: []*Span{h}}
+		for s := h; ; {
+			if s.IsRoot() {
+				c.Complete = true
+				break
+			}
+			p, ok := ix.ByID[s.ParentID]
+			if !ok {
+				break
+			}
+			c.Spans = append(c.Spans, p)
+			s = p
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Check returns what is wrong with c by the contract, or nil: the names and
+// order of the chain (a watch/list/resync root or an AddEventHandler root),
+// the attributes every span must carry, and the kinds of the ends.
+func (c Chain) Check() error {
+	var problems []string
+	names := make([]string, len(c.Spans))
+	for i, s := range c.Spans {
+		names[i] = s.Name
+	}
+	if !c.Complete {
+		problems = append(problems, "a span is missing between the handler call and the root")
+	}
+	root := c.Root()
+	listenerPart := []string{c.Spans[0].Name, tracing.SpanNextCh, tracing.SpanPop, tracing.SpanAddCh}
+	switch {
+	case root.Name == tracing.SpanAddEventHandle:
+		if !slices.Equal(names, append(listenerPart, tracing.SpanAddEventHandle)) {
+			problems = append(problems, "want On* ← nextCh ← pop ← addCh ← AddEventHandler")
+		}
+	case strings.HasPrefix(root.Name, tracing.SpanRootPrefix):
+		want := append(listenerPart, tracing.SpanDistribute, tracing.SpanHandleDeltas, root.Name)
+		if !slices.Equal(names, want) {
+			problems = append(problems, "want On* ← nextCh ← pop ← addCh ← distribute ← HandleDeltas ← ListAndWatch <source>")
+		}
+		if root.Attr(tracing.KeyEventType) == "" {
+			problems = append(problems, "root without "+string(tracing.KeyEventType))
+		}
+		if root.Kind != trace.SpanKindProducer {
+			problems = append(problems, "root is not a PRODUCER span")
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("root %q is neither %q nor %q<source>", root.Name, tracing.SpanAddEventHandle, tracing.SpanRootPrefix))
+	}
+	key := c.Key()
+	if key == "" {
+		problems = append(problems, "handler call without "+string(tracing.KeyObjectKey))
+	}
+	for i, s := range c.Spans {
+		if s.Attr(tracing.KeyInformerName) == "" {
+			problems = append(problems, s.Name+" without "+string(tracing.KeyInformerName))
+		}
+		if s.Attr(tracing.KeyObjectKey) != key {
+			problems = append(problems, fmt.Sprintf("%s has key %q, the handler call %q", s.Name, s.Attr(tracing.KeyObjectKey), key))
+		}
+		if i < len(listenerPart) && s.Attr(tracing.KeyListener) == "" {
+			problems = append(problems, s.Name+" without "+string(tracing.KeyListener))
+		}
+		if s.TraceID != c.Spans[0].TraceID {
+			problems = append(problems, s.Name+" is in another trace")
+		}
+	}
+	if c.Spans[0].Kind != trace.SpanKindConsumer {
+		problems = append(problems, "handler call is not a CONSUMER span")
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s [%s]: %s", key, c.Spans[0].Name, strings.Join(names, " ← "), strings.Join(problems, "; "))
+}
