@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
@@ -226,15 +227,19 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		}
 	})
 	audit := auditHandler{newSeen()}
-	for _, h := range []processor.ResourceEventHandler{audit, metricsHandler{newSeen()}, newSlowHandler(clusterSlowDelay)} {
-		if _, err := inf.AddEventHandler(h); err != nil {
+	handlers := []stateful{audit, metricsHandler{newSeen()}, newSlowHandler(clusterSlowDelay)}
+	for _, h := range handlers {
+		if _, err := inf.AddEventHandler(h.(processor.ResourceEventHandler)); err != nil {
 			return result{}, err
 		}
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer func() { stop(); f.Shutdown() }()
-	f.Start(runCtx.Done())
-	for _, ok := range f.WaitForCacheSync(timeoutCh(runCtx, syncTimeout)) {
+	// The informer has a context of its own: Ctrl-C (ctx) first lets the
+	// handlers catch up with the cache, so the waterfall shows whole paths,
+	// and only then stops the informer.
+	infCtx, stopInformer := context.WithCancel(context.Background())
+	defer func() { stopInformer(); f.Shutdown() }()
+	f.Start(infCtx.Done())
+	for _, ok := range f.WaitForCacheSync(timeoutCh(ctx, syncTimeout)) {
 		if !ok {
 			if ctx.Err() != nil {
 				return result{}, errors.New("stopped before the informer synced")
@@ -243,15 +248,18 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		}
 	}
 	u.status("synced: %d objects in the cache", len(inf.GetStore().ListKeys()))
+	if testHookSynced != nil {
+		testHookSynced(inf.GetStore())
+	}
 
 	if gen != nil {
 		u.lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
-		if err := gen.run(runCtx); err != nil && runCtx.Err() == nil {
+		if err := gen.run(ctx); err != nil && ctx.Err() == nil {
 			return result{}, explain(err, where, gvr, namespace, "create")
 		}
-		if runCtx.Err() == nil {
+		if ctx.Err() == nil {
 			if err := until("the generated changes to reach the handlers", func() bool {
-				want, err := gen.serverState(runCtx)
+				want, err := gen.serverState(ctx)
 				got, _, _, _ := audit.state()
 				return err == nil && maps.Equal(got, want)
 			}); err != nil {
@@ -259,7 +267,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			}
 		}
 		if o.duration > 0 {
-			<-runCtx.Done()
+			<-ctx.Done()
 		}
 	} else {
 		if o.duration > 0 {
@@ -267,12 +275,31 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		} else {
 			u.status("watching; Ctrl-C stops and draws the waterfall")
 		}
-		<-runCtx.Done()
+		<-ctx.Done()
 	}
-	stop()
+	if err := until("every handler to catch up with the cache", func() bool {
+		want := map[string]string{}
+		for _, obj := range inf.GetStore().List() {
+			k, rv := keyAndRV(obj)
+			want[k] = rv
+		}
+		for _, h := range handlers {
+			if got, _, _, _ := h.handlerState().state(); !maps.Equal(got, want) {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		u.warn("stopping with notifications still queued for a handler: %v", err)
+	}
+	stopInformer()
 	f.Shutdown()
 	return result{show: pickObjects(tel.collector, o.objects)}, nil
 }
+
+// testHookSynced, when set by a test, is called once the cluster informer
+// has synced: the moment a test may start changing objects.
+var testHookSynced func(store.Store)
 
 // pickObjects chooses what the waterfall draws on a cluster: for up to n
 // objects, preferring ones that changed while watched, each trace in turn.

@@ -73,7 +73,8 @@ type showcase struct {
 	title string
 	key   string
 	match func(root *spancheck.Span) bool
-	last  bool // the last matching trace instead of the first
+	last  bool   // the last matching trace instead of the first
+	step  string // the scenario that made it, shown in the heading
 }
 
 func sc(title, key string, match func(*spancheck.Span) bool) showcase {
@@ -218,6 +219,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		return result{}, err
 	}
 	e.show = append(e.show, sc("listed before the informer started (LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED")))
+	e.show[0].step = "start"
 	if has("coalesce") {
 		for i := range fillerPods {
 			if err := e.create(fmt.Sprintf("batch-%03d", i)); err != nil {
@@ -285,8 +287,12 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			return result{}, fmt.Errorf("interrupted before %s", s)
 		}
 		u.lesson(s, lessons[s])
+		before := len(e.show)
 		if err := e.step(s); err != nil {
 			return result{}, fmt.Errorf("scenario %s: %w", s, err)
+		}
+		for i := before; i < len(e.show); i++ {
+			e.show[i].step = s
 		}
 	}
 	if err := e.caughtUp("every handler to see the final state"); err != nil {
@@ -384,9 +390,8 @@ func (e *embedded) step(name string) error {
 			}
 		}
 		e.show = append(e.show, sc("resync: the cache's copy handed again to the handler that asked", ns+"web-1", rootIs("ListAndWatch resync", "RESYNC")))
-		return until("a resync to reach the late handler", func() bool {
-			_, _, _, resyncs := e.late.state()
-			return resyncs > 0
+		return until("demo/web-1's resync to reach the late handler", func() bool {
+			return e.late.wasResynced(demoNamespace + "/web-1")
 		})
 	}
 	return fmt.Errorf("unknown scenario %q", name)

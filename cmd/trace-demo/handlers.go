@@ -22,9 +22,10 @@ type seen struct {
 	calls      int               // guarded by mu
 	tombstones int               // guarded by mu
 	resyncs    int               // guarded by mu: updates whose old and new RV are the same
+	resynced   map[string]bool   // guarded by mu: keys that had such an update
 }
 
-func newSeen() *seen { return &seen{rv: map[string]string{}} }
+func newSeen() *seen { return &seen{rv: map[string]string{}, resynced: map[string]bool{}} }
 
 func (s *seen) add(obj any) {
 	key, rv := keyAndRV(obj)
@@ -42,6 +43,7 @@ func (s *seen) update(old, obj any) {
 	s.calls++
 	if rv == oldRV {
 		s.resyncs++
+		s.resynced[key] = true
 	}
 	s.rv[key] = rv
 }
@@ -60,6 +62,12 @@ func (s *seen) delete(obj any) {
 	defer s.mu.Unlock()
 	s.calls++
 	delete(s.rv, key)
+}
+
+func (s *seen) wasResynced(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resynced[key]
 }
 
 // state returns a copy of what the handler has seen.

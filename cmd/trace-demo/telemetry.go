@@ -56,6 +56,17 @@ func (c *collector) count() int {
 	return len(c.spans) + c.dropped
 }
 
+// batchOptions: the batch processor's default is to drop spans once 2048
+// wait for export, and the initial list alone makes several thousand in a
+// few milliseconds. A demo that shows every object's path must not lose
+// some silently, so the queue is larger and, when it is full anyway, the
+// span's End waits for room (WithBlocking) instead of dropping it.
+var batchOptions = []sdktrace.BatchSpanProcessorOption{
+	sdktrace.WithMaxQueueSize(1 << 16),
+	sdktrace.WithMaxExportBatchSize(4096),
+	sdktrace.WithBlocking(),
+}
+
 // telemetry is the demo's tracer provider: every span sampled, kept by the
 // collector and sent to the chosen exporter through a batch processor.
 type telemetry struct {
@@ -90,7 +101,7 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		opts = append(opts, sdktrace.WithBatcher(exp, batchOptions...))
 	case "otlp":
 		// otlptracehttp reads OTEL_EXPORTER_OTLP_ENDPOINT (and the
 		// _TRACES_ variants, headers, TLS) itself; without it, localhost:4318.
@@ -106,7 +117,7 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 			endpoint = "http://localhost:4318 (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
 		}
 		t.where = "sent by OTLP/HTTP to " + endpoint
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		opts = append(opts, sdktrace.WithBatcher(exp, batchOptions...))
 	default:
 		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
 	}

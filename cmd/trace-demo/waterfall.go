@@ -57,7 +57,11 @@ func drawWaterfalls(w io.Writer, r *report, show []showcase) {
 			fmt.Fprintf(w, "\n━━ %s — %s: no such trace was recorded\n", s.key, s.title)
 			continue
 		}
-		drawTrace(w, r.ix, root, s.key+" — "+s.title)
+		title := s.key + " — " + s.title
+		if s.step != "" {
+			title = "[" + s.step + "] " + title
+		}
+		drawTrace(w, r.ix, root, title)
 	}
 }
 
