@@ -1,0 +1,112 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// buildDemo compiles cmd/trace-demo once per test into a temp dir.
+func buildDemo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "trace-demo")
+	out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repoRoot(), "cmd", "trace-demo")).CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/trace-demo: %s", out)
+	return bin
+}
+
+// The demo as a user runs it against their cluster: --generate makes
+// ConfigMaps in a namespace of its own, every one is traced from
+// ListAndWatch to the three handlers, and the namespace is gone afterwards.
+func TestTraceDemoGenerateOnTheRealCluster(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	bin := buildDemo(t)
+	spansFile := filepath.Join(t.TempDir(), "spans.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--generate", "--out", spansFile)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "trace-demo --generate:\n%s", out)
+	t.Logf("trace-demo output:\n%s", out)
+
+	ns := regexp.MustCompile(`trace-demo-\d{5}`).FindString(string(out))
+	require.NotEmpty(t, ns, "the demo names its namespace")
+	assert.Contains(t, string(out), "deleted namespace "+ns)
+
+	f, err := os.Open(spansFile)
+	require.NoError(t, err)
+	defer f.Close()
+	spans, err := spancheck.ReadStdoutTrace(f)
+	require.NoError(t, err)
+	reached := map[string][]string{}
+	listeners := map[string]map[string]bool{}
+	for _, c := range spancheck.NewIndex(spans).HandlerChains() {
+		require.NoError(t, c.Check())
+		reached[c.Key()] = append(reached[c.Key()], c.Root().Attr(tracing.KeyEventType))
+		if listeners[c.Key()] == nil {
+			listeners[c.Key()] = map[string]bool{}
+		}
+		listeners[c.Key()][c.Spans[0].Attr(tracing.KeyListener)] = true
+	}
+	for i := range 5 {
+		key := ns + "/gen-" + string(rune('0'+i))
+		assert.Contains(t, reached[key], "ADDED", key)
+		assert.Contains(t, reached[key], "MODIFIED", key)
+		if i < 4 {
+			assert.Contains(t, reached[key], "DELETED", key)
+		}
+		assert.Len(t, listeners[key], 3, "%s reached every handler: %v", key, listeners[key])
+	}
+	assert.True(t, slices.ContainsFunc(spans, func(s spancheck.Span) bool { return s.Name == tracing.SpanWatch }), "a Reflector.watch span")
+	assert.Contains(t, string(out), "━━ "+ns+"/gen-0 — ListAndWatch watch ADDED")
+	assert.Contains(t, string(out), "calls trace back to their root")
+
+	// Cleaned up: the namespace is gone or on its way.
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err := kube.RESTClientFor(cfg, corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	got := &corev1.Namespace{}
+	err = client.Get().Resource("namespaces").Name(ns).Do(context.Background()).Into(got)
+	if err == nil {
+		assert.NotNil(t, got.DeletionTimestamp, "namespace %s is being deleted", ns)
+	} else {
+		assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	}
+}
+
+// Pods of the real cluster, watched the way the README shows: what is
+// there is listed and traced to the handlers; a forbidden user is told so.
+func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig)
+	c := newCluster(t)
+	bin := buildDemo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// configmaps: the local cluster runs no controllers, so it has no pods.
+	c.create("watched")
+	out, err := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--resource", "v1/configmaps",
+		"--namespace", c.ns, "--duration", "2s", "--exporter", "none").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "━━ "+c.ns+"/watched — ListAndWatch list LISTED")
+	assert.Regexp(t, `(\d+) of (\d+) calls trace back`, string(out))
+}
