@@ -176,6 +176,12 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	for _, s := range rec.Ended() {
 		byID[s.SpanContext().SpanID()] = s
 	}
+	indexerWrite := map[trace.SpanID]sdktrace.ReadOnlySpan{} // HandleDeltas span → its Indexer.* child
+	for _, s := range rec.Ended() {
+		if strings.HasPrefix(s.Name(), "Indexer.") {
+			indexerWrite[s.Parent().SpanID()] = s
+		}
+	}
 	seenRoots := map[string]bool{}
 	var coalescedHandle []sdktrace.ReadOnlySpan
 	for _, h := range handlerSpans() {
@@ -198,6 +204,11 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 			assert.True(t, strings.HasPrefix(chain[6], "ListAndWatch "), chain[6])
 			ev, _ := attrOf(root, tracing.KeyEventType)
 			seenRoots[ev] = true
+			// The cache write is over before the fan-out starts: the
+			// Indexer span does not hide distribute's time.
+			write, ok := indexerWrite[spans[5].SpanContext().SpanID()]
+			require.True(t, ok, "%s: HandleDeltas without an Indexer.* child", key)
+			assert.False(t, write.EndTime().After(spans[4].StartTime()), "%s: %s ends after distribute starts", key, write.Name())
 			if n, _ := attrOf(spans[5], tracing.KeyDeltasCount); n != "1" && key == "ns/coalesced" {
 				coalescedHandle = append(coalescedHandle, spans[5])
 			}
