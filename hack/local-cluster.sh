@@ -143,8 +143,10 @@ up() {
   openssl genrsa -out "$state/sa.key" 2048 2>/dev/null
   openssl rsa -in "$state/sa.key" -pubout -out "$state/sa.pub" 2>/dev/null
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$state/token"
-  # token,user,uid,"groups": system:masters bypasses RBAC.
+  # token,user,uid,"groups": system:masters bypasses RBAC. "nobody" has no
+  # RBAC bindings at all: the e2e tests use it to see a forbidden list.
   echo "$(cat "$state/token"),admin,admin,\"system:masters\"" >"$state/tokens.csv"
+  echo "$(cat "$state/token")nobody,nobody,nobody" >>"$state/tokens.csv"
 
   start_apiserver
 
@@ -160,9 +162,14 @@ users:
 - name: admin
   user:
     token: $(cat "$state/token")
+- name: nobody
+  user:
+    token: $(cat "$state/token")nobody
 contexts:
 - name: local
   context: {cluster: local, user: admin}
+- name: nobody
+  context: {cluster: local, user: nobody}
 current-context: local
 KUBECONFIG
   env_cmd

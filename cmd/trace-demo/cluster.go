@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -322,15 +323,28 @@ func pickObjects(c *collector, n int) []showcase {
 	}
 	keys := append(watched, listed...)
 	keys = keys[:min(n, len(keys))]
-	var out []showcase
+	// Per object, up to three traces, one of each kind of event first (an
+	// ADDED, a MODIFIED and a DELETED say more than three MODIFIEDs).
 	const perObject = 3
+	var out []showcase
 	for _, k := range keys {
-		count := 0
+		var first, rest []*spancheck.Span
+		kinds := map[string]bool{}
 		for _, r := range ix.Roots {
-			if r.Attr(tracing.KeyObjectKey) != k || count == perObject {
+			if r.Attr(tracing.KeyObjectKey) != k {
 				continue
 			}
-			count++
+			if ev := r.Name + r.Attr(tracing.KeyEventType); !kinds[ev] {
+				kinds[ev] = true
+				first = append(first, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		picked := append(first, rest...)
+		picked = picked[:min(perObject, len(picked))]
+		slices.SortFunc(picked, func(a, b *spancheck.Span) int { return a.Start.Compare(b.Start) })
+		for _, r := range picked {
 			id := r.SpanID
 			out = append(out, sc(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
 				func(s *spancheck.Span) bool { return s.SpanID == id }))

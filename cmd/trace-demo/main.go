@@ -152,8 +152,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flushErr := tel.shutdown(fctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
-		if flushErr == nil {
-			fmt.Fprintf(stderr, "trace-demo: the spans of this run were %s\n", tel.where)
+		// A run that failed before the informer started has no spans: say
+		// nothing about them, and leave no empty --out file behind.
+		if n := tel.collector.count(); n > 0 && flushErr == nil {
+			fmt.Fprintf(stderr, "trace-demo: the %d spans of this run were %s\n", n, tel.where)
+		} else if n == 0 {
+			tel.removeEmptyOut()
 		}
 		return 1
 	}

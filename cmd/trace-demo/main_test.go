@@ -227,6 +227,7 @@ func TestClusterProblemsFailFastWithAReason(t *testing.T) {
 			assert.Equal(t, 1, r.code, r.stdout)
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			assert.Contains(t, lines[0], "trace-demo: "+c.want)
+			assert.Len(t, lines, 1, "one line, and nothing about spans when none were made")
 			assert.Less(t, r.took, preflightTimeout, "a clear error within seconds")
 		})
 	}

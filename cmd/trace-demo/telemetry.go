@@ -74,6 +74,17 @@ type telemetry struct {
 	collector *collector
 	where     string // what the exporter writes to, for the closing message
 	closeOut  func() error
+	outPath   string // the --out file, if the exporter writes one
+}
+
+// removeEmptyOut deletes the --out file of a run that recorded no span.
+func (t *telemetry) removeEmptyOut() {
+	if t.outPath == "" {
+		return
+	}
+	if st, err := os.Stat(t.outPath); err == nil && st.Size() == 0 {
+		_ = os.Remove(t.outPath)
+	}
 }
 
 func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (*telemetry, error) {
@@ -94,7 +105,7 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 			if err != nil {
 				return nil, fmt.Errorf("--out %s: %w", out, err)
 			}
-			w, t.closeOut = f, f.Close
+			w, t.closeOut, t.outPath = f, f.Close, out
 			t.where = "written to " + out + " (stdouttrace JSON, one object per span)"
 		}
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))

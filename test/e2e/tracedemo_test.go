@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,7 @@ func TestTraceDemoGenerateOnTheRealCluster(t *testing.T) {
 	}
 	assert.True(t, slices.ContainsFunc(spans, func(s spancheck.Span) bool { return s.Name == tracing.SpanWatch }), "a Reflector.watch span")
 	assert.Contains(t, string(out), "━━ "+ns+"/gen-0 — ListAndWatch watch ADDED")
+	assert.Contains(t, string(out), "━━ "+ns+"/gen-0 — ListAndWatch watch DELETED", "the waterfall shows each kind of event first")
 	assert.Contains(t, string(out), "calls trace back to their root")
 
 	// Cleaned up: the namespace is gone or on its way.
@@ -109,4 +111,53 @@ func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "━━ "+c.ns+"/watched — ListAndWatch list LISTED")
 	assert.Regexp(t, `(\d+) of (\d+) calls trace back`, string(out))
+}
+
+// On the real API server, what a user gets wrong is told in one line, with
+// exit code 1, within seconds: RBAC, an unknown resource, an untrusted
+// certificate.
+func TestTraceDemoExplainsRealClusterProblems(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig)
+	bin := buildDemo(t)
+
+	// A copy of the kubeconfig without the certificate authority: the
+	// server's self-signed certificate is then not trusted.
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	require.NoError(t, err)
+	for _, c := range raw.Clusters {
+		c.CertificateAuthority, c.CertificateAuthorityData = "", nil
+	}
+	noCA := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*raw, noCA))
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"rbac", []string{"--kubeconfig", kubeconfig, "--context", "nobody", "--namespace", "default"},
+			[]string{"(context nobody) does not allow you to list pods in namespace default", "kubectl auth can-i list pods -n default"}},
+		{"unknown resource", []string{"--kubeconfig", kubeconfig, "--resource", "example.com/v1/widgets"},
+			[]string{"unknown resource: the API server at", "has no widgets in example.com/v1"}},
+		{"untrusted certificate", []string{"--kubeconfig", noCA},
+			[]string{"TLS: the certificate of the API server at"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			cmd := exec.CommandContext(ctx, bin, append(c.args, "--exporter", "none")...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+			assert.Equal(t, 1, exit.ExitCode())
+			for _, w := range c.want {
+				assert.Contains(t, stderr.String(), w)
+			}
+			assert.Less(t, time.Since(start), 15*time.Second)
+		})
+	}
 }
