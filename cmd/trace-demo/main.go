@@ -13,9 +13,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel"
 )
 
 func main() {
+	// Export errors are counted and reported once, at the end (see
+	// countingExporter); OTel's default handler would also log each retry.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -106,6 +111,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
+// flushTimeout bounds the final export: an OTLP endpoint that is down makes
+// the exporter retry for up to a minute, and the demo must not hang on it.
+// A variable so that a test can shorten it.
+var flushTimeout = 10 * time.Second
+
 // result is what a run hands to the waterfall: which traces to draw.
 type result struct {
 	show []showcase
@@ -146,7 +156,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Flush before anything else, so that even a failed run leaves its
 	// spans in the exporter; an OTLP endpoint that is down costs at most
 	// flushTimeout.
-	const flushTimeout = 10 * time.Second
 	fctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	flushErr := tel.shutdown(fctx)
@@ -170,11 +179,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, res.note)
 		}
 	}
-	fmt.Fprintf(stdout, "%d spans %s\n", len(spans)+dropped, tel.where)
 	if flushErr != nil {
-		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %v (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)\n", flushErr)
+		hint := ""
+		if o.exporter == "otlp" {
+			hint = " (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)"
+		}
+		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %v%s\n", flushErr, hint)
 		return 1
 	}
+	fmt.Fprintf(stdout, "%d spans %s\n", len(spans)+dropped, tel.where)
 	if n := len(rep.broken); n > 0 {
 		fmt.Fprintf(stderr, "trace-demo: %d handler calls do not have a complete span chain; first: %v\n", n, rep.broken[0])
 		return 1

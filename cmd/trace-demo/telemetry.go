@@ -75,6 +75,34 @@ type telemetry struct {
 	where     string // what the exporter writes to, for the closing message
 	closeOut  func() error
 	outPath   string // the --out file, if the exporter writes one
+	exporter  *countingExporter
+}
+
+// countingExporter counts what its exporter accepted and keeps the first
+// error. The batch processor hands export errors to otel.Handle (a log line
+// at best) and its Shutdown does not return them, so without this a demo
+// whose endpoint is down would report spans "sent" that never arrived.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	mu       sync.Mutex
+	exported int   // guarded by mu
+	failed   int   // guarded by mu
+	firstErr error // guarded by mu
+}
+
+func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := c.SpanExporter.ExportSpans(ctx, spans)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.failed += len(spans)
+		if c.firstErr == nil {
+			c.firstErr = err
+		}
+		return err
+	}
+	c.exported += len(spans)
+	return nil
 }
 
 // removeEmptyOut deletes the --out file of a run that recorded no span.
@@ -112,7 +140,8 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp, batchOptions...))
+		t.exporter = &countingExporter{SpanExporter: exp}
+		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
 	case "otlp":
 		// otlptracehttp reads OTEL_EXPORTER_OTLP_ENDPOINT (and the
 		// _TRACES_ variants, headers, TLS) itself; without it, localhost:4318.
@@ -128,7 +157,8 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 			endpoint = "http://localhost:4318 (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
 		}
 		t.where = "sent by OTLP/HTTP to " + endpoint
-		opts = append(opts, sdktrace.WithBatcher(exp, batchOptions...))
+		t.exporter = &countingExporter{SpanExporter: exp}
+		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
 	default:
 		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
 	}
@@ -143,5 +173,19 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 	if cerr := t.closeOut(); err == nil {
 		err = cerr
 	}
-	return err
+	if t.exporter == nil {
+		return err
+	}
+	t.exporter.mu.Lock()
+	defer t.exporter.mu.Unlock()
+	if t.exporter.firstErr != nil {
+		return fmt.Errorf("%d of %d spans were not exported: %w", t.exporter.failed, t.exporter.failed+t.exporter.exported, t.exporter.firstErr)
+	}
+	if err != nil {
+		return err
+	}
+	if n := t.collector.count(); t.exporter.exported != n {
+		return fmt.Errorf("the exporter took %d spans of the %d recorded", t.exporter.exported, n)
+	}
+	return nil
 }
