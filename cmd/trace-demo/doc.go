@@ -1,0 +1,38 @@
+// Command trace-demo shows the path of every object through this
+// repository's informer (chapters 1–6), as OpenTelemetry spans and as a
+// waterfall in the terminal:
+//
+//	ListAndWatch → DeltaFIFO.queued → HandleDeltas → Indexer + distribute
+//	  → addCh → pop → nextCh → OnAdd / OnUpdate / OnDelete
+//
+// With no flags it starts the embedded API server (internal/apiserver),
+// builds a pod informer through the chapter-6 factory with three handlers
+// (one deliberately slow), runs six lessons and stops by itself:
+//
+//   - basic: a create, an update and a delete seen by watch;
+//   - coalesce: two changes that land in the queue while the object's listed
+//     delta is still there, so Pop returns three deltas at once;
+//   - slow-handler: five quick updates behind a 3 ms handler, waiting in its
+//     ring buffer while the other listeners are done;
+//   - relist: a pod deleted while the watch is down comes back as a
+//     DeletedFinalStateUnknown after the relist;
+//   - late-handler: a handler added after sync gets synthetic adds;
+//   - resync: only the handler that asked for a resync gets Sync updates.
+//
+// Each step waits for its effect to reach every handler instead of
+// sleeping, and gives up with an error after 20 s, so the demo cannot hang.
+//
+// With --cluster, --kubeconfig or --context it watches a real cluster (any
+// resource, --namespace), optionally making its own traffic (--generate).
+// Before the informer starts, one LIST and one short WATCH check that the
+// cluster is reachable, trusted, and lets the user list and watch the
+// resource; if not, the demo says why in one line and exits 1.
+//
+// Spans go to stdouttrace JSON (default, --out), OTLP/HTTP
+// (OTEL_EXPORTER_OTLP_ENDPOINT) or nowhere; the terminal view is drawn from
+// the same spans, collected by a second span processor. docs/tracing.md
+// explains how to read it.
+//
+// Exit codes: 0 success, 1 a failed run (cluster problem, export failure, a
+// handler call without a complete span chain), 2 bad flags.
+package main

@@ -1,0 +1,11 @@
+// Package spancheck reads the spans the informer exported and checks them
+// against the span contract (../shared/span-contract.md): every handler call
+// must hang from a complete chain back to its root.
+//
+// One Span type serves both sources a reader meets: spans still in the
+// process (from the SDK, for the demo's waterfall) and spans written by the
+// stdouttrace exporter (for tests that check what a trace viewer would get).
+//
+// [ExampleReadStdoutTrace] reads an exported file and checks every handler
+// call's chain, as the demo's tests do.
+package spancheck
