@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,9 +89,6 @@ func rootIs(name, event string) func(*spancheck.Span) bool {
 }
 
 type embedded struct {
-	o        *options
-	ui       *ui
-	tel      *telemetry
 	srv      *apiserver.Server
 	informer processor.SharedIndexInformer
 	stop     context.CancelFunc
@@ -206,12 +204,12 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{o: o, ui: u, tel: tel, srv: srv}
+	e := &embedded{srv: srv}
 	steps := scenarioNames
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
 	}
-	has := func(s string) bool { return strings.Contains(" "+strings.Join(steps, " ")+" ", " "+s+" ") }
+	has := func(s string) bool { return slices.Contains(steps, s) }
 	u.status("embedded API server at %s; namespace %q; scenarios: %s", srv.URL, demoNamespace, strings.Join(steps, ", "))
 
 	// Objects that exist before the informer starts arrive by LIST.

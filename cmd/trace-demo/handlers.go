@@ -92,31 +92,25 @@ func keyAndRV(obj any) (key, rv string) {
 	return m.GetName(), m.GetResourceVersion()
 }
 
+// stateful is every demo handler: the demo waits on what it has seen.
+type stateful interface{ handlerState() *seen }
+
 // auditHandler is a fast handler, as most should be: it records and returns.
 type auditHandler struct{ *seen }
 
-func (h auditHandler) OnAdd(obj any, _ bool)      { h.add(obj) }
-func (h auditHandler) OnUpdate(old, obj any)      { h.update(old, obj) }
-func (h auditHandler) OnDelete(obj any)           { h.delete(obj) }
-func (h auditHandler) handlerState() *seen        { return h.seen }
-func (h metricsHandler) handlerState() *seen      { return h.seen }
-func (h *slowHandler) handlerState() *seen        { return h.seen }
-func (h lateHandler) handlerState() *seen         { return h.seen }
-func (h metricsHandler) OnAdd(obj any, _ bool)    { h.add(obj) }
-func (h metricsHandler) OnUpdate(old, obj any)    { h.update(old, obj) }
-func (h metricsHandler) OnDelete(obj any)         { h.delete(obj) }
-func (h lateHandler) OnAdd(obj any, _ bool)       { h.add(obj) }
-func (h lateHandler) OnUpdate(old, obj any)       { h.update(old, obj) }
-func (h lateHandler) OnDelete(obj any)            { h.delete(obj) }
-func (h *slowHandler) OnAdd(obj any, _ bool)      { h.sleep(); h.add(obj) }
-func (h *slowHandler) OnUpdate(old, obj any)      { h.sleep(); h.update(old, obj) }
-func (h *slowHandler) OnDelete(obj any)           { h.sleep(); h.delete(obj) }
-func (h *slowHandler) sleep()                     { time.Sleep(h.delay) }
-func newSlowHandler(d time.Duration) *slowHandler { return &slowHandler{seen: newSeen(), delay: d} }
+func (h auditHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+func (h auditHandler) OnUpdate(old, obj any) { h.update(old, obj) }
+func (h auditHandler) OnDelete(obj any)      { h.delete(obj) }
+func (h auditHandler) handlerState() *seen   { return h.seen }
 
 // metricsHandler is a second fast handler: with it and auditHandler a
 // reader sees that one slow listener does not hold up the others.
 type metricsHandler struct{ *seen }
+
+func (h metricsHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+func (h metricsHandler) OnUpdate(old, obj any) { h.update(old, obj) }
+func (h metricsHandler) OnDelete(obj any)      { h.delete(obj) }
+func (h metricsHandler) handlerState() *seen   { return h.seen }
 
 // slowHandler takes delay per call, as a handler that calls out to an API
 // would. Its notifications wait in its own ring buffer (the pop span); the
@@ -126,9 +120,19 @@ type slowHandler struct {
 	delay time.Duration
 }
 
+func newSlowHandler(d time.Duration) *slowHandler { return &slowHandler{seen: newSeen(), delay: d} }
+
+func (h *slowHandler) OnAdd(obj any, _ bool) { time.Sleep(h.delay); h.add(obj) }
+func (h *slowHandler) OnUpdate(old, obj any) { time.Sleep(h.delay); h.update(old, obj) }
+func (h *slowHandler) OnDelete(obj any)      { time.Sleep(h.delay); h.delete(obj) }
+func (h *slowHandler) handlerState() *seen   { return h.seen }
+
 // lateHandler is added after the informer has synced: it is given the cache's
 // objects as synthetic adds (root span AddEventHandler), and it is the one
 // handler with a resync period.
 type lateHandler struct{ *seen }
 
-type stateful interface{ handlerState() *seen }
+func (h lateHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+func (h lateHandler) OnUpdate(old, obj any) { h.update(old, obj) }
+func (h lateHandler) OnDelete(obj any)      { h.delete(obj) }
+func (h lateHandler) handlerState() *seen   { return h.seen }

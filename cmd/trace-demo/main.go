@@ -119,7 +119,6 @@ var flushTimeout = 10 * time.Second
 // result is what a run hands to the waterfall: which traces to draw.
 type result struct {
 	show []showcase
-	note string // printed after the summary, if set
 }
 
 // run is main without os.Exit, for tests: 0 on success, 1 on a failed run,
@@ -175,9 +174,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !o.quiet {
 		drawWaterfalls(stdout, rep, res.show)
 		drawSummary(stdout, rep, dropped)
-		if res.note != "" {
-			fmt.Fprintln(stdout, res.note)
-		}
 	}
 	if flushErr != nil {
 		hint := ""
