@@ -33,8 +33,15 @@ const (
 	stepTimeout   = 20 * time.Second
 	// fillerPods is the size of the initial list in the coalesce lesson: the
 	// queue holds them all at once after the LIST, so changes that arrive by
-	// watch for a key near the end find it still queued.
-	fillerPods = 300
+	// watch for a key near the end find it still queued. It is a race, not a
+	// certainty: DeltaFIFO processes each pop under its lock, so nothing can
+	// hold the pop loop back while the watch enqueues (delta_fifo.go: Pop).
+	// Six pop batches ahead of the key leave the watch tens of milliseconds,
+	// even under the race detector; the demo says so when it loses.
+	fillerPods = 600
+	// fillerLabel marks the filler pods; the slow handler does not sleep on
+	// them, so the lesson costs no seconds of slow-handler backlog.
+	fillerLabel = "demo.informer-anatomy.io/filler"
 	// embeddedSlowDelay is the slow handler's time per call on the embedded
 	// server: long enough to build a visible queue in its ring buffer, short
 	// enough that the initial list drains in about a second.
@@ -53,8 +60,9 @@ var lessons = map[string]string{
 		"  DeltaFIFO.queued is the time in the queue, addCh/pop/nextCh the time inside each listener.",
 	"coalesce": "demo/web-coalesced changes twice between the informer's LIST and its WATCH,\n" +
 		"  while " + fmt.Sprint(fillerPods) + " listed pods are still queued ahead of it.\n" +
-		"  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together);\n" +
-		"  each delta keeps its own trace and HandleDeltas links to the others' roots.",
+		"  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together; 2 if\n" +
+		"  the queue reached it between the two watch events); each delta keeps its own trace, and\n" +
+		"  HandleDeltas links to the others' roots.",
 	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call.\n" +
 		"  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
 		"  other listeners finished long ago: one slow handler never delays the others or the queue.",
@@ -107,6 +115,11 @@ func (e *embedded) pod(name string, labels map[string]string) *corev1.Pod {
 
 func (e *embedded) create(name string) error {
 	_, err := e.srv.Create(e.pod(name, nil))
+	return err
+}
+
+func (e *embedded) createFiller(name string) error {
+	_, err := e.srv.Create(e.pod(name, map[string]string{fillerLabel: "true"}))
 	return err
 }
 
@@ -220,7 +233,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	e.show[0].step = "start"
 	if has("coalesce") {
 		for i := range fillerPods {
-			if err := e.create(fmt.Sprintf("batch-%03d", i)); err != nil {
+			if err := e.createFiller(fmt.Sprintf("batch-%03d", i)); err != nil {
 				return result{}, err
 			}
 		}
@@ -295,6 +308,13 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	}
 	if err := e.caughtUp("every handler to see the final state"); err != nil {
 		return result{}, err
+	}
+	if has("coalesce") {
+		if n := maxPoppedTogether(tel.collector, demoNamespace+"/web-coalesced"); n < 2 {
+			u.status("this run lost the coalesce race: the queue reached demo/web-coalesced before the watch delivered its changes (run it again)")
+		} else {
+			u.status("coalesce: %d deltas of demo/web-coalesced were popped together", n)
+		}
 	}
 	e.shutdown()
 	return result{show: e.show}, nil
@@ -410,4 +430,20 @@ func timeoutCh(ctx context.Context, d time.Duration) <-chan struct{} {
 	c, cancel := context.WithTimeout(ctx, d)
 	go func() { <-c.Done(); cancel() }()
 	return c.Done()
+}
+
+// maxPoppedTogether is the largest informer.deltas.count among key's
+// HandleDeltas spans.
+func maxPoppedTogether(c *collector, key string) int {
+	spans, _ := c.snapshot()
+	n := 0
+	for _, s := range spans {
+		if s.Name == tracing.SpanHandleDeltas && s.Attr(tracing.KeyObjectKey) == key {
+			var k int
+			if _, err := fmt.Sscan(s.Attr(tracing.KeyDeltasCount), &k); err == nil {
+				n = max(n, k)
+			}
+		}
+	}
+	return n
 }

@@ -106,15 +106,22 @@ func TestDefaultRunTracesEveryObjectToItsHandlers(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, coalesced)
-	assert.Equal(t, "3", coalesced[0].Attr(tracing.KeyDeltasCount), "deltas popped together for demo/web-coalesced")
-	assert.Len(t, coalesced[0].Links, 2)
+	// Three when both watch events beat the pop loop, two when only the
+	// first did (a race the demo cannot rule out; see fillerPods). Either
+	// way each HandleDeltas links to the other deltas' roots.
+	n, err := strconv.Atoi(coalesced[0].Attr(tracing.KeyDeltasCount))
+	require.NoError(t, err)
+	t.Logf("%d deltas of demo/web-coalesced popped together", n)
+	assert.GreaterOrEqual(t, n, 2, "deltas popped together for demo/web-coalesced")
+	assert.Len(t, coalesced[0].Links, n-1)
+	assert.Contains(t, r.stdout, fmt.Sprintf("· coalesce: %d deltas of demo/web-coalesced were popped together", n))
 
 	// What the user sees: a waterfall per lesson, every one found, and the summary.
 	for _, step := range append([]string{"start"}, scenarioNames...) {
 		assert.Contains(t, r.stdout, "━━ ["+step+"] ", "waterfall of %s", step)
 	}
 	assert.NotContains(t, r.stdout, "no such trace was recorded")
-	assert.Contains(t, r.stdout, "HandleDeltas  Updated, 3 popped together")
+	assert.Contains(t, r.stdout, fmt.Sprintf("HandleDeltas  Updated, %d popped together", n))
 	assert.Contains(t, r.stdout, "└─ OnDelete")
 	assert.Contains(t, r.stdout, "━━ Summary")
 	assert.Contains(t, r.stdout, fmt.Sprintf("%d of %d calls trace back to their root", len(chains), len(chains)))
