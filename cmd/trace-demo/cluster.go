@@ -248,7 +248,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			return result{}, fmt.Errorf("the %s informer did not sync within %v; the warnings above say why", gvr.Resource, syncTimeout)
 		}
 	}
-	u.status("synced: %d objects in the cache", len(inf.GetStore().ListKeys()))
+	u.status("synced: %s in the cache", plural(len(inf.GetStore().ListKeys()), "object"))
 	if testHookSynced != nil {
 		testHookSynced(inf.GetStore())
 	}

@@ -291,7 +291,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	if err != nil {
 		return result{}, err
 	}
-	u.status("synced: the lister sees %d pods in %q", len(pods), demoNamespace)
+	u.status("synced: the lister sees %s in %q", plural(len(pods), "pod"), demoNamespace)
 
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
