@@ -43,8 +43,8 @@ const (
 	// them, so the lesson costs no seconds of slow-handler backlog.
 	fillerLabel = "demo.informer-anatomy.io/filler"
 	// embeddedSlowDelay is the slow handler's time per call on the embedded
-	// server: long enough to build a visible queue in its ring buffer, short
-	// enough that the initial list drains in about a second.
+	// server: long enough that five quick updates queue up in its ring
+	// buffer, short enough that a run stays within a few seconds.
 	embeddedSlowDelay = 3 * time.Millisecond
 	// resyncPeriod is the factory's default resync and the late handler's
 	// period; the other handlers ask for none.
