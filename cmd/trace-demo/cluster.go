@@ -71,12 +71,8 @@ func parseResource(s string) (schema.GroupVersionResource, error) {
 	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
 		return schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}, nil
 	}
-	known := make([]string, 0, len(knownResources))
-	for k := range maps.Keys(knownResources) {
-		known = append(known, k)
-	}
 	return schema.GroupVersionResource{}, fmt.Errorf("--resource %q: not a name the demo knows (%s); give group/version/resource instead, e.g. apps/v1/deployments or v1/pods (kubectl api-resources lists them)",
-		s, strings.Join(sortedStrings(known), ", "))
+		s, strings.Join(slices.Sorted(maps.Keys(knownResources)), ", "))
 }
 
 // loadConfig finds the cluster as kubectl does: --kubeconfig, else
@@ -261,8 +257,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		if ctx.Err() == nil {
 			if err := until("the generated changes to reach the handlers", func() bool {
 				want, err := gen.serverState(ctx)
-				got, _, _, _ := audit.state()
-				return err == nil && maps.Equal(got, want)
+				return err == nil && maps.Equal(audit.state(), want)
 			}); err != nil {
 				return result{}, err
 			}
@@ -284,12 +279,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			k, rv := keyAndRV(obj)
 			want[k] = rv
 		}
-		for _, h := range handlers {
-			if got, _, _, _ := h.handlerState().state(); !maps.Equal(got, want) {
-				return false
-			}
-		}
-		return true
+		return caughtUp(handlers, want)
 	}); err != nil {
 		u.warn("stopping with notifications still queued for a handler: %v", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -151,9 +150,9 @@ func (e *embedded) serverState() (map[string]string, error) {
 	return out, nil
 }
 
-// caughtUp waits until every handler (the late one too, once added) has
+// handlersCaughtUp waits until every handler (the late one too, once added) has
 // seen exactly the server's pods at their current versions.
-func (e *embedded) caughtUp(what string) error {
+func (e *embedded) handlersCaughtUp(what string) error {
 	want, err := e.serverState()
 	if err != nil {
 		return err
@@ -162,15 +161,7 @@ func (e *embedded) caughtUp(what string) error {
 	if e.late != nil {
 		hs = append(hs[:len(hs):len(hs)], e.late)
 	}
-	return until(what, func() bool {
-		for _, h := range hs {
-			got, _, _, _ := h.handlerState().state()
-			if !maps.Equal(got, want) {
-				return false
-			}
-		}
-		return true
-	})
+	return until(what, func() bool { return caughtUp(hs, want) })
 }
 
 // until polls cond; after stepTimeout it gives up with an error naming what
@@ -284,7 +275,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			return result{}, fmt.Errorf("the %v informer did not sync within %v", typ, stepTimeout)
 		}
 	}
-	if err := e.caughtUp("the initial list to reach every handler"); err != nil {
+	if err := e.handlersCaughtUp("the initial list to reach every handler"); err != nil {
 		return result{}, err
 	}
 	pods, err := podLister.Pods(demoNamespace).List(labels.Everything())
@@ -306,7 +297,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			e.show[i].step = s
 		}
 	}
-	if err := e.caughtUp("every handler to see the final state"); err != nil {
+	if err := e.handlersCaughtUp("every handler to see the final state"); err != nil {
 		return result{}, err
 	}
 	if has("coalesce") {
@@ -335,13 +326,13 @@ func (e *embedded) step(name string) error {
 		if err := e.create("web-2"); err != nil {
 			return err
 		}
-		if err := e.caughtUp("demo/web-2's ADDED"); err != nil {
+		if err := e.handlersCaughtUp("demo/web-2's ADDED"); err != nil {
 			return err
 		}
 		if err := e.update("web-1", "1"); err != nil {
 			return err
 		}
-		if err := e.caughtUp("demo/web-1's MODIFIED"); err != nil {
+		if err := e.handlersCaughtUp("demo/web-1's MODIFIED"); err != nil {
 			return err
 		}
 		if err := e.srv.Delete(apiserver.Pods, demoNamespace, "web-2"); err != nil {
@@ -351,7 +342,7 @@ func (e *embedded) step(name string) error {
 			sc("created while watching (ADDED)", ns+"web-2", rootIs("ListAndWatch watch", "ADDED")),
 			sc("updated (MODIFIED)", ns+"web-1", rootIs("ListAndWatch watch", "MODIFIED")),
 			sc("deleted (DELETED)", ns+"web-2", rootIs("ListAndWatch watch", "DELETED")))
-		return e.caughtUp("demo/web-2's DELETED")
+		return e.handlersCaughtUp("demo/web-2's DELETED")
 	case "coalesce":
 		// Happened during the initial list; nothing to do but show it.
 		e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in the queue", ns+"web-coalesced",
@@ -363,7 +354,7 @@ func (e *embedded) step(name string) error {
 		if err := e.create("busy"); err != nil {
 			return err
 		}
-		if err := e.caughtUp("demo/busy's ADDED"); err != nil {
+		if err := e.handlersCaughtUp("demo/busy's ADDED"); err != nil {
 			return err
 		}
 		for v := range 5 {
@@ -375,12 +366,12 @@ func (e *embedded) step(name string) error {
 			return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
 		}))
 		e.show[len(e.show)-1].last = true
-		return e.caughtUp("the five updates of demo/busy")
+		return e.handlersCaughtUp("the five updates of demo/busy")
 	case "relist":
 		if err := e.create("doomed"); err != nil {
 			return err
 		}
-		if err := e.caughtUp("demo/doomed's ADDED"); err != nil {
+		if err := e.handlersCaughtUp("demo/doomed's ADDED"); err != nil {
 			return err
 		}
 		e.srv.Stop()
@@ -398,7 +389,7 @@ func (e *embedded) step(name string) error {
 			return err
 		}
 		e.show = append(e.show, sc("deleted while the watch was down: a tombstone from the relist", ns+"doomed", rootIs("ListAndWatch list", "TOMBSTONE")))
-		return e.caughtUp("the relist's tombstone for demo/doomed")
+		return e.handlersCaughtUp("the relist's tombstone for demo/doomed")
 	case "late-handler":
 		return e.addLate()
 	case "resync":
@@ -422,7 +413,7 @@ func (e *embedded) addLate() error {
 	}
 	e.late = &h
 	e.show = append(e.show, sc("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", rootIs(tracing.SpanAddEventHandle, "")))
-	return e.caughtUp("the late handler's synthetic adds")
+	return e.handlersCaughtUp("the late handler's synthetic adds")
 }
 
 // timeoutCh closes when ctx ends or after d.

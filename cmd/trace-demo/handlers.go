@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -17,12 +18,9 @@ import (
 // forgets deleted keys), so the demo can wait until a handler has caught up
 // with the server instead of sleeping.
 type seen struct {
-	mu         sync.Mutex
-	rv         map[string]string // guarded by mu
-	calls      int               // guarded by mu
-	tombstones int               // guarded by mu
-	resyncs    int               // guarded by mu: updates whose old and new RV are the same
-	resynced   map[string]bool   // guarded by mu: keys that had such an update
+	mu       sync.Mutex
+	rv       map[string]string // guarded by mu
+	resynced map[string]bool   // guarded by mu: keys that had an update with old RV == new RV
 }
 
 func newSeen() *seen { return &seen{rv: map[string]string{}, resynced: map[string]bool{}} }
@@ -31,7 +29,6 @@ func (s *seen) add(obj any) {
 	key, rv := keyAndRV(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls++
 	s.rv[key] = rv
 }
 
@@ -40,27 +37,17 @@ func (s *seen) update(old, obj any) {
 	_, oldRV := keyAndRV(old)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls++
 	if rv == oldRV {
-		s.resyncs++
 		s.resynced[key] = true
 	}
 	s.rv[key] = rv
 }
 
+// delete forgets the key, for an object or its DeletedFinalStateUnknown.
 func (s *seen) delete(obj any) {
-	if t, ok := obj.(deltafifo.DeletedFinalStateUnknown); ok {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.calls++
-		s.tombstones++
-		delete(s.rv, t.Key)
-		return
-	}
 	key, _ := keyAndRV(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls++
 	delete(s.rv, key)
 }
 
@@ -70,26 +57,34 @@ func (s *seen) wasResynced(key string) bool {
 	return s.resynced[key]
 }
 
-// state returns a copy of what the handler has seen.
-func (s *seen) state() (rv map[string]string, calls, tombstones, resyncs int) {
+// state returns a copy of what the handler has seen: key → resourceVersion.
+func (s *seen) state() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rv = make(map[string]string, len(s.rv))
-	for k, v := range s.rv {
-		rv[k] = v
-	}
-	return rv, s.calls, s.tombstones, s.resyncs
+	return maps.Clone(s.rv)
 }
 
+// keyAndRV is the object's store key (chapter 4's tombstone-aware key func)
+// and resourceVersion ("" for a tombstone).
 func keyAndRV(obj any) (key, rv string) {
-	m, err := meta.Accessor(obj)
+	key, err := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return "<not an object>", ""
 	}
-	if m.GetNamespace() != "" {
-		return m.GetNamespace() + "/" + m.GetName(), m.GetResourceVersion()
+	if m, err := meta.Accessor(obj); err == nil {
+		rv = m.GetResourceVersion()
 	}
-	return m.GetName(), m.GetResourceVersion()
+	return key, rv
+}
+
+// caughtUp reports whether every handler has seen exactly want.
+func caughtUp(handlers []stateful, want map[string]string) bool {
+	for _, h := range handlers {
+		if !maps.Equal(h.handlerState().state(), want) {
+			return false
+		}
+	}
+	return true
 }
 
 // stateful is every demo handler: the demo waits on what it has seen.

@@ -208,11 +208,17 @@ func (u *ui) println(s string) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.clearLine_locked()
+	fmt.Fprintln(u.out, s)
+}
+
+// clearLine_locked erases the progress line, if one is on screen, so the
+// next line does not print over it.
+func (u *ui) clearLine_locked() {
 	if u.live {
 		fmt.Fprint(u.err, "\r\033[K")
 		u.live = false
 	}
-	fmt.Fprintln(u.out, s)
 }
 
 func (u *ui) status(format string, args ...any) { u.println("· " + fmt.Sprintf(format, args...)) }
@@ -223,10 +229,7 @@ func (u *ui) lesson(name, text string) { u.println(fmt.Sprintf("\n▶ %s: %s", n
 func (u *ui) warn(format string, args ...any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.live {
-		fmt.Fprint(u.err, "\r\033[K")
-		u.live = false
-	}
+	u.clearLine_locked()
 	fmt.Fprintf(u.err, "trace-demo: "+format+"\n", args...)
 }
 
@@ -259,10 +262,7 @@ func (u *ui) progress(c *collector) (stop func()) {
 		close(done)
 		wg.Wait()
 		u.mu.Lock()
-		if u.live {
-			fmt.Fprint(u.err, "\r\033[K")
-			u.live = false
-		}
+		u.clearLine_locked()
 		u.mu.Unlock()
 	}
 }

@@ -277,5 +277,3 @@ func drawSummary(w io.Writer, r *report, dropped int) {
 	}
 	fmt.Fprintln(w)
 }
-
-func sortedStrings(s []string) []string { slices.Sort(s); return s }
