@@ -14,20 +14,34 @@ import (
 // Mirrors [k8s.io/client-go/tools/cache.DeltaType] (delta_fifo.go).
 type DeltaType string
 
-// The delta types a DeltaFIFO produces.
+// The delta types. The DeltaFIFO produces the first five; ReplacedAll,
+// SyncAll and Bookmark are produced only by a [RealFIFO] (the first two
+// with AtomicEvents, the last with EmitDeltaTypeBookmark), and each of them
+// is a whole-queue entry rather than a change to one object.
 //
 // Mirrors the DeltaType constants of [k8s.io/client-go/tools/cache]
-// (delta_fifo.go); ReplacedAll, SyncAll and Bookmark belong to the RealFIFO
-// and are not produced here.
+// (delta_fifo.go).
 const (
 	Added   DeltaType = "Added"
 	Updated DeltaType = "Updated"
 	Deleted DeltaType = "Deleted"
 	// Replaced is an object seen in a relist, when EmitDeltaTypeReplaced is
 	// set; without it a relist produces Sync, which looks like a resync.
+	// A non-atomic RealFIFO always uses Replaced.
 	Replaced DeltaType = "Replaced"
 	// Sync is a periodic resync of an object, or (see Replaced) a relisted one.
 	Sync DeltaType = "Sync"
+	// ReplacedAll is a whole relist as one entry: its Object is a
+	// [ReplacedAllInfo] with every listed object. The consumer works out
+	// the tombstones against its cache when it processes the entry, so the
+	// queue needs no view of the cache (and may unlock while processing).
+	ReplacedAll DeltaType = "ReplacedAll"
+	// SyncAll is a whole resync as one entry: its Object is a
+	// [SyncAllInfo]; the consumer replays every cached object.
+	SyncAll DeltaType = "SyncAll"
+	// Bookmark carries a resourceVersion the watch reached, in queue order,
+	// as a [BookmarkInfo]; no object changed.
+	Bookmark DeltaType = "Bookmark"
 )
 
 // Delta is one change to one object: its type and the object after it (for
