@@ -21,6 +21,7 @@ const (
 	// Per-object spans (chapters 4 and 5). The root is "ListAndWatch <source>".
 	SpanRootPrefix     = "ListAndWatch "
 	SpanQueued         = "DeltaFIFO.queued"
+	SpanRealFIFOQueued = "RealFIFO.queued" // SpanQueued's counterpart on the RealFIFO
 	SpanHandleDeltas   = "HandleDeltas"
 	SpanDistribute     = "distribute"
 	SpanAddCh          = "addCh"
@@ -40,7 +41,10 @@ const (
 	KeyInitialList     = attribute.Key("informer.initial_list")
 	KeyListener        = attribute.Key("informer.listener")
 	KeyListenerPending = attribute.Key("informer.listener.pending")
-	KeyNamespace       = attribute.Key("k8s.namespace.name")
+	// KeyQueueDropped is true on a *.queued span ended because the informer
+	// stopped before the delta was popped (the contract's "dropped at stop").
+	KeyQueueDropped = attribute.Key("informer.queue.dropped")
+	KeyNamespace    = attribute.Key("k8s.namespace.name")
 )
 
 // Tracer returns the tracer a chapter starts its spans with: from tp, or
