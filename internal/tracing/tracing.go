@@ -30,6 +30,19 @@ const (
 	SpanAddEventHandle = "AddEventHandler"
 )
 
+// Span names, an event name and attribute keys of the RealFIFO (chapter 4)
+// beyond SpanRealFIFOQueued: one span per atomic relist or resync entry,
+// which the per-object traces of that entry link to, and the event a
+// Bookmark entry leaves on the reflector's cycle span.
+const (
+	SpanRealFIFOReplacedAll = "RealFIFO.ReplacedAll"
+	SpanRealFIFOSyncAll     = "RealFIFO.SyncAll"
+	EventRealFIFOBookmark   = "RealFIFO.Bookmark"
+
+	KeyBatchSize = attribute.Key("informer.batch.size")
+	KeyListCount = attribute.Key("informer.list.count")
+)
+
 // Attribute keys of the contract.
 const (
 	KeyInformerName    = attribute.Key("informer.name")
