@@ -137,11 +137,17 @@ func NewIndex(spans []Span) *Index {
 }
 
 // Chain is the path from one handler call up to its trace's root: Spans[0]
-// is the On* span, the last one the root. Complete reports whether the
-// parents ran out before a root was found (a span missing from the export).
+// is the On* span, the last one the root. Complete reports whether a root
+// was reached (false: a span is missing from the export).
+//
+// A chain can also end by drop (Dropped): a delta still queued when the
+// informer stopped never reaches a handler, and the contract ends its trace
+// with a *.queued span carrying informer.queue.dropped=true. Such a chain
+// is Spans = [queued, root]; see DroppedChains.
 type Chain struct {
 	Spans    []*Span
 	Complete bool
+	Dropped  bool
 }
 
 // Key is the handler call's informer.object.key.
@@ -153,6 +159,93 @@ func (c Chain) Root() *Span { return c.Spans[len(c.Spans)-1] }
 // IsHandlerCall reports whether s is a handler call span of the contract.
 func IsHandlerCall(s *Span) bool {
 	return s.Name == "OnAdd" || s.Name == "OnUpdate" || s.Name == "OnDelete"
+}
+
+// IsQueued reports whether s is a queue wait span (DeltaFIFO.queued or
+// RealFIFO.queued).
+func IsQueued(s *Span) bool {
+	return s.Name == tracing.SpanQueued || s.Name == tracing.SpanRealFIFOQueued
+}
+
+// IsDropped reports whether s is a queue wait span ended because the
+// informer stopped before the delta was popped.
+func IsDropped(s *Span) bool { return IsQueued(s) && s.Attr(tracing.KeyQueueDropped) == "true" }
+
+// isObjectRoot reports whether s is a per-object root of the queue path,
+// "ListAndWatch <source>" (not AddEventHandler, which never queues).
+func isObjectRoot(s *Span) bool {
+	return s.IsRoot() && strings.HasPrefix(s.Name, tracing.SpanRootPrefix)
+}
+
+// DroppedChains returns a chain per dropped queue wait span (see IsDropped),
+// in start order: [queued, its parent]. Check accepts one as complete by
+// drop when the parent is a "ListAndWatch <source>" root.
+func (ix *Index) DroppedChains() []Chain {
+	var out []Chain
+	for _, s := range ix.ByID {
+		if !IsDropped(s) {
+			continue
+		}
+		c := Chain{Spans: []*Span{s}, Dropped: true}
+		if p, ok := ix.ByID[s.ParentID]; ok {
+			c.Spans = append(c.Spans, p)
+			c.Complete = p.IsRoot()
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Chain) int { return a.Spans[0].Start.Compare(b.Spans[0].Start) })
+	return out
+}
+
+// RootCheck is the verdict on one per-object root: Dropped when its delta
+// was dropped at stop (complete by drop), Err when the trace breaks the
+// contract (nil otherwise).
+type RootCheck struct {
+	Root    *Span
+	Dropped bool
+	Err     error
+}
+
+// CheckRoots applies the contract to every "ListAndWatch <source>" root:
+// it has exactly one queue wait span (DeltaFIFO.queued or RealFIFO.queued),
+// and then either that span says informer.queue.dropped=true and nothing
+// else follows (dropped at stop), or the delta was popped: one HandleDeltas.
+// A root with neither is what the contract calls lost. Handler chains below
+// HandleDeltas are HandlerChains' business.
+func (ix *Index) CheckRoots() []RootCheck {
+	var out []RootCheck
+	for _, r := range ix.Roots {
+		if !isObjectRoot(r) {
+			continue
+		}
+		var queued, handled []*Span
+		for _, k := range ix.Children[r.SpanID] {
+			switch {
+			case IsQueued(k):
+				queued = append(queued, k)
+			case k.Name == tracing.SpanHandleDeltas:
+				handled = append(handled, k)
+			}
+		}
+		rc := RootCheck{Root: r}
+		what := fmt.Sprintf("%s %s %s", r.Attr(tracing.KeyObjectKey), r.Name, r.Attr(tracing.KeyEventType))
+		switch {
+		case len(queued) == 0 && len(handled) == 0:
+			rc.Err = fmt.Errorf("%s: lost: no queue wait span and no HandleDeltas (a delta queued at stop must end with %s=true)", what, tracing.KeyQueueDropped)
+		case len(queued) == 0:
+			rc.Err = fmt.Errorf("%s: handled, but no queue wait span", what)
+		case len(queued) > 1:
+			rc.Err = fmt.Errorf("%s: %d queue wait spans, want one (a wait ended twice?)", what, len(queued))
+		case IsDropped(queued[0]) && len(handled) > 0:
+			rc.Err = fmt.Errorf("%s: dropped at stop, yet handled by HandleDeltas", what)
+		case IsDropped(queued[0]):
+			rc.Dropped = true
+		case len(handled) != 1:
+			rc.Err = fmt.Errorf("%s: popped but %d HandleDeltas spans, want one", what, len(handled))
+		}
+		out = append(out, rc)
+	}
+	return out
 }
 
 // HandlerChains returns a chain per handler call span, in start order.
@@ -186,8 +279,13 @@ func (ix *Index) HandlerChains() []Chain {
 
 // Check returns what is wrong with c by the contract, or nil: the names and
 // order of the chain (a watch/list/resync root or an AddEventHandler root),
-// the attributes every span must carry, and the kinds of the ends.
+// the attributes every span must carry, and the kinds of the ends. A
+// Dropped chain is complete by drop when it is a dropped queue wait span
+// right under a "ListAndWatch <source>" root.
 func (c Chain) Check() error {
+	if c.Dropped {
+		return c.checkDropped()
+	}
 	var problems []string
 	names := make([]string, len(c.Spans))
 	for i, s := range c.Spans {
@@ -242,4 +340,49 @@ func (c Chain) Check() error {
 		return nil
 	}
 	return fmt.Errorf("%s %s [%s]: %s", key, c.Spans[0].Name, strings.Join(names, " ← "), strings.Join(problems, "; "))
+}
+
+// String says what the chain is: "ns/a OnUpdate ← … ← ListAndWatch watch",
+// or for a chain complete by drop "ns/a ListAndWatch resync: dropped at stop".
+func (c Chain) String() string {
+	if c.Dropped {
+		return fmt.Sprintf("%s %s: dropped at stop (%s=true)", c.Key(), c.Root().Name, tracing.KeyQueueDropped)
+	}
+	names := make([]string, len(c.Spans))
+	for i, s := range c.Spans {
+		names[i] = s.Name
+	}
+	return c.Key() + " " + strings.Join(names, " ← ")
+}
+
+func (c Chain) checkDropped() error {
+	var problems []string
+	q, root := c.Spans[0], c.Root()
+	if !IsDropped(q) {
+		problems = append(problems, fmt.Sprintf("%s is not a queue wait span with %s=true", q.Name, tracing.KeyQueueDropped))
+	}
+	if len(c.Spans) != 2 || !c.Complete || !isObjectRoot(root) {
+		problems = append(problems, "want a dropped *.queued span right under a ListAndWatch <source> root")
+	}
+	if root.Kind != trace.SpanKindProducer {
+		problems = append(problems, "root is not a PRODUCER span")
+	}
+	for _, s := range c.Spans {
+		if s.Attr(tracing.KeyInformerName) == "" {
+			problems = append(problems, s.Name+" without "+string(tracing.KeyInformerName))
+		}
+		if s.Attr(tracing.KeyObjectKey) != c.Key() {
+			problems = append(problems, fmt.Sprintf("%s has key %q, the queued span %q", s.Name, s.Attr(tracing.KeyObjectKey), c.Key()))
+		}
+		if s.TraceID != q.TraceID {
+			problems = append(problems, s.Name+" is in another trace")
+		}
+	}
+	if q.Attr(tracing.KeyDeltaType) == "" {
+		problems = append(problems, q.Name+" without "+string(tracing.KeyDeltaType))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s (dropped at stop): %s", c.Key(), q.Name, strings.Join(problems, "; "))
 }
