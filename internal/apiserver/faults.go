@@ -57,37 +57,46 @@ func (s *Server) StallNext(verb string) (release func()) {
 }
 
 // admit records a request and applies the first matching fault.
+//
+// A fault with Count > 1 is shared by concurrent requests, and its Count is
+// decremented under s.mu; so what the request needs after unlocking (the
+// status, the cause, the stall channel) is copied while still holding it.
+// Reading *hit after Unlock would race with the next request's decrement.
 func (s *Server) admit(ctx context.Context, verb string, res Resource, namespace, name string, query url.Values) error {
 	s.mu.Lock()
 	req := Request{Verb: verb, Resource: res.GVR.Resource, Namespace: namespace, Name: name, Query: query}
-	var hit *fault
-	for i, f := range s.faults {
-		if f.Verb == "" || f.Verb == verb {
-			hit = f
-			if f.Count--; f.Count == 0 {
+	var (
+		matched bool
+		f       Fault
+		stall   chan struct{}
+	)
+	for i, h := range s.faults {
+		if h.Verb == "" || h.Verb == verb {
+			matched, f, stall = true, h.Fault, h.stall
+			if h.Count--; h.Count == 0 {
 				s.faults = append(s.faults[:i], s.faults[i+1:]...)
 			}
 			break
 		}
 	}
-	if hit != nil && hit.stall == nil {
-		req.Fault = hit.Status
+	if matched && stall == nil {
+		req.Fault = f.Status
 	}
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 
-	if hit == nil {
+	if !matched {
 		return nil
 	}
-	if hit.stall != nil {
+	if stall != nil {
 		select {
-		case <-hit.stall:
+		case <-stall:
 			return nil
 		case <-ctx.Done():
 			return apierrors.NewTimeoutError("request stalled by the test and abandoned by the client", 0)
 		}
 	}
-	return statusError(hit.Fault, verb, res)
+	return statusError(f, verb, res)
 }
 
 func statusError(f Fault, verb string, res Resource) *apierrors.StatusError {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,4 +306,34 @@ func TestStallNextHoldsARequestUntilReleased(t *testing.T) {
 	}
 	release()
 	require.NoError(t, <-done)
+}
+
+// One fault with Count > 1 is hit by concurrent requests. Under -race this
+// fails if admit reads the shared fault after releasing the server's lock
+// (issue 10, item 1); without -race it still checks that exactly Count
+// requests fail, each with the injected status.
+func TestConcurrentRequestsShareOneFaultWithoutARace(t *testing.T) {
+	s, _ := start(t, apiserver.Options{})
+	const faulted, workers, perWorker = 40, 8, 10
+	s.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: faulted})
+	errs := make(chan error, workers*perWorker)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range perWorker {
+				_, err := s.List(context.Background(), apiserver.Pods, "", metav1.ListOptions{})
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			require.True(t, apierrors.IsInternalError(err), "%v", err)
+			failed++
+		}
+	}
+	assert.Equal(t, faulted, failed, "exactly Count requests take the fault")
 }
