@@ -63,6 +63,9 @@ type Delta struct {
 type deltaTrace struct {
 	root     trace.SpanContext
 	queuedAt time.Time
+	// atomic is set on a RealFIFO's ReplacedAll and SyncAll entries only;
+	// root is then the entry's own span (see real_fifo_tracing.go).
+	atomic *atomicTrace
 }
 
 // Deltas is the list of changes queued for one key, oldest first.

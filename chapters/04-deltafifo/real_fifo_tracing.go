@@ -1,0 +1,186 @@
+package deltafifo
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The RealFIFO's side of the span contract (../shared/span-contract.md,
+// "On the RealFIFO"). A per-object entry is traced as on the DeltaFIFO: a
+// root at enqueue, a RealFIFO.queued wait span made when it is popped. An
+// atomic entry (ReplacedAll, SyncAll) holds many objects but is one queue
+// entry, and the tombstones of a relist are only found when the consumer
+// processes it; so the queue traces the entry (one span in the reflector
+// cycle's trace, open from enqueue to pop) and the consumer makes each
+// object's own trace with StartAtomicObject, back-dated to the enqueue.
+
+// atomicTrace is what a traced ReplacedAll or SyncAll entry carries besides
+// its deltaTrace: the entry's span, ended when it is popped (or dropped),
+// and when that was, which ends every per-object wait made for it.
+type atomicTrace struct {
+	entry    trace.Span
+	poppedAt time.Time
+}
+
+// startObjectRoot starts an object's root span "ListAndWatch <source>"
+// (PRODUCER, a new trace) linked to link, at start (now if zero), with the
+// contract's root attributes. The caller ends it. Shared by the per-object
+// entries (linked to the reflector's cycle) and the per-object traces of an
+// atomic entry (linked to the entry's span).
+func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trace.SpanContext, start time.Time, obj any, key, source, event string) trace.Span {
+	opts := make([]trace.SpanStartOption, 0, 4)
+	opts = append(opts, newRoot, rootKind)
+	if link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+	}
+	if !start.IsZero() {
+		opts = append(opts, trace.WithTimestamp(start))
+	}
+	_, span := tracer.Start(background, rootNames[source], opts...)
+	if !span.IsRecording() {
+		return span
+	}
+	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
+	if t, ok := obj.(DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		span.SetAttributes(tracing.KeyResourceVersion.String(m.GetResourceVersion()))
+		if ns := m.GetNamespace(); ns != "" {
+			span.SetAttributes(tracing.KeyNamespace.String(ns))
+		}
+	}
+	return span
+}
+
+// startEventRoot begins a per-object entry's trace at enqueue; nil if it is
+// not sampled. Called only when tracing.Enabled.
+func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+	span := startObjectRoot(f.tracer, f.nameAttr, trace.SpanContextFromContext(ctx), time.Time{}, obj, key, source, event)
+	span.End()
+	if !span.IsRecording() {
+		return nil
+	}
+	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
+}
+
+// startAtomicEntry starts the span of a ReplacedAll or SyncAll entry,
+// RealFIFO.ReplacedAll or RealFIFO.SyncAll (INTERNAL), a child of the
+// reflector's cycle span in ctx; it stays open until the entry is popped.
+// nil if it is not sampled. Called only when tracing.Enabled.
+func (f *RealFIFO) startAtomicEntry(ctx context.Context, typ DeltaType, listed int, resourceVersion string) *deltaTrace {
+	name := tracing.SpanRealFIFOSyncAll
+	if typ == ReplacedAll {
+		name = tracing.SpanRealFIFOReplacedAll
+	}
+	_, span := f.tracer.Start(ctx, name, internal)
+	if !span.IsRecording() {
+		span.End()
+		return nil
+	}
+	span.SetAttributes(f.nameAttr, tracing.KeyDeltaType.String(string(typ)))
+	if typ == ReplacedAll {
+		span.SetAttributes(tracing.KeyListCount.Int(listed), tracing.KeyResourceVersion.String(resourceVersion))
+	}
+	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now(), atomic: &atomicTrace{entry: span}}
+}
+
+// endWait ends a traced entry's wait in the queue, now: for a per-object
+// entry its RealFIFO.queued span (started back at the enqueue, a child of
+// its root), for an atomic entry the entry's span. dropped marks an entry
+// that was never popped because the informer stopped.
+func (f *RealFIFO) endWait(d Delta, dropped bool) {
+	if a := d.trace.atomic; a != nil {
+		a.poppedAt = time.Now()
+		if dropped {
+			a.entry.SetAttributes(tracing.KeyQueueDropped.Bool(true))
+		}
+		a.entry.End(trace.WithTimestamp(a.poppedAt))
+		return
+	}
+	key, _ := f.KeyOf(d)
+	attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))}
+	if dropped {
+		attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
+	}
+	_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.trace.root), tracing.SpanRealFIFOQueued,
+		internal, trace.WithTimestamp(d.trace.queuedAt), trace.WithAttributes(attrs...))
+	span.End()
+}
+
+// bookmarkEvent records a queued Bookmark entry as an event on the
+// reflector's cycle span: a bookmark changes no object, so it gets no trace.
+func (f *RealFIFO) bookmarkEvent(ctx context.Context, resourceVersion string) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent(tracing.EventRealFIFOBookmark, trace.WithAttributes(f.nameAttr, tracing.KeyResourceVersion.String(resourceVersion)))
+	}
+}
+
+// StartAtomicObject starts, for one object of a popped ReplacedAll or
+// SyncAll entry, its own trace as the span contract says: a root
+// "ListAndWatch list|resync" (event LISTED, TOMBSTONE or RESYNC) and a
+// RealFIFO.queued span, both starting when the entry was queued, the queued
+// span ending when it was popped, the root linked to the entry's
+// RealFIFO.ReplacedAll/SyncAll span; then the HandleDeltas span (child of
+// the root, informer.delta.type = entry type, informer.deltas.count=1,
+// informer.initial_list). Returns the HandleDeltas context and span (caller
+// ends it), or (context.Background(), nil) when the entry is not traced.
+//
+// The consumer calls it while processing the entry (chapter 4's controller
+// and chapter 5's HandleDeltas), because only then are the tombstones
+// known. Not in client-go, which does not trace.
+func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, key string, obj any, event string, isInInitialList bool) (context.Context, trace.Span) {
+	if entry.trace == nil || entry.trace.atomic == nil {
+		return background, nil
+	}
+	t := entry.trace
+	poppedAt := t.atomic.poppedAt
+	if poppedAt.IsZero() {
+		// Not popped yet (a misuse): end the wait now rather than at year 1.
+		poppedAt = time.Now()
+	}
+	source := sourceList
+	if entry.Type == SyncAll {
+		source = sourceResync
+	}
+	nameAttr := tracing.KeyInformerName.String(informerName)
+	root := startObjectRoot(tracer, nameAttr, t.root, t.queuedAt, obj, key, source, event)
+	// The hand-off to the queue was the entry's enqueue: the root covers
+	// that instant, as a per-object root covers its own enqueue.
+	root.End(trace.WithTimestamp(t.queuedAt))
+	if !root.IsRecording() {
+		return background, nil
+	}
+	rootCtx := trace.ContextWithSpanContext(background, root.SpanContext())
+	deltaType := tracing.KeyDeltaType.String(string(entry.Type))
+	_, queued := tracer.Start(rootCtx, tracing.SpanRealFIFOQueued, internal, trace.WithTimestamp(t.queuedAt),
+		trace.WithAttributes(nameAttr, tracing.KeyObjectKey.String(key), deltaType))
+	queued.End(trace.WithTimestamp(poppedAt))
+	return tracer.Start(rootCtx, tracing.SpanHandleDeltas, consumer, trace.WithAttributes(
+		nameAttr, tracing.KeyObjectKey.String(key), deltaType,
+		tracing.KeyDeltasCount.Int(1), tracing.KeyInitialList.Bool(isInInitialList)))
+}
+
+// StartHandleDeltasInBatch starts the HandleDeltas span (CONSUMER) of one
+// delta handled in a RealFIFO batch of batchSize deltas: a child of the
+// delta's root, with informer.deltas.count=1 (the RealFIFO never
+// coalesces) and informer.batch.size. Returns its context and span (caller
+// ends it), or (context.Background(), nil) when the delta is not traced. A
+// delta popped alone is StartHandleDeltas's.
+//
+// Not in client-go, which does not trace.
+func StartHandleDeltasInBatch(tracer trace.Tracer, informerName, key string, d Delta, batchSize int, isInInitialList bool) (context.Context, trace.Span) {
+	if d.trace == nil {
+		return background, nil
+	}
+	return tracer.Start(d.RootContext(), tracing.SpanHandleDeltas, consumer, trace.WithAttributes(
+		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(key),
+		tracing.KeyDeltaType.String(string(d.Type)), tracing.KeyDeltasCount.Int(1),
+		tracing.KeyBatchSize.Int(batchSize), tracing.KeyInitialList.Bool(isInInitialList)))
+}
