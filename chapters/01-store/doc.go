@@ -4,9 +4,11 @@
 // It mirrors three files of [k8s.io/client-go/tools/cache] at v0.37.2:
 //
 //   - store.go: [Store], [KeyFunc], [MetaNamespaceKeyFunc], [SplitMetaNamespaceKey],
-//     [ExplicitKey], [KeyError] and the [NewStore] / [NewIndexer] constructors;
+//     [ExplicitKey], [KeyError], the [NewStore] / [NewIndexer] constructors and
+//     the batch writes [TransactionStore], [Transaction] and [TransactionError];
 //   - thread_safe_store.go: [ThreadSafeStore], a map from key to object guarded by
-//     one RWMutex, with the secondary indexes kept beside it;
+//     one RWMutex, with the secondary indexes kept beside it, and
+//     [ThreadSafeStoreWithTransaction];
 //   - index.go: [Indexer], [IndexFunc], [Indexers], [Indices], [NamespaceIndex]
 //     and [MetaNamespaceIndexFunc];
 //
@@ -28,6 +30,15 @@
 // store keeps, for every index, a reverse map from each value to the set of keys
 // whose object produced it, and updates it on every write. Lookups by value
 // ([Indexer.ByIndex]) are then a map read instead of a scan.
+//
+// # Transactions
+//
+// The cache returned by NewStore and NewIndexer is also a [TransactionStore]:
+// Transaction applies a batch of adds, updates and deletes under one write
+// lock, so readers see the store before the batch or after it. Keys are
+// computed first; a transaction whose object cannot be keyed is skipped and
+// reported in a [TransactionError] while the rest are applied. Chapter 4's
+// RealFIFO consumer uses it for batch pops. See [ExampleTransactionStore].
 //
 // # What callers must not do
 //

@@ -89,3 +89,23 @@ func ExampleStore_Replace() {
 	// Output:
 	// [default/web-1 default/web-2] 42
 }
+
+// A batch of writes under one lock hold, as the RealFIFO's batch consumer
+// (chapter 4) applies it. The object with no metadata cannot be keyed: it is
+// skipped and reported, the others are applied, and SuccessfulIndices says
+// which ones, so the caller runs event handlers for those only.
+func ExampleTransactionStore() {
+	cache := store.NewIndexer(store.MetaNamespaceKeyFunc, store.Indexers{})
+	_ = cache.Add(newPod("default", "old", ""))
+
+	err := cache.(store.TransactionStore).Transaction(
+		store.Transaction{Object: newPod("default", "web-1", ""), Type: store.TransactionTypeAdd},
+		store.Transaction{Object: "not an object", Type: store.TransactionTypeAdd},
+		store.Transaction{Object: newPod("default", "old", ""), Type: store.TransactionTypeDelete},
+	)
+	fmt.Println(err.SuccessfulIndices, err.TotalTransactions)
+	fmt.Println(cache.ListKeys())
+	// Output:
+	// [0 2] 3
+	// [default/web-1]
+}

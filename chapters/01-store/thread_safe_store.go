@@ -129,9 +129,41 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj any) {
 	}
 	c.lock.Lock()
 	defer c.lock.Unlock()
+	c.delete_locked(key)
+	if hasRV {
+		c.rv = rv
+	}
+}
+
+func (c *threadSafeMap) delete_locked(key string) {
 	if old, ok := c.items[key]; ok {
 		c.index.updateIndices_locked(old, nil, key)
 		delete(c.items, key)
+	}
+}
+
+// Transaction applies the batch under one write lock: a reader (who takes
+// the read lock) sees all of it or none of it.
+//
+// The resourceVersion rule is upstream's (threadSafeMap.Transaction): only
+// the last transaction's object counts, and it counts for a Delete too. That
+// is not what the same writes made one by one would leave when the last
+// object has no metadata; we follow upstream so the reflector's notion of
+// "how far the cache has caught up" is the same as client-go's.
+func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
+	if len(txns) == 0 {
+		return
+	}
+	rv, hasRV := resourceVersionOf(txns[len(txns)-1].Object)
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	for _, txn := range txns {
+		switch txn.Type {
+		case TransactionTypeAdd, TransactionTypeUpdate:
+			c.update_locked(txn.Key, txn.Object)
+		case TransactionTypeDelete:
+			c.delete_locked(txn.Key)
+		}
 	}
 	if hasRV {
 		c.rv = rv
