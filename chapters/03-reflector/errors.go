@@ -57,6 +57,12 @@ func (e *VeryShortWatchError) Error() string {
 	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
 }
 
+// errWatchUntrusted ends a watch whose stream carried an event the
+// reflector could not place in time (an empty or non-numeric
+// resourceVersion). handleWatch has already reported the event; the cycle
+// ends without a second report, and the next cycle relists.
+var errWatchUntrusted = errors.New("watch ended: an event could not be trusted, relisting")
+
 // errorStopRequested marks a watch that ended because the reflector was
 // stopped; it is not reported.
 var errorStopRequested = errors.New("stop requested")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,9 +29,11 @@ import (
 // errorStopRequested when ctx is done; a resync error.
 //
 // Mirrors handleAnyWatch in upstream reflector.go. Unlike upstream, an event
-// that cannot be stored (wrong type or GVK, no metadata, a store error) is
-// reported to the WatchErrorHandler, not only to the global error log, and
-// then skipped: the watch goes on.
+// that cannot be stored (wrong type or GVK, no metadata, no name, a store
+// error) is reported to the WatchErrorHandler, not only to the global error
+// log, and then skipped: the watch goes on. An event whose resourceVersion is
+// empty or not a number is reported and ends the watch with
+// errWatchUntrusted, so the reflector relists.
 func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.Interface, dst ReflectorStore,
 	exitOnInitialEventsEnd bool, resyncErr <-chan error, setRV func(rv string, pastSynthetic bool)) (initialEventsEnd bool, err error) {
 	keepOpen := false
@@ -77,6 +80,37 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				continue
 			}
 			rv := m.GetResourceVersion()
+			if !validResourceVersion(rv) {
+				// The object is refused, not applied. Its state cannot be
+				// placed in time: applying it would hand handlers an object
+				// whose version no later event can be compared with, and the
+				// relist this causes brings the object's true state anyway.
+				// The RV is not recorded either: an empty one would make the
+				// next re-watch start "from now" with synthetic ADDED events
+				// and no relist, so a delete made meanwhile would never
+				// arrive. Whatever else this stream carried can no longer be
+				// trusted, so the watch ends and the cycle relists from the
+				// last good RV. Upstream records the RV as it comes (handleAnyWatch).
+				r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for %s: its metadata.resourceVersion %q is not a decimal number; "+
+					"the object was not applied and the resourceVersion not recorded; ending the watch and relisting from resourceVersion %q",
+					r.name, event.Type, objectRef(m), rv, r.LastSyncResourceVersion()))
+				return initialEventsEnd, errWatchUntrusted
+			}
+			if m.GetName() == "" && event.Type != watch.Bookmark {
+				// Without a name there is no key: stored, it would sit under
+				// "" (or "ns/") and every nameless object would overwrite
+				// the last. The event is refused; its RV is still recorded,
+				// because the stream itself is sound and nothing was missed.
+				r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for an object with no metadata.name (namespace %q, resourceVersion %s): "+
+					"it cannot be keyed, so it never reaches the store or any handler; the watch goes on",
+					r.name, event.Type, m.GetNamespace(), rv))
+				if event.Type != watch.Added {
+					pastSynthetic = true
+				}
+				setRV(rv, pastSynthetic)
+				count++
+				continue
+			}
 			switch event.Type {
 			case watch.Added:
 				err = add(ctx, dst, event.Object)
@@ -178,4 +212,25 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			return nil, err
 		}
 	}
+}
+
+// validResourceVersion: resourceVersions are opaque to clients by contract,
+// but every API server backed by etcd sends a decimal revision, and the
+// reflector hands them back in its next request. An empty or non-numeric
+// one is a malformed event.
+func validResourceVersion(rv string) bool {
+	_, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil
+}
+
+// objectRef names an object as "namespace/name" for messages.
+func objectRef(m metav1.Object) string {
+	name := m.GetName()
+	if name == "" {
+		name = "(no name)"
+	}
+	if m.GetNamespace() == "" {
+		return name
+	}
+	return m.GetNamespace() + "/" + name
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -364,10 +367,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	r.setIsLastSyncResourceVersionUnavailable(false)
 	span.SetAttributes(tracing.KeyResourceVersion.String(rv), attribute.Int("informer.list.items", len(items)))
 
-	found := make([]any, len(items))
-	for i, item := range items {
-		found[i] = item
-	}
+	found := r.admitListItems(ctx, items, rv)
 	// Replace first, record the RV second: if Replace fails, the next attempt
 	// must list again from the old RV rather than watch from one whose state
 	// never reached the store.
@@ -376,6 +376,71 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	}
 	r.setLastSyncResourceVersion(rv)
 	return nil
+}
+
+// admitListItems returns the LIST items the store may hold, refusing the
+// ones the watch path would refuse too: another Go type or GVK than
+// expected, no metadata, no name. Upstream's list() stores whatever the
+// LIST returned, so a ListerWatcher for the wrong resource fills, say, a Pod
+// cache with ConfigMaps, while its watch path drops the same objects.
+//
+// The refused items get one report per LIST, with their count and the first
+// few: a LIST of the wrong resource may carry thousands, and it is one
+// mistake, not thousands. There is no relist: a LIST is a consistent
+// snapshot, so the server would send the same items again.
+func (r *Reflector) admitListItems(ctx context.Context, items []runtime.Object, rv string) []any {
+	const named = 3 // offenders named in the report
+	found := make([]any, 0, len(items))
+	var refused []string
+	for i, item := range items {
+		if why := r.refuseReason(item); why != "" {
+			refused = append(refused, fmt.Sprintf("item %d %s", i, why))
+			continue
+		}
+		found = append(found, item)
+	}
+	if len(refused) > 0 {
+		first := refused[:min(named, len(refused))]
+		more := ""
+		if len(refused) > named {
+			more = fmt.Sprintf(" and %d more", len(refused)-named)
+		}
+		r.reportError(ctx, fmt.Errorf("%s: refused %d of %d items of the LIST at resourceVersion %s: %s%s; "+
+			"they never reach the store or any handler; the store holds the other %d items (no relist: the server would send the same ones)",
+			r.name, len(refused), len(items), rv, strings.Join(first, "; "), more, len(found)))
+	}
+	return found
+}
+
+// refuseReason says why obj may not enter the store, or "" if it may.
+func (r *Reflector) refuseReason(obj runtime.Object) string {
+	if r.expectedType != nil {
+		if got := reflect.TypeOf(obj); got != r.expectedType {
+			return fmt.Sprintf("(%s) is a %v; this reflector stores only %v (is the ListerWatcher for the right resource?)",
+				describe(obj), got, r.expectedType)
+		}
+	}
+	if r.expectedGVK != nil {
+		if got := obj.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
+			return fmt.Sprintf("(%s) is %v; this reflector stores only %v", describe(obj), got, *r.expectedGVK)
+		}
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("(%T) has no metadata: %v", obj, err)
+	}
+	if m.GetName() == "" {
+		return fmt.Sprintf("(namespace %q, resourceVersion %q) has no metadata.name, so it cannot be keyed", m.GetNamespace(), m.GetResourceVersion())
+	}
+	return ""
+}
+
+// describe names obj for a message as "namespace/name", or its Go type.
+func describe(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return objectRef(m)
+	}
+	return fmt.Sprintf("%T", obj)
 }
 
 // watchWithResync watches with the resync timer running beside it: resyncs
@@ -486,6 +551,11 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			// where we are. No relist needed, nothing was missed.
 			continue
 		case errors.Is(err, errorStopRequested):
+			return nil
+		case errors.Is(err, errWatchUntrusted):
+			// Reported by handleWatch, naming the event; returning nil
+			// avoids a second, vaguer report. The cycle still ends, so the
+			// next one relists.
 			return nil
 		case apierrors.IsTooManyRequests(err):
 			if !r.sleep(ctx, r.backoff.delay()) {
