@@ -157,4 +157,3 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 		assert.Len(t, e.requests("list"), 1, "no relist: the server would send the same list again")
 	})
 }
-
