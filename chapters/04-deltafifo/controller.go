@@ -87,7 +87,10 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 
 // RunWithContext starts the reflector writing into the queue and pops the
 // queue into Process until ctx is done. Stopping closes the queue, which
-// wakes a blocked Pop; it returns when both goroutines are gone.
+// wakes a blocked Pop; it returns when both goroutines are gone, after the
+// queue has ended the traces of the deltas it still held (see
+// DeltaFIFO.endQueuedAsDropped). That last step is not in client-go, whose
+// queue keeps them silently.
 func (c *controller) RunWithContext(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -118,6 +121,13 @@ func (c *controller) RunWithContext(ctx context.Context) {
 	wg.Go(func() { r.RunWithContext(ctx) })
 	c.processLoop(ctx)
 	wg.Wait()
+	// Only now: with the reflector gone nothing more is queued, and with
+	// processLoop gone nothing more is popped, so every delta still queued
+	// was dropped by this stop. Any queue may take part (the RealFIFO has
+	// the same method); one without it is left as it is.
+	if q, ok := c.config.Queue.(interface{ endQueuedAsDropped() }); ok {
+		q.endQueuedAsDropped()
+	}
 }
 
 // processLoop pops until the queue is closed. A Process error is dropped, as

@@ -72,6 +72,11 @@ type DeltaFIFO struct {
 	// queued; HasSynced once populated and it reaches 0.
 	initialPopulationCount int
 	closed                 bool
+	// tracedQueued is how many queued deltas carry a trace whose
+	// DeltaFIFO.queued span has not been ended yet. endQueuedAsDropped
+	// walks the queue only when it is above 0, so an untraced informer
+	// pays nothing at stop.
+	tracedQueued int
 
 	keyFunc               store.KeyFunc
 	knownObjects          KeyListerGetter
@@ -247,6 +252,14 @@ func (f *DeltaFIFO) queueAction_locked(ctx context.Context, action, internal Del
 
 	old, queued := f.items[key]
 	deltas := dedupDeltas(append(old, d))
+	if d.trace != nil {
+		f.tracedQueued++
+		if len(deltas) == len(old) && old[len(old)-1].trace != nil {
+			// dedupDeltas collapsed two deletes into one: one traced
+			// delta fewer is queued, whichever of the two it kept.
+			f.tracedQueued--
+		}
+	}
 	if !queued {
 		f.queue = append(f.queue, key)
 	}
@@ -343,8 +356,41 @@ func (f *DeltaFIFO) popOne_locked(process PopProcessFunc) (any, error) {
 	}
 	deltas := f.items[key]
 	delete(f.items, key)
-	f.endQueued(key, deltas)
+	if f.tracedQueued > 0 {
+		f.tracedQueued -= f.endQueued(key, deltas, false)
+	}
 	return deltas, process(deltas, isInInitialList)
+}
+
+// endQueuedAsDropped ends the stop of an informer: its controller calls it
+// once the reflector and the process loop have both returned, so nothing
+// can be queued or popped any more. Each delta still queued gets its
+// DeltaFIFO.queued span, ended now with informer.queue.dropped=true (the
+// span contract's rule for deltas queued at stop): without it, a reader of
+// the traces could not tell "dropped because the informer stopped" from
+// "lost on the way".
+//
+// The queue is then closed and emptied, so a later Pop returns
+// ErrFIFOClosed rather than hand out a delta whose trace already says it was
+// dropped, and no wait span is ended twice. client-go leaves the deltas of a
+// stopped informer in its queue; nobody pops them there either (a stopped
+// informer cannot be started again), so the difference is not observable
+// through the informer.
+//
+// With tracing off (no traced delta queued) it does not walk the queue.
+func (f *DeltaFIFO) endQueuedAsDropped() {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if f.tracedQueued > 0 {
+		for _, key := range f.queue {
+			f.endQueued(key, f.items[key], true)
+		}
+		f.tracedQueued = 0
+	}
+	f.items = map[string]Deltas{}
+	f.queue = nil
+	f.closed = true
+	f.cond.Broadcast()
 }
 
 // ReplaceWithContext applies a LIST: for each listed object a Replaced (or

@@ -61,19 +61,29 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event s
 	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
 }
 
-// endQueued records, for each popped delta, the DeltaFIFO.queued wait span:
-// started at the enqueue time (WithTimestamp), ended now, a child of the
-// delta's root.
-func (f *DeltaFIFO) endQueued(key string, deltas Deltas) {
+// endQueued records, for each of a key's deltas that carries a trace, the
+// DeltaFIFO.queued wait span: started at the enqueue time (WithTimestamp),
+// ended now, a child of the delta's root. dropped marks a delta that was
+// never popped because the informer stopped (informer.queue.dropped).
+// It returns how many spans it ended. Each delta reaches it once: Pop
+// removes the key before calling it, and endQueuedAsDropped empties the
+// queue after, so no wait span is ended twice.
+func (f *DeltaFIFO) endQueued(key string, deltas Deltas, dropped bool) int {
+	n := 0
 	for _, d := range deltas {
 		if d.trace == nil {
 			continue
 		}
+		attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))}
+		if dropped {
+			attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
+		}
 		_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.trace.root), tracing.SpanQueued,
-			internal, trace.WithTimestamp(d.trace.queuedAt),
-			trace.WithAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))))
+			internal, trace.WithTimestamp(d.trace.queuedAt), trace.WithAttributes(attrs...))
 		span.End()
+		n++
 	}
+	return n
 }
 
 // RootContext is a context carrying the delta's root span, for a consumer

@@ -2,7 +2,9 @@ package deltafifo
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,9 +15,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -193,4 +200,110 @@ func TestNoSpansWithoutARecordingProvider(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// The span contract's rule for a stop with deltas still queued: each gets
+// its DeltaFIFO.queued span, ended at the stop with informer.queue.dropped,
+// so every exported root either reached HandleDeltas or says it was
+// dropped; none is left without its wait (it would read as lost).
+func TestStopEndsTheWaitOfEveryDeltaStillQueued(t *testing.T) {
+	rec, tp := recorder()
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	const pods = 20
+	for i := range pods {
+		_, err := srv.Create(mk(fmt.Sprintf("p%02d", i), ""))
+		require.NoError(t, err)
+	}
+	// The first pop blocks until the informer is told to stop: the other
+	// listed pods are still queued behind it when the loop sees the stop.
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	process := func(context.Context, Delta, any, bool) {
+		once.Do(func() { close(blocked); <-release })
+	}
+	client, err := kube.RESTClientFor(srv.Config(), corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	lw := reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything())
+	_, ctrl := NewInformer(lw, &corev1.Pod{}, 0, process, WithName("pods"), WithTracerProvider(tp))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); ctrl.RunWithContext(ctx) }()
+	<-blocked
+	cancel()
+	close(release)
+	<-done
+
+	var spans []spancheck.Span
+	for _, s := range rec.Ended() {
+		spans = append(spans, spancheck.FromReadOnly(s))
+	}
+	ix := spancheck.NewIndex(spans)
+	handled, dropped := 0, 0
+	for _, rc := range ix.CheckRoots() {
+		require.NoError(t, rc.Err)
+		if rc.Dropped {
+			dropped++
+		} else {
+			handled++
+		}
+	}
+	assert.Equal(t, 1, handled, "the one delta popped before the stop")
+	assert.Equal(t, pods-1, dropped, "every delta still queued at the stop")
+	drops := ix.DroppedChains()
+	require.Len(t, drops, pods-1)
+	for _, c := range drops {
+		require.NoError(t, c.Check())
+		assert.Equal(t, "Replaced", c.Spans[0].Attr(tracing.KeyDeltaType))
+		assert.Equal(t, "pods", c.Spans[0].Attr(tracing.KeyInformerName))
+	}
+}
+
+// After the drop the queue is empty and closed: nothing dropped can be
+// popped later, and a second call ends no wait twice.
+func TestEndQueuedAsDroppedEmptiesTheQueueOnce(t *testing.T) {
+	rec, tp := recorder()
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", TracerProvider: tp})
+	require.NoError(t, f.Add(mk("a", "1")))
+	require.NoError(t, f.Update(mk("a", "2")))
+	require.NoError(t, f.Add(mk("b", "1")))
+	f.endQueuedAsDropped()
+	f.endQueuedAsDropped()
+	_, err := f.Pop(func(any, bool) error { t.Fatal("popped a dropped delta"); return nil })
+	assert.ErrorIs(t, err, ErrFIFOClosed)
+	require.NoError(t, f.checkInvariant())
+	var queued []string
+	for _, s := range rec.Ended() {
+		if s.Name() == tracing.SpanQueued {
+			assert.Equal(t, "true", attr(s, tracing.KeyQueueDropped))
+			queued = append(queued, attr(s, tracing.KeyObjectKey)+" "+attr(s, tracing.KeyDeltaType))
+		}
+	}
+	assert.ElementsMatch(t, []string{"ns/a Added", "ns/a Updated", "ns/b Added"}, queued)
+}
+
+// With tracing off nothing is counted, so the stop does not walk the queue.
+func TestUntracedQueueCountsNoTracedDeltas(t *testing.T) {
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{TracerProvider: trace.NewNoopTracerProvider()})
+	for i := range 10 {
+		require.NoError(t, f.Add(mk(fmt.Sprint(i), "1")))
+	}
+	assert.Zero(t, f.tracedQueued)
+	f.endQueuedAsDropped()
+	assert.Empty(t, f.queue)
+}
+
+// The count of traced deltas follows pops and the collapse of two deletes,
+// so a stop walks the queue only when some wait is still open.
+func TestTracedQueuedCountFollowsPopsAndCollapsedDeletes(t *testing.T) {
+	_, tp := recorder()
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{TracerProvider: tp})
+	require.NoError(t, f.Add(mk("a", "1")))
+	require.NoError(t, f.Delete(mk("a", "2")))
+	require.NoError(t, f.Delete(mk("a", "3"))) // collapsed into the first delete
+	assert.Equal(t, 2, f.tracedQueued)
+	_, err := f.Pop(func(any, bool) error { return nil })
+	require.NoError(t, err)
+	assert.Zero(t, f.tracedQueued)
 }
