@@ -302,6 +302,14 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 	ctx, span := r.tracer.Start(ctx, tracing.SpanListAndWatchCycle,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(r.nameAttr))
 	defer func() { endSpan(span, err) }()
+	defer func() {
+		// A stop is not a failure, whatever the request in flight made of
+		// it ("context canceled", a stalled request abandoned, a closed
+		// connection): nothing may reach the WatchErrorHandler.
+		if ctx.Err() != nil {
+			err = nil
+		}
+	}()
 
 	var w watch.Interface
 	if r.useWatchList {
@@ -519,6 +527,13 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			wctx, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
 				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(rv)))
 			w, err = r.listerWatcher.WatchWithContext(wctx, options)
+			if err != nil && ctx.Err() != nil {
+				// Stopped while the request was being opened: the error is
+				// only the cancellation. Upstream reports it as "failed to
+				// watch ... context canceled".
+				endSpan(span, errorStopRequested)
+				return nil
+			}
 			if err != nil {
 				endSpan(span, err)
 				if isWatchErrorRetriable(err) {
