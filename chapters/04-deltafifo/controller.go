@@ -3,6 +3,7 @@ package deltafifo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ type ProcessFunc func(obj any, isInInitialList bool) error
 // Config wires a queue, a ListerWatcher and a consumer into a Controller.
 //
 // Mirrors [k8s.io/client-go/tools/cache.Config] (controller.go), without
-// ProcessBatch (a RealFIFO feature) and the clock.
+// the clock.
 type Config struct {
 	// Queue is where the reflector writes and processLoop pops from.
 	Queue
@@ -32,6 +33,13 @@ type Config struct {
 	reflector.ListerWatcher
 	// Process is called for every popped item, one at a time, in order.
 	Process ProcessFunc
+	// ProcessBatch, if set and Queue is a [QueueWithBatch] (the RealFIFO),
+	// makes processLoop pop with PopBatch: runs of entries for distinct keys
+	// go to ProcessBatch, single entries to Process. It should return a
+	// [store.TransactionError] (wrapped) when only part of a batch was
+	// applied. client-go also requires the InOrderInformersBatchProcess
+	// feature gate, on by default since 1.35; we have no gates.
+	ProcessBatch ProcessBatchFunc
 	// ObjectType is an example of the objects; the reflector drops others.
 	ObjectType runtime.Object
 	// ObjectDescription names the type in messages; default from ObjectType.
@@ -47,7 +55,8 @@ type Config struct {
 	// WatchListPageSize is the reflector's LIST page size.
 	WatchListPageSize int64
 	// PopBatchSize, if above 1, makes processLoop pop up to this many queued
-	// keys per lock hold (DeltaFIFO.PopBatch). Not in client-go's Config.
+	// keys per lock hold (DeltaFIFO.PopBatch) from a queue that is not a
+	// QueueWithBatch or when ProcessBatch is nil. Not in client-go's Config.
 	PopBatchSize int
 	// Name is the informer's name in spans; default ObjectDescription.
 	Name string
@@ -130,20 +139,36 @@ func (c *controller) RunWithContext(ctx context.Context) {
 	}
 }
 
-// processLoop pops until the queue is closed. A Process error is dropped, as
-// upstream does since the queue stopped requeueing on error: the consumer
-// is expected to handle its own failures (chapter 5's handlers cannot fail).
+// processLoop pops until the queue is closed, in one of three ways:
+//
+//   - a [QueueWithBatch] (the RealFIFO) with Config.ProcessBatch set:
+//     PopBatch, as upstream's processLoop with InOrderInformersBatchProcess;
+//   - a DeltaFIFO with Config.PopBatchSize above 1: DeltaFIFO.PopBatch, our
+//     own batching of the DeltaFIFO path;
+//   - otherwise Pop, one entry (or one key's Deltas) per call.
+//
+// A process error is dropped, as upstream does since the queue stopped
+// requeueing on error: the consumer is expected to handle its own failures
+// (chapter 5's handlers cannot fail).
+//
+// Mirrors controller.processLoop (client-go controller.go).
 func (c *controller) processLoop(ctx context.Context) {
-	batcher, batched := c.config.Queue.(interface {
+	process := PopProcessFunc(c.config.Process)
+	realBatcher, realBatched := c.config.Queue.(QueueWithBatch)
+	realBatched = realBatched && c.config.ProcessBatch != nil
+	keyBatcher, keyBatched := c.config.Queue.(interface {
 		PopBatch(PopProcessFunc, int) (int, error)
 	})
-	batched = batched && c.config.PopBatchSize > 1
+	keyBatched = keyBatched && c.config.PopBatchSize > 1
 	for ctx.Err() == nil {
 		var err error
-		if batched {
-			_, err = batcher.PopBatch(PopProcessFunc(c.config.Process), c.config.PopBatchSize)
-		} else {
-			_, err = c.config.Queue.Pop(PopProcessFunc(c.config.Process))
+		switch {
+		case realBatched:
+			err = realBatcher.PopBatch(c.config.ProcessBatch, process)
+		case keyBatched:
+			_, err = keyBatcher.PopBatch(process, c.config.PopBatchSize)
+		default:
+			_, err = c.config.Queue.Pop(process)
 		}
 		if errors.Is(err, ErrFIFOClosed) {
 			return
@@ -162,84 +187,94 @@ func (c *controller) LastSyncResourceVersion() string {
 	return c.reflector.LastSyncResourceVersion()
 }
 
-// InformerProcessFunc is told of one delta after NewInformer's store has been
-// updated with it: old is what the store held for the key before (nil if
-// nothing), d.Object what it holds now (for Deleted: the deleted object or a
-// DeletedFinalStateUnknown).
+// InformerProcessFunc is told of one change after the informer's cache has
+// it. old is what the cache held for the key before (nil if nothing);
+// d.Object is the new state (for Deleted: the deleted object or a
+// [DeletedFinalStateUnknown]). ctx carries the change's HandleDeltas span
+// when it is traced, else it is context.Background().
 //
-// Chapter 5's ResourceEventHandler turns this into OnAdd (old == nil),
-// OnUpdate and OnDelete; here it is one function so that chapter 4 stands
-// alone.
+// d.Type is the popped delta's type, except for the changes an atomic entry
+// expands into: a relist's listed objects come as Replaced and its
+// tombstones as Deleted, and a resync's objects as Sync with old == d.Object.
+// So a receiver maps it to a ResourceEventHandler as upstream's
+// processDeltas does: Deleted → OnDelete(d.Object); old == nil → OnAdd;
+// otherwise OnUpdate(old, d.Object).
+//
+// Chapter 5's HandleDeltas turns it into distribute calls; here it is one
+// function so that chapter 4 stands alone.
 type InformerProcessFunc func(ctx context.Context, d Delta, old any, isInInitialList bool)
 
 // NewInformer returns a store that follows lw and a Controller to run it;
-// process is called for every change, after the store has it.
+// process is called for every change, after the store has it (see
+// [Consumer]).
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewInformer] (controller.go), with a
-// function instead of a ResourceEventHandler (see InformerProcessFunc), and
-// on the DeltaFIFO, which client-go's informers left for the RealFIFO in 1.33.
+// function instead of a ResourceEventHandler (see InformerProcessFunc). By
+// default it queues on the DeltaFIFO, which client-go's informers left for
+// the RealFIFO in 1.33; [WithRealFIFO] gives client-go's v0.37.2 queue.
 func NewInformer(lw reflector.ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, process InformerProcessFunc, opts ...InformerOption) (store.Store, Controller) {
 	cfg := informerConfig{name: ""}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	clientState := store.NewStore(DeletionHandlingMetaNamespaceKeyFunc)
-	q := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
-		Name:                  cfg.name,
-		KnownObjects:          clientState,
-		EmitDeltaTypeReplaced: true,
-		TracerProvider:        cfg.tp,
-	})
-	tracer := tracing.Tracer(cfg.tp, tracerName)
-	return clientState, New(&Config{
-		Queue:            q,
+	consumer := &Consumer{
+		Store:   clientState,
+		KeyFunc: DeletionHandlingMetaNamespaceKeyFunc,
+		Handler: process,
+		Tracer:  tracing.Tracer(cfg.tp, tracerName),
+		Name:    cfg.name,
+	}
+	config := &Config{
 		ListerWatcher:    lw,
 		ObjectType:       objType,
 		FullResyncPeriod: resyncPeriod,
 		Name:             cfg.name,
 		TracerProvider:   cfg.tp,
 		Process: func(obj any, isInInitialList bool) error {
-			deltas := obj.(Deltas)
-			key, _ := q.KeyOf(deltas)
-			ctxs, spans := StartHandleDeltas(tracer, q.Name(), key, deltas, isInInitialList)
-			defer func() {
-				for _, s := range spans {
-					s.End()
-				}
-			}()
-			for i, d := range deltas {
-				ctx := context.Background()
-				if ctxs != nil {
-					ctx = ctxs[i]
-				}
-				old, exists, _ := clientState.Get(d.Object)
-				if !exists {
-					old = nil
-				}
-				// The store first, then the callback: a callback that reads
-				// the store must find the object it is told about.
-				var err error
-				if d.Type == Deleted {
-					err = clientState.Delete(d.Object)
-				} else {
-					err = clientState.Update(d.Object)
-				}
-				if err != nil {
-					return err
-				}
-				process(ctx, d, old, isInInitialList)
+			deltas, ok := obj.(Deltas)
+			if !ok {
+				return fmt.Errorf("process was given a %T, not Deltas", obj)
 			}
-			return nil
+			return consumer.ProcessDeltas(deltas, isInInitialList)
 		},
-	})
+	}
+	if cfg.realFIFO {
+		config.Queue = NewRealFIFOWithOptions(realFIFODefaults(cfg.name, cfg.tp))
+		config.ProcessBatch = consumer.ProcessDeltasInBatch
+	} else {
+		config.Queue = NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+			Name:                  cfg.name,
+			KnownObjects:          clientState,
+			EmitDeltaTypeReplaced: true,
+			TracerProvider:        cfg.tp,
+		})
+	}
+	return clientState, New(config)
+}
+
+// realFIFODefaults is the RealFIFO client-go v0.37.2's informers build
+// (newQueueFIFO in controller.go, with its feature gates at their
+// defaults): atomic relists and resyncs, so no KnownObjects; unlocked while
+// processing; bookmarks queued.
+func realFIFODefaults(name string, tp trace.TracerProvider) RealFIFOOptions {
+	return RealFIFOOptions{
+		Name:                  name,
+		KeyFunction:           store.MetaNamespaceKeyFunc,
+		AtomicEvents:          true,
+		UnlockWhileProcessing: true,
+		EmitDeltaTypeBookmark: true,
+		TracerProvider:        tp,
+	}
 }
 
 // InformerOption configures NewInformer.
 type InformerOption func(*informerConfig)
 
 type informerConfig struct {
-	name string
-	tp   trace.TracerProvider
+	name     string
+	tp       trace.TracerProvider
+	realFIFO bool
 }
 
 // WithName names the informer in spans (informer.name).
@@ -249,3 +284,9 @@ func WithName(name string) InformerOption { return func(c *informerConfig) { c.n
 func WithTracerProvider(tp trace.TracerProvider) InformerOption {
 	return func(c *informerConfig) { c.tp = tp }
 }
+
+// WithRealFIFO makes NewInformer queue on a [RealFIFO] configured as
+// client-go v0.37.2's informers are (newQueueFIFO: atomic events, unlock
+// while processing, bookmarks) and pop it in batches through
+// [Consumer.ProcessDeltasInBatch]: the informer client-go users run today.
+func WithRealFIFO() InformerOption { return func(c *informerConfig) { c.realFIFO = true } }
