@@ -1,9 +1,11 @@
 package deltafifo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,11 +14,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // panicOf runs f and returns what it panicked with ("" if nothing).
@@ -412,4 +418,325 @@ func TestRealFIFOReusesItsArray(t *testing.T) {
 	defer f.lock.Unlock()
 	assert.Equal(t, 0, f.head)
 	assert.Empty(t, f.items)
+}
+
+// rfSpans indexes ended spans for the tracing tests.
+type rfSpans struct {
+	all      []sdktrace.ReadOnlySpan
+	children map[trace.SpanID][]sdktrace.ReadOnlySpan
+}
+
+func indexSpans(spans []sdktrace.ReadOnlySpan) rfSpans {
+	ix := rfSpans{all: spans, children: map[trace.SpanID][]sdktrace.ReadOnlySpan{}}
+	for _, s := range spans {
+		if s.Parent().IsValid() {
+			ix.children[s.Parent().SpanID()] = append(ix.children[s.Parent().SpanID()], s)
+		}
+	}
+	return ix
+}
+
+// named returns the spans called name, in end order.
+func (ix rfSpans) named(name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range ix.all {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// child returns s's only child called name (nil if none; fails if more).
+func (ix rfSpans) child(t *testing.T, s sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	for _, c := range ix.children[s.SpanContext().SpanID()] {
+		if c.Name() == name {
+			found = append(found, c)
+		}
+	}
+	require.LessOrEqual(t, len(found), 1, "%s has %d %s children", s.Name(), len(found), name)
+	if len(found) == 0 {
+		return nil
+	}
+	return found[0]
+}
+
+// rootFor returns the per-object root with this event type and key.
+func (ix rfSpans) rootFor(t *testing.T, event, key string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range ix.all {
+		if !s.Parent().IsValid() && strings.HasPrefix(s.Name(), tracing.SpanRootPrefix) &&
+			attr(s, tracing.KeyEventType) == event && attr(s, tracing.KeyObjectKey) == key {
+			return s
+		}
+	}
+	t.Fatalf("no root %s %s", event, key)
+	return nil
+}
+
+// A per-event queue traces each entry as the DeltaFIFO does, with
+// RealFIFO.queued: a root at enqueue linked to the reflector's cycle, a wait
+// span from enqueue to pop, and the consumer's HandleDeltas under the root
+// (informer.deltas.count=1; informer.batch.size in a batch).
+func TestRealFIFOTracesPerEventEntries(t *testing.T) {
+	rec, tp := recorder()
+	cache := store.NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	require.NoError(t, cache.Add(mk("gone", "1"))) // deleted while the watch was down
+	require.NoError(t, cache.Add(mk("kept", "1")))
+	f := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", KnownObjects: cache, KeyFunction: DeletionHandlingMetaNamespaceKeyFunc, TracerProvider: tp})
+	ctx, cycle := tp.Tracer("test").Start(context.Background(), tracing.SpanListAndWatchCycle)
+	require.NoError(t, f.ReplaceWithContext(ctx, []any{mk("kept", "2")}, "2"))
+	require.NoError(t, f.AddWithContext(ctx, mk("a", "3")))
+	require.NoError(t, f.UpdateWithContext(ctx, mk("b", "4")))
+	require.NoError(t, f.DeleteWithContext(ctx, mk("c", "5")))
+	cycle.End()
+
+	tracer := tp.Tracer("consumer")
+	// Tombstone and listed object: one at a time; the watch events: a batch.
+	for range 2 {
+		_, err := f.Pop(func(obj any, initial bool) error {
+			d := obj.(Deltas)
+			key, _ := f.KeyOf(d)
+			_, spans := StartHandleDeltas(tracer, f.Name(), key, d, initial)
+			require.Len(t, spans, 1)
+			spans[0].End()
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.PopBatch(func(deltas []Delta, initial bool) error {
+		require.Len(t, deltas, 3)
+		for _, d := range deltas {
+			key, _ := f.KeyOf(d)
+			_, span := StartHandleDeltasInBatch(tracer, f.Name(), key, d, len(deltas), initial)
+			require.NotNil(t, span)
+			span.End()
+		}
+		return nil
+	}, func(any, bool) error { t.Fatal("three distinct keys make a batch"); return nil }))
+	// And a resync of the cache (both objects: this consumer never
+	// updates it), now that nothing is queued for them.
+	require.NoError(t, f.ResyncWithContext(ctx))
+	for range 2 {
+		_, err := f.Pop(func(obj any, initial bool) error {
+			key, _ := f.KeyOf(obj)
+			_, spans := StartHandleDeltas(tracer, f.Name(), key, obj.(Deltas), initial)
+			spans[0].End()
+			return nil
+		})
+		require.NoError(t, err)
+	}
+
+	ix := indexSpans(rec.Ended())
+	for _, tc := range []struct{ event, key, root, delta, batch string }{
+		{"TOMBSTONE", "ns/gone", "ListAndWatch list", "Deleted", ""},
+		{"LISTED", "ns/kept", "ListAndWatch list", "Replaced", ""},
+		{"ADDED", "ns/a", "ListAndWatch watch", "Added", "3"},
+		{"MODIFIED", "ns/b", "ListAndWatch watch", "Updated", "3"},
+		{"DELETED", "ns/c", "ListAndWatch watch", "Deleted", "3"},
+		{"RESYNC", "ns/gone", "ListAndWatch resync", "Sync", ""},
+	} {
+		what := tc.event + " " + tc.key
+		root := ix.rootFor(t, tc.event, tc.key)
+		assert.Equal(t, tc.root, root.Name(), what)
+		assert.Equal(t, trace.SpanKindProducer, root.SpanKind(), what)
+		assert.Equal(t, "pods", attr(root, tracing.KeyInformerName), what)
+		require.Len(t, root.Links(), 1, what)
+		assert.Equal(t, cycle.SpanContext(), root.Links()[0].SpanContext, "%s: linked to the cycle that queued it", what)
+
+		queued := ix.child(t, root, tracing.SpanRealFIFOQueued)
+		require.NotNil(t, queued, what)
+		assert.Equal(t, tc.delta, attr(queued, tracing.KeyDeltaType), what)
+		assert.Equal(t, "", attr(queued, tracing.KeyQueueDropped), what)
+		assert.False(t, queued.StartTime().Before(root.StartTime()), "%s: the wait starts at enqueue", what)
+
+		handled := ix.child(t, root, tracing.SpanHandleDeltas)
+		require.NotNil(t, handled, what)
+		assert.Equal(t, "1", attr(handled, tracing.KeyDeltasCount), "%s: the RealFIFO never coalesces", what)
+		assert.Equal(t, tc.batch, attr(handled, tracing.KeyBatchSize), what)
+		assert.Equal(t, tc.delta, attr(handled, tracing.KeyDeltaType), what)
+		assert.False(t, handled.StartTime().Before(queued.EndTime()), "%s: handled after the wait ended", what)
+	}
+	assert.Equal(t, "true", attr(ix.child(t, ix.rootFor(t, "LISTED", "ns/kept"), tracing.SpanHandleDeltas), tracing.KeyInitialList))
+	assert.Equal(t, "false", attr(ix.child(t, ix.rootFor(t, "ADDED", "ns/a"), tracing.SpanHandleDeltas), tracing.KeyInitialList))
+	assert.Empty(t, ix.named(tracing.SpanQueued), "no DeltaFIFO.queued on the RealFIFO")
+}
+
+// An atomic relist is one entry with one span, RealFIFO.ReplacedAll in the
+// cycle's trace, open while it waits; each object still gets its own trace
+// from StartAtomicObject, back-dated to the enqueue and linked to that span.
+// A resync is the same with RealFIFO.SyncAll; a bookmark is an event on the
+// cycle span and no trace.
+func TestRealFIFOTracesAtomicEntries(t *testing.T) {
+	rec, tp := recorder()
+	f := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", AtomicEvents: true, EmitDeltaTypeBookmark: true, TracerProvider: tp})
+	ctx, cycle := tp.Tracer("test").Start(context.Background(), tracing.SpanListAndWatchCycle)
+	require.NoError(t, f.ReplaceWithContext(ctx, []any{mk("a", "1"), mk("b", "2")}, "7"))
+	require.NoError(t, f.BookmarkWithContext(ctx, "8"))
+	require.NoError(t, f.ResyncWithContext(ctx))
+	cycle.End()
+	for _, s := range rec.Ended() {
+		require.NotEqual(t, tracing.SpanRealFIFOReplacedAll, s.Name(), "the entry's span stays open while the entry waits")
+	}
+
+	tracer := tp.Tracer("consumer")
+	pop := func(each func(entry Delta, initial bool)) {
+		_, err := f.Pop(func(obj any, initial bool) error {
+			each(obj.(Deltas)[0], initial)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	pop(func(entry Delta, initial bool) {
+		require.Equal(t, ReplacedAll, entry.Type)
+		for _, o := range entry.Object.(ReplacedAllInfo).Objects {
+			p := o.(*corev1.Pod)
+			_, span := StartAtomicObject(tracer, "pods", entry, "ns/"+p.Name, p, "LISTED", initial)
+			require.NotNil(t, span)
+			span.End()
+		}
+		// A tombstone the consumer found while processing the entry.
+		_, span := StartAtomicObject(tracer, "pods", entry, "ns/old", DeletedFinalStateUnknown{Key: "ns/old", Obj: mk("old", "0")}, "TOMBSTONE", initial)
+		span.End()
+	})
+	pop(func(entry Delta, initial bool) {
+		require.Equal(t, Bookmark, entry.Type)
+		ctx, span := StartAtomicObject(tracer, "pods", entry, "", nil, "", initial)
+		assert.Nil(t, span, "a bookmark has no trace")
+		assert.Equal(t, context.Background(), ctx)
+	})
+	pop(func(entry Delta, initial bool) {
+		require.Equal(t, SyncAll, entry.Type)
+		_, span := StartAtomicObject(tracer, "pods", entry, "ns/a", mk("a", "1"), "RESYNC", initial)
+		span.End()
+	})
+
+	ix := indexSpans(rec.Ended())
+	replacedAll := ix.named(tracing.SpanRealFIFOReplacedAll)
+	require.Len(t, replacedAll, 1)
+	entry := replacedAll[0]
+	assert.Equal(t, cycle.SpanContext().SpanID(), entry.Parent().SpanID(), "in the cycle's trace")
+	assert.Equal(t, "2", attr(entry, tracing.KeyListCount))
+	assert.Equal(t, "7", attr(entry, tracing.KeyResourceVersion))
+	assert.Equal(t, "pods", attr(entry, tracing.KeyInformerName))
+	assert.Equal(t, trace.SpanKindInternal, entry.SpanKind())
+
+	for _, tc := range []struct{ event, key, rv string }{
+		{"LISTED", "ns/a", "1"}, {"LISTED", "ns/b", "2"}, {"TOMBSTONE", "ns/old", "0"},
+	} {
+		what := tc.event + " " + tc.key
+		root := ix.rootFor(t, tc.event, tc.key)
+		assert.Equal(t, "ListAndWatch list", root.Name(), what)
+		assert.Equal(t, tc.rv, attr(root, tracing.KeyResourceVersion), what)
+		assert.NotEqual(t, entry.SpanContext().TraceID(), root.SpanContext().TraceID(), "%s: a trace of its own", what)
+		require.Len(t, root.Links(), 1, what)
+		assert.Equal(t, entry.SpanContext(), root.Links()[0].SpanContext, "%s: linked to the entry's span", what)
+		queued := ix.child(t, root, tracing.SpanRealFIFOQueued)
+		require.NotNil(t, queued, what)
+		assert.Equal(t, root.StartTime(), queued.StartTime(), "%s: both start when the entry was queued", what)
+		assert.Equal(t, entry.EndTime(), queued.EndTime(), "%s: the wait ends when the entry was popped", what)
+		assert.Equal(t, "ReplacedAll", attr(queued, tracing.KeyDeltaType), what)
+		handled := ix.child(t, root, tracing.SpanHandleDeltas)
+		require.NotNil(t, handled, what)
+		assert.Equal(t, "ReplacedAll", attr(handled, tracing.KeyDeltaType), what)
+		assert.Equal(t, "1", attr(handled, tracing.KeyDeltasCount), what)
+		assert.Equal(t, "true", attr(handled, tracing.KeyInitialList), what)
+		assert.Equal(t, trace.SpanKindConsumer, handled.SpanKind(), what)
+	}
+
+	syncAll := ix.named(tracing.SpanRealFIFOSyncAll)
+	require.Len(t, syncAll, 1)
+	resync := ix.rootFor(t, "RESYNC", "ns/a")
+	assert.Equal(t, "ListAndWatch resync", resync.Name())
+	assert.Equal(t, syncAll[0].SpanContext(), resync.Links()[0].SpanContext)
+	assert.Equal(t, "SyncAll", attr(ix.child(t, resync, tracing.SpanHandleDeltas), tracing.KeyDeltaType))
+
+	cycles := ix.named(tracing.SpanListAndWatchCycle)
+	require.Len(t, cycles, 1)
+	require.Len(t, cycles[0].Events(), 1)
+	ev := cycles[0].Events()[0]
+	assert.Equal(t, tracing.EventRealFIFOBookmark, ev.Name)
+	assert.Contains(t, ev.Attributes, tracing.KeyResourceVersion.String("8"))
+}
+
+// At stop every still-queued entry's wait ends with
+// informer.queue.dropped=true (the contract's "dropped at stop"): a
+// per-event entry's RealFIFO.queued span, an atomic entry's own span; an
+// entry popped before keeps its ordinary wait.
+func TestRealFIFOEndQueuedAsDropped(t *testing.T) {
+	rec, tp := recorder()
+	perEvent := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", KnownObjects: store.NewStore(DeletionHandlingMetaNamespaceKeyFunc), TracerProvider: tp})
+	atomicQ := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", AtomicEvents: true, UnlockWhileProcessing: true, TracerProvider: tp})
+	ctx := context.Background()
+	require.NoError(t, perEvent.AddWithContext(ctx, mk("popped", "1")))
+	require.NoError(t, perEvent.AddWithContext(ctx, mk("a", "2")))
+	require.NoError(t, perEvent.UpdateWithContext(ctx, mk("a", "3")))
+	require.NoError(t, atomicQ.AddWithContext(ctx, mk("b", "4")))
+	require.NoError(t, atomicQ.ReplaceWithContext(ctx, []any{mk("c", "5")}, "5"))
+	require.NoError(t, atomicQ.ResyncWithContext(ctx))
+	_, err := perEvent.Pop(func(any, bool) error { return nil })
+	require.NoError(t, err)
+
+	perEvent.endQueuedAsDropped()
+	atomicQ.endQueuedAsDropped()
+	require.NoError(t, perEvent.AddWithContext(ctx, mk("late", "6")), "a write after the stop")
+
+	ix := indexSpans(rec.Ended())
+	for _, tc := range []struct {
+		event, key, dropped string
+	}{
+		{"ADDED", "ns/popped", ""},
+		{"ADDED", "ns/a", "true"},
+		{"MODIFIED", "ns/a", "true"},
+		{"ADDED", "ns/b", "true"},
+		{"ADDED", "ns/late", "true"},
+	} {
+		root := ix.rootFor(t, tc.event, tc.key)
+		queued := ix.child(t, root, tracing.SpanRealFIFOQueued)
+		require.NotNil(t, queued, "%s %s: every root gets its wait", tc.event, tc.key)
+		assert.Equal(t, tc.dropped, attr(queued, tracing.KeyQueueDropped), "%s %s", tc.event, tc.key)
+	}
+	for _, name := range []string{tracing.SpanRealFIFOReplacedAll, tracing.SpanRealFIFOSyncAll} {
+		spans := ix.named(name)
+		require.Len(t, spans, 1, name)
+		assert.Equal(t, "true", attr(spans[0], tracing.KeyQueueDropped), name)
+	}
+	assert.Len(t, rec.Started(), len(rec.Ended()), "no span left open")
+}
+
+// With no recording provider nothing is carried or started: entries carry
+// no trace (whether the provider is a no-op or samples nothing), and the
+// consumer's helpers return nil spans.
+func TestRealFIFONoSpansWithoutARecordingProvider(t *testing.T) {
+	for name, tp := range map[string]trace.TracerProvider{
+		"global":       nil,
+		"noop":         noop.NewTracerProvider(),
+		"never-sample": sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample())),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, atomicEvents := range []bool{false, true} {
+				opts := RealFIFOOptions{AtomicEvents: atomicEvents, EmitDeltaTypeBookmark: atomicEvents, TracerProvider: tp}
+				if !atomicEvents {
+					opts.KnownObjects = store.NewStore(store.MetaNamespaceKeyFunc)
+				}
+				f := NewRealFIFOWithOptions(opts)
+				require.NoError(t, f.Add(mk("a", "1")))
+				require.NoError(t, f.Replace([]any{mk("b", "2")}, "2"))
+				require.NoError(t, f.Resync())
+				require.NoError(t, f.Bookmark("3"))
+				f.lock.Lock()
+				for _, d := range f.items[f.head:] {
+					assert.Nil(t, d.trace, "%s entry carries nothing", d.Type)
+					_, span := StartAtomicObject(noop.NewTracerProvider().Tracer(""), "x", d, "ns/a", mk("a", "1"), "LISTED", false)
+					assert.Nil(t, span)
+					_, span = StartHandleDeltasInBatch(noop.NewTracerProvider().Tracer(""), "x", "ns/a", d, 2, false)
+					assert.Nil(t, span)
+				}
+				f.lock.Unlock()
+				f.endQueuedAsDropped()
+			}
+		})
+	}
 }

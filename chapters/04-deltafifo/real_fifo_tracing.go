@@ -63,7 +63,7 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 // not sampled. Called only when tracing.Enabled.
 func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
 	span := startObjectRoot(f.tracer, f.nameAttr, trace.SpanContextFromContext(ctx), time.Time{}, obj, key, source, event)
-	span.End()
+	defer span.End()
 	if !span.IsRecording() {
 		return nil
 	}
@@ -151,10 +151,11 @@ func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, ke
 	}
 	nameAttr := tracing.KeyInformerName.String(informerName)
 	root := startObjectRoot(tracer, nameAttr, t.root, t.queuedAt, obj, key, source, event)
+	recording := root.IsRecording()
 	// The hand-off to the queue was the entry's enqueue: the root covers
 	// that instant, as a per-object root covers its own enqueue.
 	root.End(trace.WithTimestamp(t.queuedAt))
-	if !root.IsRecording() {
+	if !recording {
 		return background, nil
 	}
 	rootCtx := trace.ContextWithSpanContext(background, root.SpanContext())
