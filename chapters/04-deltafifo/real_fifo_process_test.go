@@ -561,4 +561,3 @@ func TestProcessLoopPopsInBatchesOnlyWithProcessBatch(t *testing.T) {
 		})
 	}
 }
-
