@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,8 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // handlerLog records handler calls as text, the same way for client-go's
@@ -559,5 +562,102 @@ func TestProcessLoopPopsInBatchesOnlyWithProcessBatch(t *testing.T) {
 				assert.Equal(t, 5, singles)
 			}
 		})
+	}
+}
+
+// The consumer's half of the span contract on the RealFIFO: every object of
+// an atomic relist (listed or tombstone) and of an atomic resync gets its
+// own trace whose root links to the entry's span and has one
+// RealFIFO.queued and one HandleDeltas (informer.delta.type = the entry's
+// type); deltas of a batch pop carry informer.batch.size; every cache
+// write has its Indexer.* span under the HandleDeltas; and the handler is
+// given that HandleDeltas span's context.
+func TestProcessTracesAtomicEntriesAndBatchesPerObject(t *testing.T) {
+	rec, tp := recorder()
+	q := NewRealFIFOWithOptions(realFIFODefaults("pods", tp))
+	st := store.NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	require.NoError(t, st.Add(mk("gone", "1")))
+	require.NoError(t, st.Add(mk("keep", "2")))
+	var handlerSpans []trace.SpanID
+	c := &Consumer{Store: st, Tracer: tracing.Tracer(tp, tracerName), Name: "pods",
+		Handler: func(ctx context.Context, _ Delta, _ any, _ bool) {
+			handlerSpans = append(handlerSpans, trace.SpanContextFromContext(ctx).SpanID())
+		}}
+	single := func(obj any, initial bool) error { return c.ProcessDeltas(obj.(Deltas), initial) }
+	queued := func() int {
+		q.lock.Lock()
+		defer q.lock.Unlock()
+		return q.len_locked()
+	}
+	popAllWith := func() {
+		for queued() > 0 {
+			require.NoError(t, q.PopBatch(c.ProcessDeltasInBatch, single))
+		}
+	}
+
+	require.NoError(t, q.Replace([]any{mk("keep", "3"), mk("new", "4")}, "10"))
+	popAllWith()
+	require.NoError(t, q.Add(mk("a", "5")))
+	require.NoError(t, q.Add(mk("b", "6")))
+	require.NoError(t, q.Delete(mk("new", "7")))
+	popAllWith()
+	require.NoError(t, q.Resync())
+	popAllWith()
+	require.Len(t, handlerSpans, 3+3+3, "relist 3 (one tombstone), batch 3, resync 3")
+
+	var spans []spancheck.Span
+	for _, s := range rec.Ended() {
+		spans = append(spans, spancheck.FromReadOnly(s))
+	}
+	ix := spancheck.NewIndex(spans)
+	for _, rc := range ix.CheckRoots() {
+		require.NoError(t, rc.Err)
+		require.False(t, rc.Dropped)
+	}
+	entrySpans := map[string]trace.SpanID{}
+	for _, s := range ix.ByID {
+		if s.Name == tracing.SpanRealFIFOReplacedAll || s.Name == tracing.SpanRealFIFOSyncAll {
+			entrySpans[s.Name] = s.SpanID
+		}
+	}
+	require.Len(t, entrySpans, 2)
+
+	type seen struct{ event, deltaType, indexer, batch string }
+	got := map[string]seen{}
+	handled := map[trace.SpanID]bool{}
+	for _, s := range ix.ByID {
+		if s.Name != tracing.SpanHandleDeltas {
+			continue
+		}
+		handled[s.SpanID] = true
+		root := ix.ByID[s.ParentID]
+		require.NotNil(t, root, "HandleDeltas is a child of its object's root")
+		var indexer []string
+		for _, k := range ix.Children[s.SpanID] {
+			if strings.HasPrefix(k.Name, "Indexer.") {
+				indexer = append(indexer, k.Name)
+				assert.False(t, k.Start.Before(s.Start), "%s starts inside its HandleDeltas", k.Name)
+			}
+		}
+		key := root.Attr(tracing.KeyEventType) + " " + s.Attr(tracing.KeyObjectKey)
+		got[key] = seen{root.Attr(tracing.KeyEventType), s.Attr(tracing.KeyDeltaType), strings.Join(indexer, ","), s.Attr(tracing.KeyBatchSize)}
+		if entry, ok := map[string]string{"ReplacedAll": tracing.SpanRealFIFOReplacedAll, "SyncAll": tracing.SpanRealFIFOSyncAll}[s.Attr(tracing.KeyDeltaType)]; ok {
+			require.Len(t, root.Links, 1, key)
+			assert.Equal(t, entrySpans[entry], root.Links[0].SpanID(), "%s links to its entry's span", key)
+		}
+	}
+	assert.Equal(t, map[string]seen{
+		"TOMBSTONE ns/gone": {"TOMBSTONE", "ReplacedAll", "Indexer.Delete", ""},
+		"LISTED ns/keep":    {"LISTED", "ReplacedAll", "Indexer.Update", ""},
+		"LISTED ns/new":     {"LISTED", "ReplacedAll", "Indexer.Add", ""},
+		"ADDED ns/a":        {"ADDED", "Added", "Indexer.Add", "3"},
+		"ADDED ns/b":        {"ADDED", "Added", "Indexer.Add", "3"},
+		"DELETED ns/new":    {"DELETED", "Deleted", "Indexer.Delete", "3"},
+		"RESYNC ns/a":       {"RESYNC", "SyncAll", "", ""},
+		"RESYNC ns/b":       {"RESYNC", "SyncAll", "", ""},
+		"RESYNC ns/keep":    {"RESYNC", "SyncAll", "", ""},
+	}, got)
+	for _, id := range handlerSpans {
+		assert.True(t, handled[id], "the handler's context carries its HandleDeltas span")
 	}
 }
