@@ -101,7 +101,7 @@ func (c *Consumer) ProcessDeltas(deltas Deltas, isInInitialList bool) error {
 	// their per-object traces themselves, and a Bookmark has no trace.
 	var ctxs []context.Context
 	var spans []trace.Span
-	if c.Tracer != nil && deltas[0].trace != nil && batchable(deltas[0].Type) {
+	if c.Tracer != nil && batchable(deltas[0].Type) && slices.ContainsFunc(deltas, func(d Delta) bool { return d.trace != nil }) {
 		if key, err := c.keyOf(deltas[0].Object); err == nil {
 			ctxs, spans = StartHandleDeltas(c.Tracer, c.Name, key, deltas, isInInitialList)
 		}
