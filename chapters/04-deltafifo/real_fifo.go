@@ -140,7 +140,8 @@ type RealFIFO struct {
 	processing bool
 	// batchKeys is PopBatch's scratch set of the keys in the batch being
 	// built, kept between calls so a pop does not allocate a map.
-	batchKeys map[string]struct{}
+	batchKeys    map[string]struct{}
+	batchKeyList []string
 
 	keyFunc               store.KeyFunc
 	knownObjects          KeyListerGetter // nil in atomic mode
@@ -683,12 +684,21 @@ func (f *RealFIFO) batchRun_locked(candidates []Delta) int {
 	if f.batchKeys == nil {
 		f.batchKeys = make(map[string]struct{})
 	}
-	defer clear(f.batchKeys)
+	keys := f.batchKeyList[:0]
+	defer func() {
+		// Delete what was inserted rather than clear the map: clearing a
+		// large map can reallocate it, and this runs once per batch.
+		for _, k := range keys {
+			delete(f.batchKeys, k)
+		}
+		clear(keys)
+		f.batchKeyList = keys[:0]
+	}()
 	for i, d := range candidates {
 		if !batchable(d.Type) {
 			return max(i, 1)
 		}
-		key, err := f.KeyOf(d)
+		key, err := f.KeyOf(d.Object) // not KeyOf(d): boxing a Delta allocates
 		if err != nil {
 			return i + 1
 		}
@@ -696,6 +706,7 @@ func (f *RealFIFO) batchRun_locked(candidates []Delta) int {
 			return i
 		}
 		f.batchKeys[key] = struct{}{}
+		keys = append(keys, key)
 	}
 	return len(candidates)
 }

@@ -104,7 +104,7 @@ func (f *RealFIFO) endWait(d Delta, dropped bool) {
 		a.entry.End(trace.WithTimestamp(a.poppedAt))
 		return
 	}
-	key, _ := f.KeyOf(d)
+	key, _ := f.KeyOf(d.Object)
 	attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))}
 	if dropped {
 		attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
