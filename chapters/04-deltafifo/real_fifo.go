@@ -140,8 +140,7 @@ type RealFIFO struct {
 	processing bool
 	// batchKeys is PopBatch's scratch set of the keys in the batch being
 	// built, kept between calls so a pop does not allocate a map.
-	batchKeys    map[string]struct{}
-	batchKeyList []string
+	batchKeys map[string]struct{}
 
 	keyFunc               store.KeyFunc
 	knownObjects          KeyListerGetter // nil in atomic mode
@@ -684,16 +683,7 @@ func (f *RealFIFO) batchRun_locked(candidates []Delta) int {
 	if f.batchKeys == nil {
 		f.batchKeys = make(map[string]struct{})
 	}
-	keys := f.batchKeyList[:0]
-	defer func() {
-		// Delete what was inserted rather than clear the map: clearing a
-		// large map can reallocate it, and this runs once per batch.
-		for _, k := range keys {
-			delete(f.batchKeys, k)
-		}
-		clear(keys)
-		f.batchKeyList = keys[:0]
-	}()
+	defer clear(f.batchKeys)
 	for i, d := range candidates {
 		if !batchable(d.Type) {
 			return max(i, 1)
@@ -706,7 +696,6 @@ func (f *RealFIFO) batchRun_locked(candidates []Delta) int {
 			return i
 		}
 		f.batchKeys[key] = struct{}{}
-		keys = append(keys, key)
 	}
 	return len(candidates)
 }
