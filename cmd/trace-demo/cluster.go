@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,10 +38,13 @@ const (
 	// unreachable, misconfigured or forbidden cluster apart before the
 	// informer starts (whose reflector would retry such errors forever).
 	preflightTimeout = 10 * time.Second
-	syncTimeout      = 60 * time.Second
 	clusterSlowDelay = time.Millisecond
 	generateRounds   = 5
 )
+
+// syncTimeout bounds the wait for the informer's first sync; a variable so
+// that a test can shorten it.
+var syncTimeout = 60 * time.Second
 
 // knownResources maps the names a user types to a GroupVersionResource;
 // anything else is given as group/version/resource (or version/resource for
@@ -217,10 +221,15 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	}
 	inf := gi.Informer()
 	// The reflector retries list and watch errors by itself; show them, so
-	// that a cluster that goes away mid-run is not a silent stall.
+	// that a cluster that goes away mid-run is not a silent stall. The
+	// reflector says which request failed ("failed to list …" or "failed to
+	// watch …"): the explanation and its kubectl hint name that verb.
+	var lastErr lastError
 	_ = inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
 		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-			u.warn("%v (the informer retries)", explain(err, where, gvr, namespace, "watch"))
+			e := explain(err, where, gvr, namespace, failedVerb(err))
+			lastErr.set(e, err)
+			u.warn("%v (the informer retries)", e)
 		}
 	})
 	audit := auditHandler{newSeen()}
@@ -236,13 +245,41 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	infCtx, stopInformer := context.WithCancel(context.Background())
 	defer func() { stopInformer(); f.Shutdown() }()
 	f.Start(infCtx.Done())
-	for _, ok := range f.WaitForCacheSync(timeoutCh(ctx, syncTimeout)) {
-		if !ok {
-			if ctx.Err() != nil {
-				return result{}, errors.New("stopped before the informer synced")
+	// Wait for the sync, but not on an error no retry will cure: a LIST or
+	// WATCH that RBAC forbids, or credentials the server rejects, fail the
+	// run at once with the reflector's own reason.
+	syncCtx, stopSync := context.WithTimeout(ctx, syncTimeout)
+	defer stopSync()
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-syncCtx.Done():
+				return
+			case <-t.C:
+				if lastErr.isFatal() {
+					stopSync()
+					return
+				}
 			}
-			return result{}, fmt.Errorf("the %s informer did not sync within %v; the warnings above say why", gvr.Resource, syncTimeout)
 		}
+	}()
+	for _, ok := range f.WaitForCacheSync(syncCtx.Done()) {
+		if ok {
+			continue
+		}
+		if e, fatal := lastErr.get(); fatal {
+			return result{}, e
+		}
+		if ctx.Err() != nil {
+			return result{}, errors.New("stopped before the informer synced")
+		}
+		if e, _ := lastErr.get(); e != nil {
+			return result{}, fmt.Errorf("the %s informer did not sync within %v; the last error was: %v", gvr.Resource, syncTimeout, e)
+		}
+		return result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
+			gvr.Resource, syncTimeout, where, lastSeen(tel.collector, inf.GetStore().ListKeys()))
 	}
 	u.status("synced: %s in the cache", plural(len(inf.GetStore().ListKeys()), "object"))
 	if testHookSynced != nil {
@@ -286,6 +323,56 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	stopInformer()
 	f.Shutdown()
 	return result{show: pickObjects(tel.collector, o.objects)}, nil
+}
+
+// failedVerb is the request an error from the reflector is about: it says
+// "failed to list …" for a LIST and "failed to watch …" for a WATCH.
+func failedVerb(err error) string {
+	if strings.Contains(err.Error(), "failed to list") {
+		return "list"
+	}
+	return "watch"
+}
+
+// lastError keeps the latest error the reflector reported, explained.
+type lastError struct {
+	mu    sync.Mutex
+	err   error // guarded by mu: the explained error
+	fatal bool  // guarded by mu: forbidden or unauthorized, which retries do not cure
+}
+
+func (l *lastError) set(explained, raw error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.err = explained
+	l.fatal = apierrors.IsForbidden(raw) || apierrors.IsUnauthorized(raw)
+}
+
+func (l *lastError) get() (error, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err, l.fatal
+}
+
+func (l *lastError) isFatal() bool {
+	_, f := l.get()
+	return f
+}
+
+// lastSeen says how far the informer got, from its spans and its cache.
+func lastSeen(c *collector, cached []string) string {
+	spans, _ := c.snapshot()
+	if len(spans) == 0 && len(cached) == 0 {
+		return "the informer's own LIST got no answer: no span ended and no object arrived"
+	}
+	last := spans[0]
+	for _, s := range spans[1:] {
+		if s.End.After(last.End) {
+			last = s
+		}
+	}
+	return fmt.Sprintf("%s arrived in the cache and the last span to end was %q, %v before the demo gave up",
+		plural(len(cached), "object"), last.Name, time.Since(last.End).Round(time.Millisecond))
 }
 
 // testHookSynced, when set by a test, is called once the cluster informer

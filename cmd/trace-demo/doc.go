@@ -21,6 +21,10 @@
 //
 // Each step waits for its effect to reach every handler instead of
 // sleeping, and gives up with an error after 20 s, so the demo cannot hang.
+// It prints about one screen: a line per lesson, one waterfall and a short
+// summary; --verbose adds each lesson's waterfall and the full summary. When
+// it stops, the deltas still queued end their traces as dropped
+// (informer.queue.dropped), and the summary counts them apart.
 //
 // With --cluster, --kubeconfig or --context it watches a real cluster (any
 // resource, --namespace), optionally making its own traffic (--generate).
@@ -28,11 +32,12 @@
 // cluster is reachable, trusted, and lets the user list and watch the
 // resource; if not, the demo says why in one line and exits 1.
 //
-// Spans go to stdouttrace JSON (default, --out), OTLP/HTTP
-// (OTEL_EXPORTER_OTLP_ENDPOINT) or nowhere; the terminal view is drawn from
-// the same spans, collected by a second span processor. docs/tracing.md
-// explains how to read it.
+// Spans go nowhere unless asked: to stdouttrace JSON with --out FILE (--out -
+// for standard output, with --quiet), or to OTLP/HTTP with --exporter otlp
+// (OTEL_EXPORTER_OTLP_ENDPOINT, validated; http://localhost:4318/v1/traces
+// when unset). The terminal view is drawn from the same spans, collected by
+// a second span processor. docs/tracing.md explains how to read it.
 //
 // Exit codes: 0 success, 1 a failed run (cluster problem, export failure, a
-// handler call without a complete span chain), 2 bad flags.
+// trace that breaks the span contract), 2 bad flags.
 package main

@@ -52,27 +52,33 @@ const (
 
 var scenarioNames = []string{"basic", "coalesce", "slow-handler", "relist", "late-handler", "resync"}
 
-// lessons: what each scenario does and what to look for in its waterfall.
+// lessons: what each scenario does (always shown) and what to look for in
+// its waterfall (shown with the waterfall).
 var lessons = map[string]string{
-	"basic": "create demo/web-2, update demo/web-1, delete demo/web-2.\n" +
-		"  Look for: one trace per change, from \"ListAndWatch watch\" to each handler's On* span;\n" +
+	"basic":        "create demo/web-2, update demo/web-1, delete demo/web-2.",
+	"coalesce":     "demo/web-coalesced changes twice between the LIST and the WATCH, behind " + fmt.Sprint(fillerPods) + " queued pods.",
+	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call (not on the filler pods).",
+	"relist":       "stop the API server, delete demo/doomed, compact history, restart: the informer must LIST again.",
+	"late-handler": "add *main.lateHandler after the informer has synced.",
+	"resync":       "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.",
+}
+
+var lookFor = map[string]string{
+	"basic": "  Look for: one trace per change, from \"ListAndWatch watch\" to each handler's On* span;\n" +
 		"  DeltaFIFO.queued is the time in the queue, addCh/pop/nextCh the time inside each listener.",
-	"coalesce": "demo/web-coalesced changes twice between the informer's LIST and its WATCH,\n" +
-		"  while " + fmt.Sprint(fillerPods) + " listed pods are still queued ahead of it.\n" +
-		"  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together; 2 if\n" +
+	"coalesce": "  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together; 2 if\n" +
 		"  the queue reached it between the two watch events); each delta keeps its own trace, and\n" +
 		"  HandleDeltas links to the others' roots.",
-	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call.\n" +
-		"  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
-		"  other listeners finished long ago: one slow handler never delays the others or the queue.",
-	"relist": "stop the API server, delete demo/doomed, compact history, restart.\n" +
-		"  Look for: the watch cannot resume (410 Gone), the reflector LISTs again, and the pod missing\n" +
-		"  from the new list reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.",
-	"late-handler": "add *main.lateHandler after the informer has synced.\n" +
-		"  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
+	"slow-handler": "  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
+		"  other listeners finished long ago: one slow handler never delays the others or the queue.\n" +
+		"  It does not sleep on the coalesce lesson's " + fmt.Sprint(fillerPods) + " filler pods, so the summary's mean\n" +
+		"  over all its calls is far below " + embeddedSlowDelay.String() + "; the line below gives its time per call on demo/busy.",
+	"relist": "  Look for: after the restart the watch cannot resume from a compacted resourceVersion, so the\n" +
+		"  reflector LISTs again (a new Reflector.ListAndWatch cycle), and the pod missing from the new list\n" +
+		"  reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.",
+	"late-handler": "  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
 		"  object as a synthetic add; the queue and HandleDeltas are not involved.",
-	"resync": "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.\n" +
-		"  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
+	"resync": "  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
 }
 
 // showcase is one trace the waterfall draws: the first trace of key whose
@@ -289,9 +295,17 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			return result{}, fmt.Errorf("interrupted before %s", s)
 		}
 		u.lesson(s, lessons[s])
+		if o.verbose || o.scenario == s || (o.scenario == "all" && s == "basic") {
+			u.println(lookFor[s])
+		}
 		before := len(e.show)
 		if err := e.step(s); err != nil {
 			return result{}, fmt.Errorf("scenario %s: %w", s, err)
+		}
+		if s == "slow-handler" {
+			if n, mean := slowCalls(tel.collector, demoNamespace+"/busy"); n > 0 {
+				u.status("slow-handler: *main.slowHandler took %s per call on demo/busy (%s)", ms(mean), plural(n, "call"))
+			}
 		}
 		for i := before; i < len(e.show); i++ {
 			e.show[i].step = s
@@ -437,4 +451,22 @@ func maxPoppedTogether(c *collector, key string) int {
 		}
 	}
 	return n
+}
+
+// slowCalls is the number and mean duration of the slow handler's calls for
+// key: the calls it does sleep on, unlike the filler pods'.
+func slowCalls(c *collector, key string) (int, time.Duration) {
+	spans, _ := c.snapshot()
+	n, sum := 0, time.Duration(0)
+	for i := range spans {
+		s := &spans[i]
+		if spancheck.IsHandlerCall(s) && s.Attr(tracing.KeyObjectKey) == key && strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), "slowHandler") {
+			n++
+			sum += s.Duration()
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return n, sum / time.Duration(n)
 }

@@ -39,6 +39,7 @@ type options struct {
 	exporter   string
 	out        string
 	quiet      bool
+	verbose    bool
 	objects    int
 }
 
@@ -47,10 +48,13 @@ ListAndWatch → DeltaFIFO → HandleDeltas → indexer + distribute → addCh �
 
 With no flags it starts an embedded API server, runs a scripted workload on pods (creates, updates
 coalesced in the queue, deletes, a watch drop that forces a relist with a tombstone, a late handler,
-a resync), draws a waterfall per object and stops by itself.
+a resync), draws one waterfall and a short summary (one screen) and stops by itself. It writes no
+file unless asked to (--out).
 
   go run ./cmd/trace-demo                              # the embedded run, all scenarios
-  go run ./cmd/trace-demo --scenario relist            # one lesson
+  go run ./cmd/trace-demo --verbose                    # every lesson's waterfall and the full summary
+  go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
+  go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
   go run ./cmd/trace-demo --kubeconfig ~/.kube/config --resource pods --duration 30s
 
@@ -71,11 +75,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.namespace, "namespace", "", "cluster: namespace to watch (default: all namespaces)")
 	fs.StringVar(&o.resource, "resource", "", "cluster: what to watch: pods, configmaps, ... or group/version/resource, e.g. apps/v1/deployments (default pods; configmaps with --generate)")
 	fs.BoolVar(&o.generate, "generate", false, "cluster: create, update and delete ConfigMaps in a namespace of the demo's own, then clean up")
-	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (cluster default: until Ctrl-C, or when --generate is done)")
+	fs.DurationVar(&o.duration, "duration", 0, "cluster: stop after this long (default: until Ctrl-C, or when --generate is done); the embedded run stops by itself")
 	fs.StringVar(&o.scenario, "scenario", "all", "embedded run: all or one of "+strings.Join(scenarioNames, "|"))
-	fs.StringVar(&o.exporter, "exporter", "stdout", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTEL_EXPORTER_OTLP_ENDPOINT), none")
-	fs.StringVar(&o.out, "out", "trace-demo-spans.json", "file for --exporter stdout; - for standard output")
+	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
+	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
+	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -88,6 +93,25 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case o.exporter == "" && o.out != "":
+		o.exporter = "stdout"
+	case o.exporter == "":
+		o.exporter = "none"
+	case o.exporter == "stdout" && o.out == "":
+		return nil, errors.New("--exporter stdout writes to --out: give a file (or - for standard output, with --quiet)")
+	case o.exporter != "stdout" && o.out != "":
+		return nil, fmt.Errorf("--out is for stdouttrace JSON: drop --exporter %s, or drop --out", o.exporter)
+	}
+	// The waterfall and the JSON cannot share standard output: a reader
+	// would get neither whole. Refusing is clearer than splitting them
+	// across stdout and stderr behind the user's back.
+	if o.out == "-" && !o.quiet {
+		return nil, errors.New("--out - writes the spans as JSON to standard output, where the waterfall goes too: add --quiet, or give a file")
+	}
+	if o.quiet && o.verbose {
+		return nil, errors.New("--quiet and --verbose contradict each other: pick one")
+	}
 	if o.cluster {
 		if set["scenario"] {
 			return nil, errors.New("--scenario runs on the embedded server only; drop --cluster/--kubeconfig/--context, or drop --scenario")
@@ -100,6 +124,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			if set[f] {
 				return nil, fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
+		}
+		if set["duration"] {
+			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
 		if o.scenario != "all" && !slices.Contains(scenarioNames, o.scenario) {
 			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(scenarioNames, ", "))
@@ -154,9 +181,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// Flush before anything else, so that even a failed run leaves its
 	// spans in the exporter; an OTLP endpoint that is down costs at most
-	// flushTimeout.
-	fctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
+	// flushTimeout. A file is not bounded: writing it always ends (a full
+	// disk fails at once), and a slow machine must not lose its spans.
+	fctx := context.Background()
+	if o.exporter == "otlp" {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(fctx, flushTimeout)
+		defer cancel()
+	}
 	flushErr := tel.shutdown(fctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
@@ -169,26 +201,60 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	spans, dropped := tel.collector.snapshot()
+	spans, pastLimit := tel.collector.snapshot()
 	rep := analyse(spans)
+	if testHookReport != nil {
+		testHookReport(o, rep)
+	}
 	if !o.quiet {
-		drawWaterfalls(stdout, rep, res.show)
-		drawSummary(stdout, rep, dropped)
+		show := res.show
+		if !o.verbose && !o.cluster {
+			show = pickShown(show, o.scenario)
+		}
+		drawWaterfalls(stdout, rep, show)
+		if o.verbose || o.cluster {
+			drawSummary(stdout, rep, pastLimit)
+		} else {
+			drawShortSummary(stdout, rep, pastLimit)
+		}
 	}
 	if flushErr != nil {
 		hint := ""
 		if o.exporter == "otlp" {
 			hint = " (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)"
 		}
-		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %v%s\n", flushErr, hint)
+		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", firstLine(flushErr), hint)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d spans %s\n", len(spans)+dropped, tel.where)
+	// With the spans themselves on stdout, stdout is theirs alone.
+	where := stdout
+	if o.out == "-" {
+		where = stderr
+	}
+	fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+	if !o.quiet && !o.verbose && !o.cluster {
+		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
+	}
 	if n := len(rep.broken); n > 0 {
-		fmt.Fprintf(stderr, "trace-demo: %d handler calls do not have a complete span chain; first: %v\n", n, rep.broken[0])
+		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %v\n", n, rep.broken[0])
 		return 1
 	}
 	return 0
+}
+
+// testHookReport, when set by a test, is given each run's options and
+// analysed spans.
+var testHookReport func(*options, *report)
+
+// firstLine is err's message up to its first line break: an exporter joins
+// one error per span, and a full disk must not print one line per span.
+func firstLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		n := strings.Count(msg, "\n")
+		return fmt.Sprintf("%s (and %d more like it)", msg[:i], n)
+	}
+	return msg
 }
 
 // ui prints progress and lessons; --quiet silences it. Errors go to stderr
@@ -223,7 +289,7 @@ func (u *ui) clearLine_locked() {
 
 func (u *ui) status(format string, args ...any) { u.println("· " + fmt.Sprintf(format, args...)) }
 
-func (u *ui) lesson(name, text string) { u.println(fmt.Sprintf("\n▶ %s: %s", name, text)) }
+func (u *ui) lesson(name, text string) { u.println(fmt.Sprintf("▶ %s: %s", name, text)) }
 
 // warn is for trouble the run survives (a watch error it retries): always shown.
 func (u *ui) warn(format string, args ...any) {

@@ -84,3 +84,47 @@ func TestOTLPEndpointDownIsReportedNotWaitedOn(t *testing.T) {
 	assert.Contains(t, r.stderr, "OTEL_EXPORTER_OTLP_ENDPOINT")
 	assert.NotContains(t, r.stdout, "spans sent", "no claim that lost spans were sent")
 }
+
+// A garbage endpoint is refused before anything runs: the SDK would ignore
+// it and send to its own default, which the user never named.
+func TestGarbageOTLPEndpointIsRefused(t *testing.T) {
+	for _, v := range []string{"::not a url", "localhost:4318", "ftp://collector:4318"} {
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", v)
+		r := runDemo(t, context.Background(), "--scenario", "basic", "--exporter", "otlp")
+		assert.Equal(t, 2, r.code, v)
+		assert.Contains(t, r.stderr, fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=%q is not an http:// or https:// URL with a host", v))
+		assert.Empty(t, r.stdout, "nothing ran")
+	}
+}
+
+// The destination the demo names is the one it gives the SDK: the base
+// endpoint plus /v1/traces, the per-signal one as it is, and with neither
+// the demo's plain-HTTP default (the SDK's own would be https).
+func TestOTLPDestinationIsTheURLTheExporterPostsTo(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "http://localhost:4318/v1/traces"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otel.example:4318"}, "https://otel.example:4318/v1/traces"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/base/"}, "http://c:4318/base/v1/traces"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other"}, "http://c:4318/custom"},
+	} {
+		got, _, err := otlpDestination(env(c.env))
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got, "%v", c.env)
+	}
+
+	// End to end: a receiver that only answers on the named path gets every
+	// span, and the demo names that URL.
+	recv := &otlpReceiver{spans: map[string]int{}}
+	srv := httptest.NewServer(recv)
+	t.Cleanup(srv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	r := runDemo(t, context.Background(), "--scenario", "basic", "--exporter", "otlp", "--quiet")
+	require.Equal(t, 0, r.code, r.stderr)
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	assert.Contains(t, r.stdout, fmt.Sprintf("%d spans sent by OTLP/HTTP to %s/v1/traces (from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)", recv.total, srv.URL))
+}

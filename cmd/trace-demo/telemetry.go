@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -124,7 +127,7 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 	}
 	switch exporter {
 	case "none":
-		t.where = "not exported (--exporter none)"
+		t.where = "recorded, none written: --out spans.json keeps them (stdouttrace JSON), --exporter otlp sends them to a trace viewer"
 	case "stdout":
 		w := stdout
 		t.where = "written to stdout"
@@ -143,20 +146,19 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 		t.exporter = &countingExporter{SpanExporter: exp}
 		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
 	case "otlp":
-		// otlptracehttp reads OTEL_EXPORTER_OTLP_ENDPOINT (and the
-		// _TRACES_ variants, headers, TLS) itself; without it, localhost:4318.
-		exp, err := otlptracehttp.New(ctx)
+		dest, why, err := otlpDestination(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		// The demo hands the SDK the very URL it names, so the closing
+		// message can never name a destination the exporter does not use.
+		// Headers, certificates, timeouts: the SDK still reads the
+		// standard variables for those.
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(dest))
 		if err != nil {
 			return nil, fmt.Errorf("otlp exporter: %w", err)
 		}
-		endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-		if endpoint == "" {
-			endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
-		}
-		if endpoint == "" {
-			endpoint = "http://localhost:4318 (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
-		}
-		t.where = "sent by OTLP/HTTP to " + endpoint
+		t.where = "sent by OTLP/HTTP to " + dest + " (" + why + ")"
 		t.exporter = &countingExporter{SpanExporter: exp}
 		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
 	default:
@@ -164,6 +166,43 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
 	return t, nil
+}
+
+// defaultOTLPURL is where the demo sends OTLP/HTTP when no endpoint
+// variable is set. otlptracehttp's own default is https://localhost:4318
+// (it is secure unless told otherwise), but the collectors a reader starts
+// on localhost (Jaeger all-in-one, otel-collector) listen on plain HTTP
+// there: the demo chooses http, and says so.
+const defaultOTLPURL = "http://localhost:4318/v1/traces"
+
+// otlpDestination is the URL the spans are sent to, from the standard
+// variables as the OTLP/HTTP exporter reads them: the per-signal
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+// OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/traces, else defaultOTLPURL; and why.
+// A value that is not an http(s) URL with a host is refused: the SDK would
+// log it and fall back to its default, and the spans would go somewhere the
+// user never named.
+func otlpDestination(getenv func(string) string) (dest, why string, err error) {
+	for _, v := range []struct {
+		name   string
+		append bool
+	}{{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", false}, {"OTEL_EXPORTER_OTLP_ENDPOINT", true}} {
+		raw := strings.TrimSpace(getenv(v.name))
+		if raw == "" {
+			continue
+		}
+		u, perr := url.Parse(raw)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", "", fmt.Errorf("%s=%q is not an http:// or https:// URL with a host (for example http://localhost:4318); fix or unset it", v.name, raw)
+		}
+		if v.append {
+			u.Path = path.Join("/", u.Path, "v1/traces")
+		} else if u.Path == "" {
+			u.Path = "/"
+		}
+		return u.String(), "from " + v.name, nil
+	}
+	return defaultOTLPURL, "OTEL_EXPORTER_OTLP_ENDPOINT is not set: the demo's default, plain HTTP for a local collector", nil
 }
 
 // shutdown flushes every span to the exporter. An OTLP endpoint that is not

@@ -17,12 +17,17 @@ import (
 // them. Both read the same spans the exporter was given.
 
 type report struct {
-	ix     *spancheck.Index
-	spans  []spancheck.Span
-	chains []spancheck.Chain
-	broken []error // chains that break the contract
+	ix      *spancheck.Index
+	spans   []spancheck.Span
+	chains  []spancheck.Chain // one per handler call
+	roots   int               // per-object roots ("ListAndWatch <source>")
+	dropped int               // of which dropped at stop, complete by drop
+	broken  []error           // chains and roots that break the contract
 }
 
+// analyse checks every handler call's chain and every per-object root:
+// a root either reached HandleDeltas or was still queued when the informer
+// stopped (informer.queue.dropped); anything else is a broken contract.
 func analyse(spans []spancheck.Span) *report {
 	r := &report{spans: spans, ix: spancheck.NewIndex(spans)}
 	r.chains = r.ix.HandlerChains()
@@ -31,7 +36,92 @@ func analyse(spans []spancheck.Span) *report {
 			r.broken = append(r.broken, err)
 		}
 	}
+	for _, c := range r.ix.DroppedChains() {
+		if err := c.Check(); err != nil {
+			r.broken = append(r.broken, err)
+		}
+	}
+	for _, rc := range r.ix.CheckRoots() {
+		r.roots++
+		if rc.Dropped {
+			r.dropped++
+		}
+		if rc.Err != nil {
+			r.broken = append(r.broken, rc.Err)
+		}
+	}
 	return r
+}
+
+// contractLine says, in one line, whether every trace kept the contract.
+func (r *report) contractLine() string {
+	s := fmt.Sprintf("%d of %d handler calls trace back to their root through every stage of the contract", len(r.chains)-countChainErrs(r), len(r.chains))
+	if r.dropped > 0 {
+		s += fmt.Sprintf("; %d deltas were still queued when the informer stopped: their traces end with DeltaFIFO.queued %s=true", r.dropped, tracing.KeyQueueDropped)
+	}
+	if n := len(r.broken); n > 0 {
+		s += fmt.Sprintf("; %d traces break the contract", n)
+	}
+	return s
+}
+
+func countChainErrs(r *report) int {
+	n := 0
+	for _, c := range r.chains {
+		if c.Check() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// pickShown is what a run without --verbose draws: with every scenario, the
+// one waterfall a newcomer needs first (an update seen by watch, through
+// all three listeners); with one scenario, that scenario's.
+func pickShown(show []showcase, scenario string) []showcase {
+	var out []showcase
+	for _, s := range show {
+		if (scenario == "all" && s.step == "basic" && s.key == demoNamespace+"/web-1") || (scenario != "all" && s.step == scenario) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 && len(show) > 0 {
+		out = show[:1]
+	}
+	return out
+}
+
+// drawShortSummary is the summary of a run without --verbose: the contract
+// verdict, the traces by root and the slowest stage, in four lines.
+func drawShortSummary(w io.Writer, r *report, pastLimit int) {
+	fmt.Fprintf(w, "\n━━ Summary: %d spans", len(r.spans))
+	if pastLimit > 0 {
+		fmt.Fprintf(w, " (and %d past the in-memory limit)", pastLimit)
+	}
+	fmt.Fprintf(w, ", %d objects' traces through the queue\n   %s\n", r.roots, r.contractLine())
+	var total time.Duration
+	var longest *spancheck.Span
+	n := 0
+	for i := range r.spans {
+		s := &r.spans[i]
+		if spancheck.IsDropped(s) {
+			continue // waited until the stop, not until a pop
+		}
+		if s.Name == tracing.SpanQueued {
+			total += s.Duration()
+			n++
+		}
+		if waitStages[s.Name] && (longest == nil || s.Duration() > longest.Duration()) {
+			longest = s
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "   mean time in the queue (DeltaFIFO.queued): %s over %d deltas", ms(total/time.Duration(n)), n)
+		if longest != nil {
+			fmt.Fprintf(w, "; longest wait: %s, %s of %s", ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // find returns the root of the trace a showcase asks for, or nil.
@@ -184,7 +274,7 @@ func stageOf(name string) string {
 	return name
 }
 
-func drawSummary(w io.Writer, r *report, dropped int) {
+func drawSummary(w io.Writer, r *report, pastLimit int) {
 	type stat struct {
 		n          int
 		sum, worst time.Duration
@@ -198,6 +288,9 @@ func drawSummary(w io.Writer, r *report, dropped int) {
 		if s.IsRoot() {
 			roots[s.Name]++
 			continue
+		}
+		if spancheck.IsDropped(s) {
+			continue // waited until the stop, not until a pop
 		}
 		st := stats[stageOf(s.Name)]
 		if st == nil {
@@ -222,10 +315,10 @@ func drawSummary(w io.Writer, r *report, dropped int) {
 	}
 	fmt.Fprintf(w, "\n━━ Summary\n")
 	fmt.Fprintf(w, "   %d spans, %d handler calls", len(r.spans), len(r.chains))
-	if dropped > 0 {
-		fmt.Fprintf(w, " (and %d spans past the in-memory limit, exported but not summarised)", dropped)
+	if pastLimit > 0 {
+		fmt.Fprintf(w, " (and %d spans past the in-memory limit, exported but not summarised)", pastLimit)
 	}
-	fmt.Fprintf(w, "; %d of %d calls trace back to their root through every stage of the contract\n", len(r.chains)-len(r.broken), len(r.chains))
+	fmt.Fprintf(w, "\n   %s\n", r.contractLine())
 	var rootNames []string
 	for n := range roots {
 		rootNames = append(rootNames, n)
