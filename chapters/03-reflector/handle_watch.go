@@ -130,7 +130,13 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 					initialEventsEnd = true
 				}
-				if b, ok := dst.(ReflectorBookmarkStore); ok {
+				// A store that takes the context (chapter 4's RealFIFO)
+				// records the bookmark on this cycle's span.
+				if b, ok := dst.(interface {
+					BookmarkWithContext(context.Context, string) error
+				}); ok {
+					err = b.BookmarkWithContext(ctx, rv)
+				} else if b, ok := dst.(ReflectorBookmarkStore); ok {
 					err = b.Bookmark(rv)
 				}
 			default:

@@ -21,9 +21,12 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -851,4 +854,64 @@ func BenchmarkRealFIFO(b *testing.B) {
 			b.ReportMetric(ratios[len(ratios)/2], "ours/client-go")
 		})
 	}
+}
+
+// Through a real reflector (chapter 3): the atomic relist's
+// RealFIFO.ReplacedAll span sits in the reflector's cycle trace, a watch
+// event's root links to that cycle, and a bookmark becomes an event on the
+// cycle span (the reflector hands its context to BookmarkWithContext).
+func TestRealFIFOTracesFromTheReflector(t *testing.T) {
+	rec, tp := recorder()
+	f := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, TracerProvider: tp})
+	fw := watch.NewFake()
+	lw := &reflector.ListWatch{
+		ListFunc: func(metav1.ListOptions) (kruntime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Pod{*mk("a", "1")}}, nil
+		},
+		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return fw, nil },
+	}
+	r := reflector.NewReflectorWithOptions(lw, &corev1.Pod{}, f, reflector.ReflectorOptions{Name: "pods", TracerProvider: tp})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.ListAndWatchWithContext(ctx) }()
+
+	var types []DeltaType
+	pop := func() {
+		_, err := f.Pop(func(obj any, _ bool) error {
+			types = append(types, obj.(Deltas)[0].Type)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	pop() // the list
+	fw.Add(mk("b", "2"))
+	fw.Action(watch.Bookmark, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})
+	pop()
+	pop()
+	cancel()
+	<-done
+	f.Close()
+	require.Equal(t, []DeltaType{ReplacedAll, Added, Bookmark}, types)
+
+	ix := indexSpans(rec.Ended())
+	cycles := ix.named(tracing.SpanListAndWatchCycle)
+	require.Len(t, cycles, 1)
+	cycle := cycles[0]
+	entry := ix.named(tracing.SpanRealFIFOReplacedAll)
+	require.Len(t, entry, 1)
+	assert.Equal(t, cycle.SpanContext().SpanID(), entry[0].Parent().SpanID(), "the relist entry is in the cycle's trace")
+	root := ix.rootFor(t, "ADDED", "ns/b")
+	require.Len(t, root.Links(), 1)
+	assert.Equal(t, cycle.SpanContext(), root.Links()[0].SpanContext)
+	var bookmarks []string
+	for _, ev := range cycle.Events() {
+		if ev.Name == tracing.EventRealFIFOBookmark {
+			for _, a := range ev.Attributes {
+				if a.Key == tracing.KeyResourceVersion {
+					bookmarks = append(bookmarks, a.Value.Emit())
+				}
+			}
+		}
+	}
+	assert.Equal(t, []string{"3"}, bookmarks)
 }
