@@ -110,7 +110,7 @@ const realFIFOBatchSize = 1000
 // so two process calls never overlap even while the lock is released.
 //
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFO] (the_real_fifo.go),
-// without metrics, slow-pop logging and HasSyncedChecker.
+// without metrics, slow-pop logging, HasSyncedChecker/Done and Transformer.
 type RealFIFO struct {
 	lock sync.Mutex
 	// cond wakes a waiting Pop when an entry is queued, the queue is
