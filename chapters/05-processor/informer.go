@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,7 +20,9 @@ import (
 
 const tracerName = "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 
-// popBatchSize is how many queued keys the informer pops per lock hold.
+// popBatchSize is how many queued keys the informer pops per lock hold on
+// the DeltaFIFO path (DeltaFIFO.PopBatch, ours). The RealFIFO path pops with
+// the RealFIFO's own batching (up to 1,000 entries, upstream's rules).
 const popBatchSize = 100
 
 // minimumResyncPeriod: a handler asking to be resynced more often than once
@@ -89,6 +90,46 @@ type SharedIndexInformerOptions struct {
 	Name string
 	// TracerProvider for every span of the informer; default the global one.
 	TracerProvider trace.TracerProvider
+	// Queue selects the queue between the reflector and HandleDeltas; the
+	// zero value is [RealFIFOQueue], what client-go v0.37.2 runs. Ours: see
+	// [QueueKind].
+	Queue QueueKind
+}
+
+// QueueKind selects the queue a shared informer runs on. Not in client-go:
+// v0.37.2's newQueueFIFO (controller.go) picks the queue from feature gates,
+// and with InOrderInformers GA and locked on since 1.36 it always builds the
+// RealFIFO. We keep the DeltaFIFO selectable so that the 1.23-era design
+// most diagrams show can still be run, traced and compared with today's.
+type QueueKind int
+
+const (
+	// RealFIFOQueue (the default) is client-go v0.37.2's queue as its
+	// informers configure it (newQueueFIFO with the gates at their
+	// defaults): a [deltafifo.RealFIFO] with AtomicEvents (a relist is one
+	// ReplacedAll entry, a resync one SyncAll entry), UnlockWhileProcessing
+	// (the watch keeps queueing while HandleDeltas runs, kubernetes#103789),
+	// EmitDeltaTypeBookmark, and batch pops (InOrderInformersBatchProcess).
+	// Every event reaches the handlers in the API server's order; nothing
+	// is coalesced.
+	RealFIFOQueue QueueKind = iota
+	// DeltaFIFOQueue is the design client-go's informers ran until 1.33: a
+	// [deltafifo.DeltaFIFO] with KnownObjects = the cache and
+	// EmitDeltaTypeReplaced, popped up to 100 keys per lock hold. A key's
+	// queued changes are popped together (coalesced), and keys come out in
+	// the order they first arrived.
+	DeltaFIFOQueue
+)
+
+// String is the kind's name, as the demo's --queue flag spells it.
+func (k QueueKind) String() string {
+	switch k {
+	case RealFIFOQueue:
+		return "realfifo"
+	case DeltaFIFOQueue:
+		return "deltafifo"
+	}
+	return fmt.Sprintf("QueueKind(%d)", int(k))
 }
 
 // NewSharedInformer returns a SharedInformer with no indexes.
@@ -120,9 +161,15 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 	if options.Indexers == nil {
 		options.Indexers = store.Indexers{}
 	}
-	return &sharedIndexInformer{
+	if options.Queue != RealFIFOQueue && options.Queue != DeltaFIFOQueue {
+		// A caller's bug, like upstream's option panics: running on some
+		// other queue than asked would be a silent surprise.
+		panic(fmt.Sprintf("coding error: SharedIndexInformerOptions.Queue is %v, neither RealFIFOQueue nor DeltaFIFOQueue", options.Queue))
+	}
+	s := &sharedIndexInformer{
 		processor:                       newSharedProcessor(),
 		indexer:                         store.NewIndexer(deltafifo.DeletionHandlingMetaNamespaceKeyFunc, options.Indexers),
+		queueKind:                       options.Queue,
 		listerWatcher:                   lw,
 		objectType:                      exampleObject,
 		objectDescription:               options.ObjectDescription,
@@ -133,6 +180,14 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 		tp:                              options.TracerProvider,
 		tracer:                          tracing.Tracer(options.TracerProvider, tracerName),
 	}
+	s.consumer = deltafifo.Consumer{
+		Store:   s.indexer,
+		KeyFunc: deltafifo.DeletionHandlingMetaNamespaceKeyFunc,
+		Handler: s.notify,
+		Tracer:  s.tracer,
+		Name:    s.name,
+	}
+	return s
 }
 
 // sharedIndexInformer implements SharedIndexInformer.
@@ -148,18 +203,24 @@ type sharedIndexInformer struct {
 	nameAttr attribute.KeyValue
 	tp       trace.TracerProvider
 	tracer   trace.Tracer
+	// queueKind is the queue RunWithContext builds.
+	queueKind QueueKind
+	// consumer writes popped deltas to the indexer and calls notify for
+	// each change (chapter 4's processDeltas and processDeltasInBatch).
+	consumer deltafifo.Consumer
 
-	// blockDeltas is held while HandleDeltas writes the cache and distributes,
-	// and while a late handler is given the cache's contents: so that handler
-	// sees each object exactly once, either in its synthetic adds or as a
-	// notification, never both or neither.
+	// blockDeltas is held for the whole of every process call (HandleDeltas,
+	// handleBatchDeltas: a key's deltas, a batch, or a whole atomic relist)
+	// and while a late handler is given the cache's contents: so that
+	// handler sees each object exactly once, either in its synthetic adds or
+	// as a notification, never both or neither.
 	blockDeltas sync.Mutex
 
 	startedLock sync.Mutex
 	// Guarded by startedLock:
 	started, stopped  bool
 	controller        deltafifo.Controller
-	queue             *deltafifo.DeltaFIFO
+	queue             deltafifo.Queue // a *RealFIFO or a *DeltaFIFO, per queueKind
 	transform         deltafifo.TransformFunc
 	watchErrorHandler reflector.WatchErrorHandler
 	// resyncCheckPeriod is how often the reflector asks whether any handler
@@ -200,15 +261,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.startedLock.Unlock()
 		return
 	}
-	s.queue = deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{
-		Name:                  s.name,
-		KnownObjects:          s.indexer,
-		EmitDeltaTypeReplaced: true,
-		Transformer:           s.transform,
-		TracerProvider:        s.tp,
-	})
-	s.controller = deltafifo.New(&deltafifo.Config{
-		Queue:             s.queue,
+	cfg := &deltafifo.Config{
 		ListerWatcher:     s.listerWatcher,
 		ObjectType:        s.objectType,
 		ObjectDescription: s.objectDescription,
@@ -216,12 +269,38 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		FullResyncPeriod:  s.resyncCheckPeriod,
 		ShouldResync:      s.processor.shouldResync,
 		Process:           s.HandleDeltas,
-		// Pop what is queued in batches, as client-go's default informer
-		// does on its RealFIFO; see DeltaFIFO.PopBatch.
-		PopBatchSize:      popBatchSize,
 		WatchErrorHandler: s.watchErrorHandler,
 		TracerProvider:    s.tp,
-	})
+	}
+	switch s.queueKind {
+	case DeltaFIFOQueue:
+		cfg.Queue = deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{
+			Name:                  s.name,
+			KnownObjects:          s.indexer,
+			EmitDeltaTypeReplaced: true,
+			Transformer:           s.transform,
+			TracerProvider:        s.tp,
+		})
+		// Pop what is queued in batches of keys, our own answer to the
+		// RealFIFO's batch pops; see DeltaFIFO.PopBatch.
+		cfg.PopBatchSize = popBatchSize
+	default:
+		// newQueueFIFO of v0.37.2 with its gates at their defaults. Atomic
+		// events need no KnownObjects (the consumer reconciles a relist
+		// against the cache itself), and the RealFIFO refuses them.
+		cfg.Queue = deltafifo.NewRealFIFOWithOptions(deltafifo.RealFIFOOptions{
+			Name:                  s.name,
+			KeyFunction:           store.MetaNamespaceKeyFunc,
+			Transformer:           s.transform,
+			AtomicEvents:          true,
+			UnlockWhileProcessing: true,
+			EmitDeltaTypeBookmark: true,
+			TracerProvider:        s.tp,
+		})
+		cfg.ProcessBatch = s.handleBatchDeltas
+	}
+	s.queue = cfg.Queue
+	s.controller = deltafifo.New(cfg)
 	s.started = true
 	s.startedLock.Unlock()
 
@@ -353,104 +432,76 @@ func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegi
 	return nil
 }
 
-// HandleDeltas is the queue's Process function: for each delta of a popped
-// key, oldest first, write the cache, then tell every handler. Writing first
-// means a handler that reads the cache (a lister) always finds at least the
-// state it is told about.
+// HandleDeltas is the queue's Process function: it applies one pop (a
+// key's Deltas from the DeltaFIFO, one entry from the RealFIFO, which may be
+// a whole atomic relist or resync) to the cache and tells every handler of
+// each change, through chapter 4's [deltafifo.Consumer]; see notify for the
+// notification each change becomes. Writing the cache first means a handler
+// that reads it (a lister) always finds at least the state it is told about.
 //
-//   - Added, Updated, Replaced, Sync of a key the cache has: OnUpdate(old, new),
-//     sent only to handlers due for a resync when old and new have the same
-//     resourceVersion (nothing changed: a resync or a relist of the same state);
-//   - the same for a key the cache lacks: OnAdd;
-//   - Deleted: OnDelete with the object or its DeletedFinalStateUnknown.
-//
-// Mirrors sharedIndexInformer.HandleDeltas and processDeltas (shared_informer.go,
-// controller.go).
+// Mirrors sharedIndexInformer.handleDeltas (shared_informer.go) and
+// processDeltas (controller.go).
 func (s *sharedIndexInformer) HandleDeltas(obj any, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	deltas, ok := obj.(deltafifo.Deltas)
 	if !ok {
-		return errors.New("object given as Process argument is not Deltas")
+		return fmt.Errorf("object given as Process argument is a %T, not Deltas", obj)
 	}
-	if len(deltas) == 0 {
-		return nil
-	}
-	// Every delta of one pop has the same key: compute it once.
-	key, err := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(deltas[0].Object)
-	if err != nil {
-		return err
-	}
-	var ctxs []context.Context
-	var spans []trace.Span
-	if tracing.Enabled(s.tp) {
-		ctxs, spans = deltafifo.StartHandleDeltas(s.tracer, s.name, key, deltas, isInInitialList)
-		defer func() {
-			for _, sp := range spans {
-				sp.End()
-			}
-		}()
-	}
-	for i, d := range deltas {
-		var ctx context.Context
-		if ctxs != nil {
-			ctx = ctxs[i]
-		}
-		if err := s.handleDelta(ctx, key, d, isInInitialList); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.consumer.ProcessDeltas(deltas, isInInitialList)
 }
 
-func (s *sharedIndexInformer) handleDelta(ctx context.Context, key string, d deltafifo.Delta, isInInitialList bool) error {
+// handleBatchDeltas is the RealFIFO's ProcessBatch: a run of entries for
+// distinct keys, written to the cache in one transaction, then told to the
+// handlers in queue order. blockDeltas is held for the whole batch, as
+// upstream, so a late handler cannot join between a batch's cache write
+// and its notifications.
+//
+// Mirrors sharedIndexInformer.handleBatchDeltas (shared_informer.go) and
+// processDeltasInBatch (controller.go).
+func (s *sharedIndexInformer) handleBatchDeltas(deltas []deltafifo.Delta, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	return s.consumer.ProcessDeltasInBatch(deltas, isInInitialList)
+}
+
+// notify turns one change the consumer has applied to the cache into a
+// notification for every handler, as upstream's sharedIndexInformer is the
+// ResourceEventHandler of processDeltas:
+//
+//   - Deleted: OnDelete with the object or its DeletedFinalStateUnknown;
+//   - nothing cached before (old == nil): OnAdd, with isInInitialList;
+//   - otherwise OnUpdate(old, new), sent only to handlers due for a resync
+//     when old and new have the same resourceVersion (a resync, or a relist
+//     of an unchanged object).
+//
+// It runs under blockDeltas (the consumer is only called from HandleDeltas
+// and handleBatchDeltas). With ctx carrying a recording HandleDeltas span,
+// the fan-out gets its distribute span under it; the cache write's
+// Indexer.* span is the consumer's.
+//
+// Mirrors sharedIndexInformer.OnAdd, OnUpdate and OnDelete (shared_informer.go).
+func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old any, isInInitialList bool) {
 	var n notification
 	isSync := false
-	op := "Indexer.Delete"
-	if d.Type == deltafifo.Deleted {
+	switch {
+	case d.Type == deltafifo.Deleted:
 		n = notification{kind: deleteKind, oldObj: d.Object}
-	} else if old, exists, err := s.indexer.GetByKey(key); err == nil && exists {
-		op = "Indexer.Update"
+	case old == nil:
+		n = notification{kind: addKind, newObj: d.Object, isInInitialList: isInInitialList}
+	default:
 		n = notification{kind: updateKind, oldObj: old, newObj: d.Object}
 		isSync = sameResourceVersion(old, d.Object)
-	} else {
-		op = "Indexer.Add"
-		n = notification{kind: addKind, newObj: d.Object, isInInitialList: isInInitialList}
 	}
-
-	// The Indexer span covers the cache write only; ending it before
-	// distribute keeps the fan-out's time out of the write's.
-	var span trace.Span
-	if ctx != nil {
-		_, span = s.tracer.Start(ctx, op, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
-	}
-	var err error
-	switch n.kind {
-	case deleteKind:
-		err = s.indexer.Delete(d.Object)
-	case updateKind:
-		err = s.indexer.Update(d.Object)
-	default:
-		err = s.indexer.Add(d.Object)
-	}
-	if span != nil {
-		if err != nil {
-			span.RecordError(err)
-		}
-		span.End()
-	}
-	if err != nil {
-		return err
-	}
-	if ctx == nil {
+	if !trace.SpanFromContext(ctx).IsRecording() {
 		s.processor.distribute(n, isSync)
-		return nil
+		return
 	}
+	key, _ := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(d.Object)
 	dctx, span := s.tracer.Start(ctx, tracing.SpanDistribute, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 	n.tr = &notificationTrace{parent: trace.SpanContextFromContext(dctx), key: key}
 	s.processor.distribute(n, isSync)
 	span.End()
-	return nil
 }
 
 // startSyntheticAdd starts the root of a late handler's synthetic add:

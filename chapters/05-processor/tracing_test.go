@@ -21,6 +21,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -49,7 +50,17 @@ func (s *sleepy) OnUpdate(old, obj any) {
 	s.recorder.OnUpdate(old, obj)
 }
 
+// TestEveryHandlerCallHasTheContractChain drives a traced informer through
+// every kind of root (LISTED, ADDED, MODIFIED, DELETED, TOMBSTONE, RESYNC)
+// and a late handler, on each queue, and checks every handler call's chain
+// span by span, then every root by the contract's drop rule after the stop.
 func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
+	for _, q := range []QueueKind{RealFIFOQueue, DeltaFIFOQueue} {
+		t.Run(q.String(), func(t *testing.T) { testContractChain(t, q) })
+	}
+}
+
+func testContractChain(t *testing.T, queue QueueKind) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	srv, err := apiserver.Start(apiserver.Options{})
@@ -74,7 +85,7 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	_ = mkPod("doomed-by-relist")
 
 	inf := NewSharedIndexInformerWithOptions(reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything()),
-		&corev1.Pod{}, SharedIndexInformerOptions{Name: "pods", ResyncPeriod: time.Second, TracerProvider: tp})
+		&corev1.Pod{}, SharedIndexInformerOptions{Name: "pods", ResyncPeriod: time.Second, TracerProvider: tp, Queue: queue})
 	const sleep = 150 * time.Millisecond
 	handlers := []*recorder{newRecorder(), newRecorder()}
 	slow := &sleepy{recorder: newRecorder(), entered: make(chan struct{}), gate: make(chan struct{})}
@@ -84,7 +95,7 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 		require.NoError(t, err)
 		slowReg = reg
 	}
-	runInformer(t, inf)
+	stop := runInformer(t, inf)
 	until(t, "synced", inf.HasSynced)
 
 	// add, update, delete
@@ -107,19 +118,9 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	})
 	time.Sleep(sleep)
 	close(slow.gate)
-	// Coalesced updates. While HandleDeltas runs, Pop holds the queue's lock,
-	// so the reflector cannot enqueue behind it and coalescing from the
-	// server is a matter of timing. To make it certain, the informer's own
-	// HandleDeltas pops a traced queue holding two updates for one key.
-	q := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{Name: "pods", KnownObjects: inf.GetIndexer(),
-		EmitDeltaTypeReplaced: true, TracerProvider: tp})
-	for _, rv := range []string{"1001", "1002"} {
-		require.NoError(t, q.UpdateWithContext(context.Background(),
-			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "coalesced", ResourceVersion: rv}}))
+	if queue == DeltaFIFOQueue {
+		popCoalesced(t, inf, tp, handlers[0])
 	}
-	_, err = q.Pop(inf.(*sharedIndexInformer).HandleDeltas)
-	require.NoError(t, err)
-	until(t, "coalesced seen", func() bool { _, st := handlers[0].snapshot(); return st["ns/coalesced"] == "1002" })
 	// relist tombstone
 	srv.Stop()
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed-by-relist"))
@@ -204,12 +205,30 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 			assert.True(t, strings.HasPrefix(chain[6], "ListAndWatch "), chain[6])
 			ev, _ := attrOf(root, tracing.KeyEventType)
 			seenRoots[ev] = true
+			deltaType, _ := attrOf(spans[5], tracing.KeyDeltaType)
+			count, _ := attrOf(spans[5], tracing.KeyDeltasCount)
+			if queue == RealFIFOQueue {
+				// Per object, whatever entry it came in: the atomic
+				// relist and resync entries are expanded per object.
+				assert.Equal(t, "1", count, "%s: the RealFIFO never coalesces", key)
+				switch ev {
+				case "LISTED", "TOMBSTONE":
+					assert.Equal(t, string(deltafifo.ReplacedAll), deltaType, "%s %s", key, ev)
+				case "RESYNC":
+					assert.Equal(t, string(deltafifo.SyncAll), deltaType, "%s %s", key, ev)
+				}
+			}
 			// The cache write is over before the fan-out starts: the
-			// Indexer span does not hide distribute's time.
+			// Indexer span does not hide distribute's time. An atomic
+			// resync (SyncAll) writes nothing, upstream as here.
 			write, ok := indexerWrite[spans[5].SpanContext().SpanID()]
-			require.True(t, ok, "%s: HandleDeltas without an Indexer.* child", key)
-			assert.False(t, write.EndTime().After(spans[4].StartTime()), "%s: %s ends after distribute starts", key, write.Name())
-			if n, _ := attrOf(spans[5], tracing.KeyDeltasCount); n != "1" && key == "ns/coalesced" {
+			if deltaType == string(deltafifo.SyncAll) {
+				assert.False(t, ok, "%s: a SyncAll writes nothing, yet has %v", key, write)
+			} else {
+				require.True(t, ok, "%s: HandleDeltas (%s) without an Indexer.* child", key, deltaType)
+				assert.False(t, write.EndTime().After(spans[4].StartTime()), "%s: %s ends after distribute starts", key, write.Name())
+			}
+			if count != "1" && key == "ns/coalesced" {
 				coalescedHandle = append(coalescedHandle, spans[5])
 			}
 		}
@@ -231,9 +250,11 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	for _, ev := range []string{"LISTED", "ADDED", "MODIFIED", "DELETED", "TOMBSTONE", "RESYNC"} {
 		assert.True(t, seenRoots[ev], "a handler call traced back to a %s root", ev)
 	}
-	require.NotEmpty(t, coalescedHandle, "coalesced updates were popped together")
-	for _, h := range coalescedHandle {
-		assert.NotEmpty(t, h.Links(), "a coalesced delta's HandleDeltas links to the others' roots")
+	if queue == DeltaFIFOQueue {
+		require.NotEmpty(t, coalescedHandle, "coalesced updates were popped together")
+		for _, h := range coalescedHandle {
+			assert.NotEmpty(t, h.Links(), "a coalesced delta's HandleDeltas links to the others' roots")
+		}
 	}
 
 	// Waits are real: the notification behind the sleeping call waited at
@@ -254,4 +275,54 @@ func TestEveryHandlerCallHasTheContractChain(t *testing.T) {
 	require.NotEmpty(t, waited)
 	assert.GreaterOrEqual(t, waited[len(waited)-1], sleep-10*time.Millisecond,
 		"pop + nextCh of a notification behind a %v handler call: %v", sleep, waited)
+
+	// After the stop, spancheck's verdict on everything exported: every
+	// handler chain is whole, and every root was either handled or ended
+	// its queue wait as dropped at stop.
+	stop()
+	checkContract(t, rec.Ended())
+}
+
+// checkContract applies internal/spancheck to spans: every handler call's
+// chain and every per-object root. It returns the roots dropped at stop.
+func checkContract(t *testing.T, ended []sdktrace.ReadOnlySpan) (dropped []spancheck.RootCheck) {
+	t.Helper()
+	spans := make([]spancheck.Span, len(ended))
+	for i, s := range ended {
+		spans[i] = spancheck.FromReadOnly(s)
+	}
+	ix := spancheck.NewIndex(spans)
+	for _, c := range ix.HandlerChains() {
+		assert.NoError(t, c.Check())
+	}
+	for _, c := range ix.DroppedChains() {
+		assert.NoError(t, c.Check())
+	}
+	roots := ix.CheckRoots()
+	require.NotEmpty(t, roots)
+	for _, rc := range roots {
+		assert.NoError(t, rc.Err)
+		if rc.Dropped {
+			dropped = append(dropped, rc)
+		}
+	}
+	return dropped
+}
+
+// popCoalesced makes coalescing certain on the DeltaFIFO path. While
+// HandleDeltas runs, DeltaFIFO.Pop holds the queue's lock, so the reflector
+// cannot enqueue behind it and coalescing from the server is a matter of
+// timing; so the informer's own HandleDeltas pops a traced queue holding
+// two updates for one key.
+func popCoalesced(t *testing.T, inf SharedIndexInformer, tp trace.TracerProvider, h *recorder) {
+	t.Helper()
+	q := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{Name: "pods", KnownObjects: inf.GetIndexer(),
+		EmitDeltaTypeReplaced: true, TracerProvider: tp})
+	for _, rv := range []string{"1001", "1002"} {
+		require.NoError(t, q.UpdateWithContext(context.Background(),
+			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "coalesced", ResourceVersion: rv}}))
+	}
+	_, err := q.Pop(inf.(*sharedIndexInformer).HandleDeltas)
+	require.NoError(t, err)
+	until(t, "coalesced seen", func() bool { _, st := h.snapshot(); return st["ns/coalesced"] == "1002" })
 }
