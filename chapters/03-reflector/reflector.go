@@ -537,7 +537,11 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			if err != nil {
 				endSpan(span, err)
 				if isWatchErrorRetriable(err) {
-					if !r.sleep(ctx, r.backoff.delay()) {
+					d := r.backoff.delay()
+					if apierrors.IsTooManyRequests(err) {
+						r.reportTooManyRequests(ctx, rv, d, err)
+					}
+					if !r.sleep(ctx, d) {
 						return nil
 					}
 					continue
@@ -573,7 +577,9 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			// next one relists.
 			return nil
 		case apierrors.IsTooManyRequests(err):
-			if !r.sleep(ctx, r.backoff.delay()) {
+			d := r.backoff.delay()
+			r.reportTooManyRequests(ctx, r.LastSyncResourceVersion(), d, err)
+			if !r.sleep(ctx, d) {
 				return nil
 			}
 			continue
@@ -585,6 +591,17 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 		// very short watch, an undecodable stream.
 		return fmt.Errorf("watch of %v ended: %w", r.typeDescription, err)
 	}
+}
+
+// reportTooManyRequests tells the WatchErrorHandler of a 429 on a watch
+// (the request, or an ERROR event on the stream) and what happens next. The
+// retry itself is upstream's: back off, watch again from the same RV, no
+// relist. Upstream says nothing to the handler (reflector.go: watch), so a
+// run of 429s can leave an informer without a watch for minutes unseen.
+func (r *Reflector) reportTooManyRequests(ctx context.Context, rv string, delay time.Duration, err error) {
+	r.reportError(ctx, fmt.Errorf("%s: the API server answered the watch of %v with 429 Too Many Requests (it is overloaded); "+
+		"retrying the watch from resourceVersion %q in %v, without a relist: %w",
+		r.name, r.typeDescription, rv, delay.Round(time.Millisecond), err))
 }
 
 // watchTimeoutSeconds is a random timeout in [minWatchTimeout, maxWatchTimeout].

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,8 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
@@ -161,5 +165,77 @@ func TestResyncRunsOnlyWhileWatchingAndWhenAllowed(t *testing.T) {
 			stop()
 			assert.Equal(t, 0, s.resyncCount())
 		})
+	})
+}
+
+// A storm of 429s on WATCH: each one reaches the WatchErrorHandler, saying
+// what the reflector does about it, and the retry pacing is unchanged: back
+// off, watch again from the same RV, never relist (issue 10, item 6).
+func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
+	srv := startServer(t)
+	_, err := srv.Create(pod("a", "p0"))
+	require.NoError(t, err)
+	const storm = 6
+	srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: storm})
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var at []time.Time
+		lists := 0
+		lw := directLW(srv)
+		list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
+		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			mu.Lock()
+			lists++
+			mu.Unlock()
+			return list(ctx, o)
+		}
+		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+			return watchFn(ctx, o)
+		}
+		errs := &errorLog{}
+		s := newRecordingStore()
+		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{}) // the default backoff
+		r.SetWatchErrorHandler(errs.handler)
+		stop := runInBubble(r)
+		defer stop()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+
+		// The wrappers take mu, which is not a durable block: never hold it
+		// across a sleep or synctest.Wait.
+		snapshot := func() ([]time.Time, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(at), lists
+		}
+		seen, listed := snapshot()
+		require.Len(t, seen, storm+1, "six refused watches, then one that stays open")
+		for i := 1; i < len(seen); i++ {
+			gap, base := seen[i].Sub(seen[i-1]), 800*time.Millisecond<<(i-1)
+			assert.GreaterOrEqual(t, gap, base, "gap %d: the backoff is unchanged", i)
+			assert.Less(t, gap, 2*base, "gap %d", i)
+		}
+		assert.Equal(t, 1, listed, "a 429 never causes a relist")
+		reports := errs.all()
+		require.Len(t, reports, storm, "each 429 is reported once: %v", reports)
+		for _, err := range reports {
+			assert.True(t, apierrors.IsTooManyRequests(err), "the report wraps the 429: %v", err)
+			assert.Contains(t, err.Error(), `429 Too Many Requests (it is overloaded); retrying the watch from resourceVersion "2" in `)
+			assert.Contains(t, err.Error(), "without a relist")
+		}
+
+		// A 429 on an open stream (an ERROR event) is reported the same way.
+		st := apierrors.NewTooManyRequests("slow down", 0).Status()
+		srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Len(t, errs.all(), storm+1, "%v", errs.all())
+		assert.Contains(t, errs.all()[storm].Error(), "slow down")
+		seen, listed = snapshot()
+		assert.Equal(t, 1, listed)
+		assert.Len(t, seen, storm+2, "watched again")
 	})
 }
