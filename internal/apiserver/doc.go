@@ -22,7 +22,8 @@
 //
 // For tests it adds what a real server cannot be made to do on demand:
 // [Server.Inject] answers the next requests with an error status,
-// [Server.StallNext] holds a request, [Server.CloseWatches] ends every watch,
+// [Server.StallNext] holds a request, [Server.ClearFaults] drops what is
+// left of both, [Server.CloseWatches] ends every watch,
 // [Server.Compact] forgets history, [Server.Stop] and [Server.Restart] refuse
 // and accept connections, [Server.SendBookmarks] and
 // [Server.InjectWatchEvent] put chosen events on open watches, and

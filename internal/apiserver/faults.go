@@ -3,8 +3,12 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"sync"
+	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,19 +45,43 @@ func (s *Server) Inject(f Fault) {
 }
 
 // StallNext holds the next request that matches verb until release is
-// called (or the client gives up).
+// called (or the client gives up, or ClearFaults is called).
 func (s *Server) StallNext(verb string) (release func()) {
 	f := &fault{Fault: Fault{Verb: verb, Count: 1}, stall: make(chan struct{})}
+	var once sync.Once
+	release = func() { once.Do(func() { close(f.stall) }) }
 	s.mu.Lock()
 	s.faults = append(s.faults, f)
+	s.releases = append(s.releases, release)
 	s.mu.Unlock()
-	var done bool
-	return func() {
-		if !done {
-			done = true
-			close(f.stall)
-		}
+	return release
+}
+
+// ClearFaults drops every injected fault not yet used up and releases every
+// request held by StallNext: the end of a run of faults, after which a
+// client should converge. Ours, for tests; a real server has no such knob.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	s.faults = nil
+	releases := s.releases
+	s.releases = nil
+	s.mu.Unlock()
+	for _, release := range releases {
+		release()
 	}
+}
+
+// refuseIfStopped gives in-process clients (List, Watch) what an HTTP
+// client gets between Stop and Restart: connection refused, in the form
+// client-go's utilnet.IsConnectionRefused recognises.
+func (s *Server) refuseIfStopped() error {
+	s.httpMu.Lock()
+	stopped := s.httpSrv == nil
+	s.httpMu.Unlock()
+	if !stopped {
+		return nil
+	}
+	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
 // admit records a request and applies the first matching fault.

@@ -45,8 +45,12 @@ type Server struct {
 	opts Options
 	addr string
 
-	httpMu  sync.Mutex // guards httpSrv across Stop and Restart
+	httpMu  sync.Mutex // guards httpSrv and ln across Stop and Restart
 	httpSrv *http.Server
+	// ln is closed by Stop itself: http.Server.Close closes only the
+	// listeners Serve has begun to track, and a Serve goroutine not yet
+	// started would keep the port bound, failing an immediate Restart.
+	ln net.Listener
 
 	mu sync.Mutex
 	// Guarded by mu:
@@ -59,6 +63,7 @@ type Server struct {
 	history     []event
 	watchers    map[*watcher]struct{}
 	faults      []*fault
+	releases    []func() // of every StallNext, for ClearFaults
 	snapshots   map[string]*snapshot
 	requests    []Request
 	uid         int64
@@ -117,7 +122,7 @@ func Start(opts Options) (*Server, error) {
 func (s *Server) serve(ln net.Listener) {
 	srv := &http.Server{Handler: http.HandlerFunc(s.ServeHTTP), ReadHeaderTimeout: 10 * time.Second}
 	s.httpMu.Lock()
-	s.httpSrv = srv
+	s.httpSrv, s.ln = srv, ln
 	s.httpMu.Unlock()
 	go func() { _ = srv.Serve(ln) }()
 }
@@ -128,14 +133,16 @@ func (s *Server) Config() *rest.Config {
 }
 
 // Stop closes the listener and every connection: clients get "connection
-// refused" until Restart. Open watches end.
+// refused" until Restart, in process (List, Watch) as over HTTP. Open
+// watches end.
 func (s *Server) Stop() {
 	s.httpMu.Lock()
-	srv := s.httpSrv
-	s.httpSrv = nil
+	srv, ln := s.httpSrv, s.ln
+	s.httpSrv, s.ln = nil, nil
 	s.httpMu.Unlock()
 	if srv != nil {
 		_ = srv.Close()
+		_ = ln.Close()
 	}
 	s.CloseWatches()
 }
@@ -319,6 +326,9 @@ type continueToken struct {
 // List serves a LIST in process; the HTTP handler calls it too. The result is
 // the resource's typed list (e.g. *corev1.PodList).
 func (s *Server) List(ctx context.Context, res Resource, namespace string, opts metav1.ListOptions) (runtime.Object, error) {
+	if err := s.refuseIfStopped(); err != nil {
+		return nil, err
+	}
 	if err := s.admit(ctx, "list", res, namespace, "", listQuery(opts)); err != nil {
 		return nil, err
 	}

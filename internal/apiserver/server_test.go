@@ -337,3 +337,32 @@ func TestConcurrentRequestsShareOneFaultWithoutARace(t *testing.T) {
 	}
 	assert.Equal(t, faulted, failed, "exactly Count requests take the fault")
 }
+
+func TestInProcessFaceRefusesWhileStoppedAndClearFaultsEndsEveryFault(t *testing.T) {
+	s, _ := start(t, apiserver.Options{})
+	ctx := context.Background()
+	s.Stop()
+	_, err := s.List(ctx, apiserver.Pods, "", metav1.ListOptions{})
+	assert.True(t, utilnet.IsConnectionRefused(err), "in-process LIST while stopped: %v", err)
+	_, err = s.Watch(ctx, apiserver.Pods, "", metav1.ListOptions{})
+	assert.True(t, utilnet.IsConnectionRefused(err), "in-process WATCH while stopped: %v", err)
+	require.NoError(t, s.Restart())
+	_, err = s.List(ctx, apiserver.Pods, "", metav1.ListOptions{})
+	require.NoError(t, err)
+
+	s.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: 100})
+	s.StallNext("watch")
+	held := make(chan error, 1)
+	go func() {
+		w, err := s.Watch(ctx, apiserver.Pods, "", metav1.ListOptions{})
+		if err == nil {
+			w.Stop()
+		}
+		held <- err
+	}()
+	require.Eventually(t, func() bool { return len(s.Requests()) == 2 }, 10*time.Second, time.Millisecond, "watch held")
+	s.ClearFaults()
+	require.NoError(t, <-held, "the held request is released")
+	_, err = s.List(ctx, apiserver.Pods, "", metav1.ListOptions{})
+	require.NoError(t, err, "the remaining injected faults are gone")
+}

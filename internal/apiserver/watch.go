@@ -95,6 +95,9 @@ func (w *watcher) offer_locked(ev event) {
 
 // Watch serves a WATCH in process; the HTTP handler uses the same logic.
 func (s *Server) Watch(ctx context.Context, res Resource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := s.refuseIfStopped(); err != nil {
+		return nil, err
+	}
 	if err := s.admit(ctx, "watch", res, namespace, "", listQuery(opts)); err != nil {
 		return nil, err
 	}
