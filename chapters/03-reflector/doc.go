@@ -26,7 +26,11 @@
 // connections (back off, re-watch, do not relist), ERROR events, malformed
 // streams, objects of the wrong type, watches that end at once. Each failure
 // reaches the [WatchErrorHandler] with a message that says what happened; the
-// reflector keeps running.
+// reflector keeps running. Bad input never reaches the store: an object of
+// the wrong type or without a name (on the watch or in a LIST) is refused
+// and reported, and an event whose resourceVersion is empty or not a number
+// is refused, reported, and answered with a relist, so that no delete is
+// lost. A stop is never reported.
 //
 // With a TracerProvider it emits the span contract's cycle spans:
 // Reflector.ListAndWatch per cycle, Reflector.list per LIST and
