@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -155,7 +156,13 @@ type RealFIFO struct {
 	nameAttr              attribute.KeyValue
 }
 
-var _ Queue = &RealFIFO{}
+// A RealFIFO is a Queue, and offers the reflector (chapter 3) the optional
+// store interfaces it looks for: writes with its cycle context, bookmarks.
+var (
+	_ Queue                            = &RealFIFO{}
+	_ reflector.ContextStore           = &RealFIFO{}
+	_ reflector.ReflectorBookmarkStore = &RealFIFO{}
+)
 
 // NewRealFIFO returns a non-atomic RealFIFO: per-object relists and
 // resyncs, reconciled against knownObjects (which must not be nil).
