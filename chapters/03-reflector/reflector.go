@@ -529,8 +529,8 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			w, err = r.listerWatcher.WatchWithContext(wctx, options)
 			if err != nil && ctx.Err() != nil {
 				// Stopped while the request was being opened: the error is
-				// only the cancellation. Upstream reports it as "failed to
-				// watch ... context canceled".
+				// only the cancellation. Upstream's watch returns it, and its
+				// Run hands "context canceled" to the WatchErrorHandler.
 				endSpan(span, errorStopRequested)
 				return nil
 			}
