@@ -403,8 +403,7 @@ func (f *RealFIFO) enqueue_locked(ctx context.Context, typ DeltaType, obj any, t
 // order: a tombstone for every queued key that is not listed (unless its
 // newest entry is already a delete), a tombstone for every known key that is
 // neither listed nor queued, then a Replaced entry per listed object in list
-// order. Tombstones go first so that a key deleted and re-created while the
-// watch was down is seen deleted before it is seen again.
+// order (upstream's order: first what went away, then what is there).
 //
 // The first Replace (before any Add, Update or Delete) makes everything
 // then queued the initial list that HasSynced waits for, including any
@@ -639,7 +638,7 @@ func batchable(t DeltaType) bool {
 //   - an entry of a type that is not batchable (such an entry at the front
 //     is popped alone),
 //   - a second entry for a key already in the run, so that a batch never
-//     holds two states of one object and can be applied in any order,
+//     holds two states of one object,
 //
 // and an entry whose key cannot be computed ends the run, included in it
 // (so a broken entry leaves the queue, as it would with Pop). It returns
