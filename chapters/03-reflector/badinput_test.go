@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -156,4 +157,31 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 		assert.Contains(t, msg, "the store holds the other 2 items")
 		assert.Len(t, e.requests("list"), 1, "no relist: the server would send the same list again")
 	})
+}
+
+// The GVK check of an Unstructured reflector applies to LIST items too.
+func TestListItemsOfTheWrongGVKAreRefused(t *testing.T) {
+	item := func(kind, name string) unstructured.Unstructured {
+		return unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
+			"metadata": map[string]any{"namespace": "a", "name": name, "resourceVersion": "3"}}}
+	}
+	lw := &ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &unstructured.UnstructuredList{
+				Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": "5"}},
+				Items:  []unstructured.Unstructured{item("Pod", "p"), item("ConfigMap", "c")},
+			}, nil
+		},
+		// A watch that stays open and quiet.
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}
+	s, errs := newRecordingStore(), &errorLog{}
+	expected := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}
+	r := NewReflectorWithOptions(lw, expected, s, ReflectorOptions{Backoff: fastBackoff})
+	r.SetWatchErrorHandler(errs.handler)
+	run(t, r)
+	eventually(t, "listed", func() bool { return r.LastSyncResourceVersion() == "5" })
+	assert.Equal(t, []string{"a/p"}, s.keys())
+	require.Len(t, errs.all(), 1, "%v", errs.all())
+	assert.Contains(t, errs.all()[0].Error(), "refused 1 of 2 items of the LIST at resourceVersion 5: item 1 (a/c) is /v1, Kind=ConfigMap; this reflector stores only /v1, Kind=Pod")
 }
