@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 )
 
 func main() {
@@ -40,6 +42,7 @@ type options struct {
 	out        string
 	quiet      bool
 	verbose    bool
+	queue      string
 	objects    int
 }
 
@@ -80,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
+	fs.StringVar(&o.queue, "queue", "deltafifo", "embedded run: the informer's queue, deltafifo (client-go's until 1.33, which coalesces; the lessons are written for it) or realfifo (client-go v0.37.2's default, which never coalesces)")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
 	if err := fs.Parse(args); err != nil {
@@ -113,8 +117,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--quiet and --verbose contradict each other: pick one")
 	}
 	if o.cluster {
-		if set["scenario"] {
-			return nil, errors.New("--scenario runs on the embedded server only; drop --cluster/--kubeconfig/--context, or drop --scenario")
+		if set["scenario"] || set["queue"] {
+			return nil, errors.New("--scenario and --queue are for the embedded server only (a cluster run uses the factory's informer, on the RealFIFO as client-go's); drop --cluster/--kubeconfig/--context, or drop them")
 		}
 		if o.generate && o.namespace != "" {
 			return nil, errors.New("--generate works in a namespace of its own; drop --namespace")
@@ -124,6 +128,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			if set[f] {
 				return nil, fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
+		}
+		if o.queue != processor.DeltaFIFOQueue.String() && o.queue != processor.RealFIFOQueue.String() {
+			return nil, fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.DeltaFIFOQueue, processor.RealFIFOQueue)
 		}
 		if set["duration"] {
 			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")

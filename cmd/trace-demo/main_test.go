@@ -276,7 +276,9 @@ func TestBadFlagsSayWhatToDo(t *testing.T) {
 		{[]string{"--scenario", "nope"}, `--scenario "nope": want all or one of basic`},
 		{[]string{"--generate"}, "--generate needs a cluster: add --cluster"},
 		{[]string{"--namespace", "x"}, "--namespace needs a cluster"},
-		{[]string{"--cluster", "--scenario", "basic"}, "--scenario runs on the embedded server only"},
+		{[]string{"--cluster", "--scenario", "basic"}, "--scenario and --queue are for the embedded server only"},
+		{[]string{"--cluster", "--queue", "realfifo"}, "--scenario and --queue are for the embedded server only"},
+		{[]string{"--queue", "fifo"}, `--queue "fifo": want deltafifo or realfifo`},
 		{[]string{"--exporter", "zipkin"}, `--exporter "zipkin": want stdout, otlp or none`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--duration", "5s"}, "--duration is for --cluster runs: the embedded run follows its script and stops by itself"},
@@ -512,4 +514,25 @@ func TestSlowHandlerLessonMatchesItsNumbers(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, perCall, float64(embeddedSlowDelay)/float64(time.Millisecond), "each call sleeps %v", embeddedSlowDelay)
 	assert.Equal(t, "6", m[2], "its ADDED and the five updates")
+}
+
+// The same script on client-go v0.37.2's queue: every root keeps the
+// contract (RealFIFO.queued, dropped at stop or handled), and the coalesce
+// lesson says that this queue coalesces nothing instead of claiming a lost
+// race.
+func TestRealFIFORunKeepsTheContract(t *testing.T) {
+	var rep *report
+	testHookReport = func(_ *options, r *report) { rep = r }
+	t.Cleanup(func() { testHookReport = nil })
+	r := runDemo(t, context.Background(), "--queue", "realfifo")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotNil(t, rep)
+	assert.Empty(t, rep.broken)
+	for _, rc := range rep.ix.CheckRoots() {
+		assert.NoError(t, rc.Err)
+	}
+	assert.Contains(t, r.stdout, "queue realfifo")
+	assert.Contains(t, r.stdout, "coalesce: on the RealFIFO nothing is coalesced")
+	assert.Contains(t, r.stdout, "RealFIFO.queued  Updated")
+	assert.NotContains(t, r.stdout, "lost the coalesce race")
 }

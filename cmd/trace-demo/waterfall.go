@@ -57,7 +57,7 @@ func analyse(spans []spancheck.Span) *report {
 func (r *report) contractLine() string {
 	s := fmt.Sprintf("%d of %d handler calls trace back to their root through every stage of the contract", len(r.chains)-countChainErrs(r), len(r.chains))
 	if r.dropped > 0 {
-		s += fmt.Sprintf("; %d deltas were still queued when the informer stopped: their traces end with DeltaFIFO.queued %s=true", r.dropped, tracing.KeyQueueDropped)
+		s += fmt.Sprintf("\n   %d deltas were still queued when the informer stopped: their traces end with a queue wait span marked %s=true", r.dropped, tracing.KeyQueueDropped)
 	}
 	if n := len(r.broken); n > 0 {
 		s += fmt.Sprintf("; %d traces break the contract", n)
@@ -98,25 +98,26 @@ func drawShortSummary(w io.Writer, r *report, pastLimit int) {
 	if pastLimit > 0 {
 		fmt.Fprintf(w, " (and %d past the in-memory limit)", pastLimit)
 	}
-	fmt.Fprintf(w, ", %d objects' traces through the queue\n   %s\n", r.roots, r.contractLine())
+	fmt.Fprintf(w, ", %d deltas traced through the queue\n   %s\n", r.roots, r.contractLine())
 	var total time.Duration
 	var longest *spancheck.Span
-	n := 0
+	n, queue := 0, tracing.SpanQueued
 	for i := range r.spans {
 		s := &r.spans[i]
 		if spancheck.IsDropped(s) {
 			continue // waited until the stop, not until a pop
 		}
-		if s.Name == tracing.SpanQueued {
+		if spancheck.IsQueued(s) {
 			total += s.Duration()
 			n++
+			queue = s.Name
 		}
 		if waitStages[s.Name] && (longest == nil || s.Duration() > longest.Duration()) {
 			longest = s
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(w, "   mean time in the queue (DeltaFIFO.queued): %s over %d deltas", ms(total/time.Duration(n)), n)
+		fmt.Fprintf(w, "   mean time in the queue (%s): %s over %d deltas", queue, ms(total/time.Duration(n)), n)
 		if longest != nil {
 			fmt.Fprintf(w, "; longest wait: %s, %s of %s", ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey))
 		}
@@ -208,8 +209,11 @@ func detail(s *spancheck.Span) string {
 	switch {
 	case strings.HasPrefix(s.Name, tracing.SpanRootPrefix):
 		add("%s rv=%s", s.Attr(tracing.KeyEventType), s.Attr(tracing.KeyResourceVersion))
-	case s.Name == tracing.SpanQueued:
+	case spancheck.IsQueued(s):
 		add("%s", s.Attr(tracing.KeyDeltaType))
+		if spancheck.IsDropped(s) {
+			add("dropped at stop")
+		}
 	case s.Name == tracing.SpanHandleDeltas:
 		add("%s, %s popped together", s.Attr(tracing.KeyDeltaType), s.Attr(tracing.KeyDeltasCount))
 		if s.Attr(tracing.KeyInitialList) == "true" {
@@ -259,10 +263,10 @@ func later(a, b time.Time) time.Time {
 }
 
 // stageOrder is the contract's per-object path, top to bottom.
-var stageOrder = []string{tracing.SpanQueued, tracing.SpanHandleDeltas, "Indexer.*", tracing.SpanDistribute,
+var stageOrder = []string{tracing.SpanQueued, tracing.SpanRealFIFOQueued, tracing.SpanHandleDeltas, "Indexer.*", tracing.SpanDistribute,
 	tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh, "On* (handler)"}
 
-var waitStages = map[string]bool{tracing.SpanQueued: true, tracing.SpanAddCh: true, tracing.SpanPop: true, tracing.SpanNextCh: true}
+var waitStages = map[string]bool{tracing.SpanQueued: true, tracing.SpanRealFIFOQueued: true, tracing.SpanAddCh: true, tracing.SpanPop: true, tracing.SpanNextCh: true}
 
 func stageOf(name string) string {
 	switch {
