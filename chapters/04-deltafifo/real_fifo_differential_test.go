@@ -29,7 +29,7 @@ import (
 
 // rfSequencesPerConfig is how many random sequences the normal run checks
 // in each configuration (rfConfigs of them).
-const rfSequencesPerConfig = 1000
+const rfSequencesPerConfig = 800
 
 // The configurations upstream allows (NewRealFIFOWithOptions panics on the
 // others): per-event with known objects, and atomic with or without
