@@ -6,7 +6,8 @@ package processor_test
 // must converge: its cache equals the server, each handler's view (rebuilt
 // from its own OnAdd/OnUpdate/OnDelete calls) equals the cache, no handler
 // ever saw a resourceVersion go backwards for a key, and no handler ever saw
-// an object the reflector should have refused.
+// an object the reflector should have refused. It runs on both queues the
+// informer offers (the RealFIFO and the DeltaFIFO).
 //
 // It runs in a testing/synctest bubble against the server's in-process face
 // (Server.List and Server.Watch): time is fake, so the reflector's real
@@ -69,12 +70,14 @@ const (
 
 func TestChaosInformerConvergesUnderEveryFault(t *testing.T) {
 	used := make([]int, faultKinds)
-	for _, seed := range []uint64{1, 2, 3, 4, 5} {
-		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
-			for k, n := range chaosRun(t, seed) {
-				used[k] += n
-			}
-		})
+	for _, queue := range []processor.QueueKind{processor.RealFIFOQueue, processor.DeltaFIFOQueue} {
+		for _, seed := range []uint64{1, 2, 3, 4, 5} {
+			t.Run(fmt.Sprintf("%v/seed=%d", queue, seed), func(t *testing.T) {
+				for k, n := range chaosRun(t, queue, seed) {
+					used[k] += n
+				}
+			})
+		}
 	}
 	for k, n := range used {
 		assert.Positive(t, n, "fault kind %d was never used: the seeds no longer cover every fault", k)
@@ -82,7 +85,7 @@ func TestChaosInformerConvergesUnderEveryFault(t *testing.T) {
 }
 
 // chaosRun runs one seed and returns how often each fault kind was used.
-func chaosRun(t *testing.T, seed uint64) []int {
+func chaosRun(t *testing.T, queue processor.QueueKind, seed uint64) []int {
 	srv, err := apiserver.Start(apiserver.Options{HistoryLimit: 40, BookmarkInterval: 3 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
@@ -116,7 +119,7 @@ func chaosRun(t *testing.T, seed uint64) []int {
 				return srv.Watch(ctx, apiserver.Pods, "", o)
 			},
 		}
-		inf := processor.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
+		inf := processor.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, processor.SharedIndexInformerOptions{Queue: queue})
 		var reportMu sync.Mutex
 		var reports []string
 		require.NoError(t, inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
