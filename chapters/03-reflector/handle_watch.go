@@ -209,7 +209,11 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		case err == errorStopRequested:
 			return nil, nil
 		case isWatchErrorRetriable(err):
-			if !r.sleep(ctx, r.backoff.delay()) {
+			d := r.backoff.delay()
+			if apierrors.IsTooManyRequests(err) {
+				r.reportTooManyRequests(ctx, options.ResourceVersion, d, err)
+			}
+			if !r.sleep(ctx, d) {
 				return nil, nil
 			}
 		case isExpiredError(err) || isTooLargeResourceVersionError(err):

@@ -348,6 +348,20 @@ func TestWatchList(t *testing.T) {
 		eventually(t, "same stream carries changes", func() bool { return len(s.keys()) == 4 })
 		assert.Len(t, e.requests("watch"), 1)
 	})
+	t.Run("a 429 is reported and retried as a watch-list", func(t *testing.T) {
+		e := newEnv(t)
+		e.createPods("a", 2)
+		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
+		s, errs := newRecordingStore(), &errorLog{}
+		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: true}))
+		eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+		assert.Empty(t, e.requests("list"), "a 429 is retried, not answered with a LIST")
+		require.Len(t, errs.all(), 2, "%v", errs.all())
+		for _, err := range errs.all() {
+			assert.True(t, apierrors.IsTooManyRequests(err))
+			assert.Contains(t, err.Error(), "without a relist")
+		}
+	})
 	t.Run("falls back to LIST on error", func(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 3)
