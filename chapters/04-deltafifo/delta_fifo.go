@@ -362,9 +362,9 @@ func (f *DeltaFIFO) popOne_locked(process PopProcessFunc) (any, error) {
 	return deltas, process(deltas, isInInitialList)
 }
 
-// endQueuedAsDropped ends the stop of an informer: its controller calls it
-// once the reflector and the process loop have both returned, so nothing
-// can be queued or popped any more. Each delta still queued gets its
+// endQueuedAsDropped is the queue's part in an informer's stop: the
+// controller calls it once the reflector and the process loop have both
+// returned, so nothing can be queued or popped any more. Each delta still queued gets its
 // DeltaFIFO.queued span, ended now with informer.queue.dropped=true (the
 // span contract's rule for deltas queued at stop): without it, a reader of
 // the traces could not tell "dropped because the informer stopped" from
