@@ -93,7 +93,7 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				// last good RV. Upstream records the RV as it comes (handleAnyWatch).
 				r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for %s: its metadata.resourceVersion %q is not a decimal number; "+
 					"the object was not applied and the resourceVersion not recorded; ending the watch and relisting from resourceVersion %q",
-					r.name, event.Type, objectRef(m), rv, r.LastSyncResourceVersion()))
+					r.name, event.Type, objectRef(m), rv, r.relistResourceVersion()))
 				return initialEventsEnd, errWatchUntrusted
 			}
 			if m.GetName() == "" && event.Type != watch.Bookmark {
