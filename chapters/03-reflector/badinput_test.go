@@ -185,3 +185,37 @@ func TestListItemsOfTheWrongGVKAreRefused(t *testing.T) {
 	require.Len(t, errs.all(), 1, "%v", errs.all())
 	assert.Contains(t, errs.all()[0].Error(), "refused 1 of 2 items of the LIST at resourceVersion 5: item 1 (a/c) is /v1, Kind=ConfigMap; this reflector stores only /v1, Kind=Pod")
 }
+
+// A LIST whose own resourceVersion is unusable must not become the last
+// synced RV either: a WATCH from "" would start "now", and a delete made
+// between the LIST and that WATCH would never arrive. The items still reach
+// the store (they are the server's state), the cycle ends with one report,
+// and the next LIST, with a good RV, is what the watch starts from.
+func TestListWithABadResourceVersionIsNotRecordedAndRelists(t *testing.T) {
+	e := newEnv(t)
+	e.createPods("a", 2)
+	first := true
+	lw := listWith(e, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		obj, err := e.lw.ListWithContext(ctx, o)
+		if err == nil && first {
+			first = false // only the reflector's goroutine lists: no lock needed
+			obj.(*corev1.PodList).ResourceVersion = ""
+		}
+		return obj, err
+	})
+	s, errs := newRecordingStore(), &errorLog{}
+	r := newTestReflector(lw, s, errs, ReflectorOptions{})
+	run(t, r)
+	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+
+	assert.Equal(t, []string{"a/p0", "a/p1"}, s.keys())
+	assert.Len(t, e.requests("list"), 2, "the bad LIST was followed by a relist")
+	watches := e.requests("watch")
+	require.Len(t, watches, 1)
+	assert.NotEmpty(t, watches[0].Query.Get("resourceVersion"), "the watch never starts from the bad (empty) RV")
+	assert.Equal(t, watches[0].Query.Get("resourceVersion"), r.LastSyncResourceVersion())
+	require.Len(t, errs.all(), 1, "%v", errs.all())
+	for _, want := range []string{"list metadata.resourceVersion \"\"", "2 items were stored", "not recorded", "relisting"} {
+		assert.Contains(t, errs.all()[0].Error(), want)
+	}
+}

@@ -382,6 +382,18 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	if err := replace(cycleCtx, r.store, found, rv); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
+	if !validResourceVersion(rv) {
+		// The items are the server's whole state and go to the store, but
+		// the list's RV is not recorded: a WATCH from "" starts "now" with
+		// synthetic ADDED events, so every delete between this LIST and that
+		// WATCH would be lost for good (the same hole as a bad watch-event
+		// RV, see handleWatch). Ending the cycle makes RunWithContext report
+		// this once and relist after the backoff. Upstream records it as it
+		// comes (reflector.go list).
+		return fmt.Errorf("%s: the LIST of %v returned list metadata.resourceVersion %q, which is not a decimal number; "+
+			"the %d items were stored but the resourceVersion was not recorded, so no watch can start from it; relisting after the backoff",
+			r.name, r.typeDescription, rv, len(found))
+	}
 	r.setLastSyncResourceVersion(rv)
 	return nil
 }
