@@ -59,15 +59,11 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 	return span
 }
 
-// startEventRoot begins a per-object entry's trace at enqueue; nil if it is
-// not sampled. Called only when tracing.Enabled.
+// startEventRoot begins a per-object entry's trace at enqueue, as
+// DeltaFIFO.startRoot does; nil if it is not sampled. Called only when
+// tracing.Enabled.
 func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
-	span := startObjectRoot(f.tracer, f.nameAttr, trace.SpanContextFromContext(ctx), time.Time{}, obj, key, source, event)
-	defer span.End()
-	if !span.IsRecording() {
-		return nil
-	}
-	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
 }
 
 // startAtomicEntry starts the span of a ReplacedAll or SyncAll entry,

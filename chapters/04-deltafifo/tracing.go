@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -38,25 +37,16 @@ var (
 // Called only when tracing.Enabled; it returns nil if the span is not
 // sampled.
 func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
-	var span trace.Span
-	if cycle := trace.SpanContextFromContext(ctx); cycle.IsValid() {
-		_, span = f.tracer.Start(background, rootNames[source], newRoot, rootKind, trace.WithLinks(trace.Link{SpanContext: cycle}))
-	} else {
-		_, span = f.tracer.Start(background, rootNames[source], newRoot, rootKind)
-	}
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
+}
+
+// startEnqueueTrace is startRoot for either queue: the DeltaFIFO's deltas
+// and the RealFIFO's per-object entries start their traces the same way.
+func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj any, key, source, event string) *deltaTrace {
+	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), time.Time{}, obj, key, source, event)
 	defer span.End()
 	if !span.IsRecording() {
 		return nil
-	}
-	span.SetAttributes(f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
-	if t, ok := obj.(DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		span.SetAttributes(tracing.KeyResourceVersion.String(m.GetResourceVersion()))
-		if ns := m.GetNamespace(); ns != "" {
-			span.SetAttributes(tracing.KeyNamespace.String(ns))
-		}
 	}
 	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
 }
