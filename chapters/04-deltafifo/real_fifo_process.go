@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
@@ -361,7 +362,10 @@ type batchChange struct {
 //
 // Mirrors processDeltasInBatch (client-go controller.go).
 func (c *Consumer) ProcessDeltasInBatch(deltas []Delta, isInInitialList bool) error {
-	changes := make([]batchChange, len(deltas))
+	buf := batchBufferPool.Get().(*batchBuffers)
+	defer buf.release()
+	buf.changes = slices.Grow(buf.changes[:0], len(deltas))[:len(deltas)]
+	changes := buf.changes
 	for i, d := range deltas {
 		changes[i].d = d
 		if c.Tracer != nil && d.trace != nil {
@@ -370,7 +374,7 @@ func (c *Consumer) ProcessDeltasInBatch(deltas []Delta, isInInitialList bool) er
 			changes[i].ctx, changes[i].span = StartHandleDeltasInBatch(c.Tracer, c.Name, key, d, len(deltas), isInInitialList)
 		}
 	}
-	err := c.processBatch(changes, isInInitialList)
+	err := c.processBatch(changes, buf, isInInitialList)
 	for _, ch := range changes {
 		if ch.span == nil {
 			continue
@@ -385,7 +389,27 @@ func (c *Consumer) ProcessDeltasInBatch(deltas []Delta, isInInitialList bool) er
 	return err
 }
 
-func (c *Consumer) processBatch(changes []batchChange, isInInitialList bool) error {
+// batchBuffers are the scratch slices of one ProcessDeltasInBatch call,
+// pooled: allocated per batch they were the consumer's largest garbage (two
+// slices as long as the batch, per batch; chapter 5's
+// BenchmarkSharedInformer). A pool rather than fields of Consumer keeps a
+// Consumer safe to share. Not in client-go, which allocates per batch.
+type batchBuffers struct {
+	changes []batchChange
+	txns    []store.Transaction
+}
+
+var batchBufferPool = sync.Pool{New: func() any { return new(batchBuffers) }}
+
+// release drops what the buffers reference (objects, spans), so a pooled
+// buffer keeps no object alive, and returns them to the pool.
+func (b *batchBuffers) release() {
+	clear(b.changes)
+	clear(b.txns)
+	batchBufferPool.Put(b)
+}
+
+func (c *Consumer) processBatch(changes []batchChange, buf *batchBuffers, isInInitialList bool) error {
 	txnStore, ok := c.Store.(store.TransactionStore)
 	if !ok {
 		var errs []error
@@ -404,7 +428,8 @@ func (c *Consumer) processBatch(changes []batchChange, isInInitialList bool) err
 		return nil
 	}
 
-	txns := make([]store.Transaction, len(changes))
+	buf.txns = slices.Grow(buf.txns[:0], len(changes))[:len(changes)]
+	txns := buf.txns
 	for i := range changes {
 		ch := &changes[i]
 		// Keys are unique in a batch, so what the cache holds now is what
