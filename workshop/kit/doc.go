@@ -1,0 +1,24 @@
+// Package kit is the workshop's toolbox: small public helpers that the
+// exercises' checkers use and that participants may use in their answers.
+//
+// It replaces the unexported test helpers the prose exercises used to borrow
+// (popAll and pendingLength of the chapters' tests, newEnv of chapter 3),
+// which a participant writing in another package cannot call:
+//
+//   - [StartServer] starts the embedded API server (internal/apiserver) and
+//     stops it when the test ends; faults are the server's own methods
+//     (Inject, Compact, CloseWatches, Stop/Restart, SendBookmarks, ...).
+//   - [Pod] and [CreatePods] make pods.
+//   - [ListWatch] (HTTP) and [InProcessListWatch] (for testing/synctest
+//     bubbles, where a goroutine blocked on a socket would stop the fake
+//     clock) connect a reflector or informer to that server.
+//   - [StartInformer] runs chapter 5's shared informer on the queue you name,
+//     with [Recorder] handlers that record every call.
+//   - [Spans] records OpenTelemetry spans and finds them by name and key.
+//   - [Drain] pops everything queued in a DeltaFIFO or RealFIFO and describes
+//     it as text; [DescribeDeltas] describes one pop.
+//   - [WaitFor] waits for a condition, failing the test with its description.
+//   - [CountRequests] counts the server's recorded requests by verb.
+//
+// The kit is not a mirror of client-go: it has no upstream counterpart.
+package kit
