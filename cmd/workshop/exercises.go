@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Exercise is one exercise as found on disk.
+type Exercise struct {
+	Chapter   string   // "01-store"
+	Dir       string   // "1-bynode"
+	Files     []string // edited files, relative to the exercise directory
+	Title     string
+	Kind      string // predict, build or investigate
+	Minutes   int
+	Needs     string // none, cluster or browser
+	Practises string // docs section
+	Task      string // the rest of the doc comment
+	Hints     []string
+}
+
+// Name is <chapter>/<dir>, the NAME of the commands.
+func (e *Exercise) Name() string { return e.Chapter + "/" + e.Dir }
+
+// Path is the exercise's directory relative to the repository root.
+func (e *Exercise) Path() string { return filepath.Join("workshop", "exercises", e.Chapter, e.Dir) }
+
+// SolutionPath is the solution's directory relative to the repository root.
+func (e *Exercise) SolutionPath() string {
+	return filepath.Join("workshop", "solutions", e.Chapter, e.Dir)
+}
+
+// ImportPath is the exercise package's import path.
+func (e *Exercise) ImportPath() string {
+	return modulePath + "/workshop/exercises/" + e.Chapter + "/" + e.Dir
+}
+
+const modulePath = "github.com/informer-anatomy/informer-anatomy"
+
+var metaLine = regexp.MustCompile(`(?m)^Kind: (\w+)\. Minutes: (\d+)\. Needs: (\w+)\. Practises: (.+)$`)
+
+// Valid values of the metadata fields.
+var (
+	kinds = []string{"predict", "build", "investigate"}
+	needs = []string{"none", "cluster", "browser"}
+)
+
+// load finds every exercise under root, in order. A malformed exercise is
+// an error: the course must not silently lose one.
+func load(root string) ([]*Exercise, error) {
+	base := filepath.Join(root, "workshop", "exercises")
+	chapters, err := os.ReadDir(base)
+	if err != nil {
+		return nil, fmt.Errorf("no exercises: %w (run from inside the informer-anatomy checkout)", err)
+	}
+	var out []*Exercise
+	for _, ch := range chapters {
+		if !ch.IsDir() {
+			continue
+		}
+		dirs, err := os.ReadDir(filepath.Join(base, ch.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var exs []*Exercise
+		for _, d := range dirs {
+			if !d.IsDir() {
+				continue
+			}
+			e, err := loadOne(root, ch.Name(), d.Name())
+			if err != nil {
+				return nil, fmt.Errorf("exercise %s/%s: %w", ch.Name(), d.Name(), err)
+			}
+			exs = append(exs, e)
+		}
+		slices.SortFunc(exs, func(a, b *Exercise) int { return number(a.Dir) - number(b.Dir) })
+		out = append(out, exs...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no exercises under %s", base)
+	}
+	return out, nil
+}
+
+// number is the n of "n-name" (0 when there is none).
+func number(dir string) int {
+	n, _ := strconv.Atoi(strings.SplitN(dir, "-", 2)[0])
+	return n
+}
+
+func loadOne(root, chapter, dir string) (*Exercise, error) {
+	e := &Exercise{Chapter: chapter, Dir: dir}
+	sol, err := os.ReadDir(filepath.Join(root, e.SolutionPath()))
+	if err != nil {
+		return nil, fmt.Errorf("no solution directory %s", e.SolutionPath())
+	}
+	for _, f := range sol {
+		if strings.HasSuffix(f.Name(), ".go") && !strings.HasSuffix(f.Name(), "_test.go") {
+			e.Files = append(e.Files, f.Name())
+		}
+	}
+	if len(e.Files) == 0 {
+		return nil, fmt.Errorf("no solution files in %s", e.SolutionPath())
+	}
+	for _, f := range e.Files {
+		if _, err := os.Stat(filepath.Join(root, e.Path(), f)); err != nil {
+			return nil, fmt.Errorf("the solution's %s has no stub in %s", f, e.Path())
+		}
+	}
+	// The metadata is in the package doc comment of the first edited file.
+	pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, e.Path(), e.Files[0]), nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	if pf.Doc == nil {
+		return nil, fmt.Errorf("%s has no package doc comment", e.Files[0])
+	}
+	doc := pf.Doc.Text()
+	m := metaLine.FindStringSubmatch(doc)
+	if m == nil {
+		return nil, fmt.Errorf("%s: no metadata line %q", e.Files[0], "Kind: … Minutes: … Needs: … Practises: …")
+	}
+	e.Kind, e.Needs, e.Practises = m[1], m[3], m[4]
+	e.Minutes, _ = strconv.Atoi(m[2])
+	if !slices.Contains(kinds, e.Kind) || !slices.Contains(needs, e.Needs) {
+		return nil, fmt.Errorf("kind %q or needs %q not one of %v / %v", e.Kind, e.Needs, kinds, needs)
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		if t, ok := strings.CutPrefix(line, "# "); ok && e.Title == "" {
+			e.Title = t
+		}
+	}
+	if e.Title == "" {
+		return nil, fmt.Errorf("%s: no '# Title' heading in the package doc", e.Files[0])
+	}
+	if i := strings.Index(doc, m[0]); i >= 0 {
+		e.Task = strings.TrimSpace(doc[i+len(m[0]):])
+	}
+	hints, err := os.ReadFile(filepath.Join(root, e.Path(), "hints.md"))
+	if err != nil {
+		return nil, fmt.Errorf("no hints.md")
+	}
+	e.Hints = parseHints(string(hints))
+	return e, nil
+}
+
+// parseHints splits hints.md at its "## " headings; each section's text
+// (without its heading) is a hint.
+func parseHints(s string) []string {
+	var out []string
+	for _, sec := range strings.Split("\n"+s, "\n## ")[1:] {
+		_, body, _ := strings.Cut(sec, "\n")
+		if t := strings.TrimSpace(body); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// find resolves NAME: <chapter>/<dir>, <chapter>/<name without number>, or
+// the part after the chapter alone when that is unique.
+func find(exs []*Exercise, name string) (*Exercise, error) {
+	name = strings.Trim(strings.TrimPrefix(filepath.ToSlash(name), "workshop/exercises/"), "/")
+	var hits []*Exercise
+	for _, e := range exs {
+		short := strings.SplitN(e.Dir, "-", 2)[len(strings.SplitN(e.Dir, "-", 2))-1]
+		switch name {
+		case e.Name(), e.Chapter + "/" + short, e.Dir, short:
+			hits = append(hits, e)
+		}
+	}
+	switch len(hits) {
+	case 1:
+		return hits[0], nil
+	case 0:
+		return nil, fmt.Errorf("no exercise %q (see `go run ./cmd/workshop list`)", name)
+	}
+	var names []string
+	for _, h := range hits {
+		names = append(names, h.Name())
+	}
+	return nil, fmt.Errorf("%q is ambiguous: %s", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// copied is what a temporary copy of the repository needs for the
+// exercises to build: the module files and every package they may import.
+var copied = []string{"go.mod", "go.sum", "chapters", "internal", "workshop"}
+
+// copyTree copies the named files and directories of src into dst,
+// skipping the runner's progress file.
+func copyTree(src, dst string, names []string) error {
+	for _, n := range names {
+		err := filepath.WalkDir(filepath.Join(src, n), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			if d.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			if d.Name() == ".progress.json" {
+				return nil
+			}
+			return copyFile(p, filepath.Join(dst, rel))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// putSolution copies e's solution over its stub under root.
+func putSolution(root string, e *Exercise) error {
+	for _, f := range e.Files {
+		if err := copyFile(filepath.Join(root, e.SolutionPath(), f), filepath.Join(root, e.Path(), f)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selfcheck proves the course in a temporary copy of the repository: every
+// exercise is complete (hints, solution, metadata: load checks them), every
+// stub compiles and fails its checker, every solution passes it.
+func selfcheck(root string, out io.Writer) error {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "workshop-selfcheck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyTree(root, tmp, copied); err != nil {
+		return err
+	}
+	exs, err := load(tmp)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, e := range exs {
+		if len(e.Hints) == 0 {
+			problems = append(problems, e.Name()+": hints.md has no '## ' hint")
+		}
+		if e.Minutes < 5 || e.Minutes > 15 {
+			problems = append(problems, fmt.Sprintf("%s: %d minutes, outside 5-15", e.Name(), e.Minutes))
+		}
+	}
+	// -count=1: a selfcheck must run the checkers, not remember them.
+	stubs, err := runCheckers(tmp, exs, "-count=1")
+	if err != nil {
+		return err
+	}
+	for _, e := range exs {
+		switch r := stubs[e.ImportPath()]; {
+		case r.BuildFailed:
+			problems = append(problems, e.Name()+": the stub does not compile:\n      "+strings.Join(r.Output, "\n      "))
+		case r.Pass:
+			problems = append(problems, e.Name()+": the stub passes its checker (a checker must be able to fail)")
+		}
+		if err := putSolution(tmp, e); err != nil {
+			return err
+		}
+	}
+	sols, err := runCheckers(tmp, exs, "-count=1")
+	if err != nil {
+		return err
+	}
+	for _, e := range exs {
+		if r := sols[e.ImportPath()]; !r.Pass {
+			problems = append(problems, e.Name()+": the solution fails its checker:\n      "+strings.Join(r.Output, "\n      "))
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintln(out, "✗ "+p)
+	}
+	if len(problems) > 0 {
+		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
+	}
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker, every solution passes, each has hints (%s)\n",
+		len(exs), time.Since(start).Round(time.Second))
+	return nil
+}
