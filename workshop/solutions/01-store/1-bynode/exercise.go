@@ -10,7 +10,7 @@
 // under its spec.nodeName.
 //
 // A pod not yet scheduled (nodeName "") must not be filed under "": return
-// no values for it, or "which pods are on node ''" becomes a list of every
+// no values for it, or the question "which pods are on node empty" lists every
 // pending pod, which nobody asked for. Anything that is not a pod is an
 // error that names the type it got.
 //
