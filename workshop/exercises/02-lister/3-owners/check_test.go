@@ -1,0 +1,41 @@
+//go:build workshop
+
+package owners
+
+import (
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	lister "github.com/informer-anatomy/informer-anatomy/chapters/02-lister"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestPredictions(t *testing.T) {
+	idx := store.NewIndexer(store.MetaNamespaceKeyFunc, store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc})
+	rs := func(ns, name string, sel *metav1.LabelSelector) {
+		_ = idx.Add(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: appsv1.ReplicaSetSpec{Selector: sel}})
+	}
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	rs("shop", "web", web)
+	rs("shop", "everything", &metav1.LabelSelector{})
+	rs("shop", "nothing", nil)
+	rs("other", "web-too", web)
+	l := lister.NewReplicaSetLister(idx)
+	got, err := l.GetPodReplicaSets(kit.Pod("shop", "web-1", kit.WithLabels("app", "web")))
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, Owners) {
+		t.Errorf("Owners: you predicted %q, GetPodReplicaSets returned %q (err %v)", Owners, names, err)
+	}
+	_, err = l.GetPodReplicaSets(kit.Pod("shop", "db-1", kit.WithLabels("app", "db")))
+	if (err != nil) != ErrorForApp {
+		t.Errorf("ErrorForApp: you predicted %v, GetPodReplicaSets(app=db) returned error %v", ErrorForApp, err)
+	}
+}
