@@ -3,9 +3,9 @@
 //
 // The path of a change, as the diagrams draw it and as the code names it:
 //
-//	DeltaFIFO.Pop ─▶ HandleDeltas ─▶ indexer (write first)
-//	                              └▶ sharedProcessor.distribute
-//	                                    └▶ processorListener.add ─addCh─▶ pop ─nextCh─▶ run ─▶ your handler
+//	RealFIFO.PopBatch ─▶ HandleDeltas ─▶ indexer (write first)
+//	                                  └▶ sharedProcessor.distribute
+//	                                        └▶ processorListener.add ─addCh─▶ pop ─nextCh─▶ run ─▶ your handler
 //
 // [HandleDeltas] writes each delta to the cache, then hands one notification
 // to every listener. A listener's pop goroutine takes it from addCh at once
@@ -18,8 +18,11 @@
 // ([SharedIndexInformer], [NewSharedIndexInformer], sharedProcessor,
 // processorListener) and the handler half of controller.go
 // ([ResourceEventHandler], [ResourceEventHandlerFuncs],
-// [FilteringResourceEventHandler]). It runs on the chapter-4 DeltaFIFO;
-// client-go's informers use the RealFIFO since 1.33 (docs/04-deltafifo.md).
+// [FilteringResourceEventHandler]). It runs on chapter 4's RealFIFO,
+// configured as client-go v0.37.2's informers configure theirs (atomic
+// relists and resyncs, unlocked processing, batch pops); the option
+// [SharedIndexInformerOptions].Queue = [DeltaFIFOQueue] runs it on the
+// DeltaFIFO of the 1.23-era design instead (docs/05-processor.md).
 //
 // With a TracerProvider, every handler call is the end of a chain of spans
 // back to the object's own root: HandleDeltas, Indexer.*, distribute, then per

@@ -78,7 +78,7 @@ type ResourceEventHandlerRegistration interface {
 // SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedIndexInformerOptions] (shared_informer.go),
-// with Name and TracerProvider.
+// with Name, TracerProvider and Queue, which are ours.
 type SharedIndexInformerOptions struct {
 	// ResyncPeriod is the default resync period of handlers (0: none).
 	ResyncPeriod time.Duration
