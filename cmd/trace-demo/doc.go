@@ -2,20 +2,28 @@
 // repository's informer (chapters 1–6), as OpenTelemetry spans and as a
 // waterfall in the terminal:
 //
-//	ListAndWatch → DeltaFIFO.queued → HandleDeltas → Indexer + distribute
-//	  → addCh → pop → nextCh → OnAdd / OnUpdate / OnDelete
+//	ListAndWatch → RealFIFO.queued (or DeltaFIFO.queued) → HandleDeltas
+//	  → Indexer + distribute → addCh → pop → nextCh → OnAdd / OnUpdate / OnDelete
 //
 // With no flags it starts the embedded API server (internal/apiserver),
 // builds a pod informer through the chapter-6 factory with three handlers
-// (one deliberately slow), runs six lessons and stops by itself:
+// (one deliberately slow) on the RealFIFO, client-go v0.37.2's queue
+// (--queue deltafifo: the 1.23-era DeltaFIFO), runs seven lessons and stops
+// by itself:
 //
 //   - basic: a create, an update and a delete seen by watch;
-//   - coalesce: two changes that land in the queue while the object's listed
+//   - coalesce: on a DeltaFIFO informer of its own (the lesson teaches that
+//     queue), two changes that land in the queue while the object's listed
 //     delta is still there, so Pop returns three deltas at once;
+//   - order: the same writes on two informers, one per queue, shown side by
+//     side from each handler's recorded calls: the RealFIFO hands every
+//     event over in the API server's order, the DeltaFIFO a key's changes
+//     in a row, keys in first-arrival order;
 //   - slow-handler: five quick updates behind a 3 ms handler, waiting in its
 //     ring buffer while the other listeners are done;
 //   - relist: a pod deleted while the watch is down comes back as a
-//     DeletedFinalStateUnknown after the relist;
+//     DeletedFinalStateUnknown after the relist; on the RealFIFO the relist
+//     is one ReplacedAll entry, and each object's trace links to it;
 //   - late-handler: a handler added after sync gets synthetic adds;
 //   - resync: only the handler that asked for a resync gets Sync updates.
 //

@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
-	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -30,16 +26,10 @@ import (
 const (
 	demoNamespace = "demo"
 	stepTimeout   = 20 * time.Second
-	// fillerPods is the size of the initial list in the coalesce lesson: the
-	// queue holds them all at once after the LIST, so changes that arrive by
-	// watch for a key near the end find it still queued. It is a race, not a
-	// certainty: DeltaFIFO processes each pop under its lock, so nothing can
-	// hold the pop loop back while the watch enqueues (delta_fifo.go: Pop).
-	// Six pop batches ahead of the key leave the watch tens of milliseconds,
-	// even under the race detector; the demo says so when it loses.
+	// fillerPods is how many pods the coalesce and order lessons' DeltaFIFO
+	// informers list ahead of the lesson's own pods; see ensureFillers.
 	fillerPods = 600
-	// fillerLabel marks the filler pods; the slow handler does not sleep on
-	// them, so the lesson costs no seconds of slow-handler backlog.
+	// fillerLabel marks the filler pods.
 	fillerLabel = "demo.informer-anatomy.io/filler"
 	// embeddedSlowDelay is the slow handler's time per call on the embedded
 	// server: long enough that five quick updates queue up in its ring
@@ -50,14 +40,15 @@ const (
 	resyncPeriod = time.Second
 )
 
-var scenarioNames = []string{"basic", "coalesce", "slow-handler", "relist", "late-handler", "resync"}
+var scenarioNames = []string{"basic", "coalesce", "order", "slow-handler", "relist", "late-handler", "resync"}
 
 // lessons: what each scenario does (always shown) and what to look for in
 // its waterfall (shown with the waterfall).
 var lessons = map[string]string{
 	"basic":        "create demo/web-2, update demo/web-1, delete demo/web-2.",
-	"coalesce":     "demo/web-coalesced changes twice between the LIST and the WATCH, behind " + fmt.Sprint(fillerPods) + " queued pods.",
-	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call (not on the filler pods).",
+	"coalesce":     "lessons/web-coalesced changes twice between LIST and WATCH, behind " + fmt.Sprint(fillerPods) + " queued pods, on a DeltaFIFO.",
+	"order":        "the same six writes (update a, b, a, delete b, update c, a) watched by two informers, one on each queue.",
+	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call.",
 	"relist":       "stop the API server, delete demo/doomed, compact history, restart: the informer must LIST again.",
 	"late-handler": "add *main.lateHandler after the informer has synced.",
 	"resync":       "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.",
@@ -65,18 +56,23 @@ var lessons = map[string]string{
 
 var lookFor = map[string]string{
 	"basic": "  Look for: one trace per change, from \"ListAndWatch watch\" to each handler's On* span;\n" +
-		"  DeltaFIFO.queued (RealFIFO.queued with --queue realfifo) is the time in the queue,\n" +
+		"  RealFIFO.queued (DeltaFIFO.queued with --queue deltafifo) is the time in the queue,\n" +
 		"  addCh/pop/nextCh the time inside each listener.",
 	"coalesce": "  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together; 2 if\n" +
 		"  the queue reached it between the two watch events); each delta keeps its own trace, and\n" +
-		"  HandleDeltas links to the others' roots.",
+		"  HandleDeltas links to the others' roots. The RealFIFO (client-go's queue since 1.33) never does this.",
+	"order": "  Look for: the RealFIFO column is the API server's column, call for call: every event in order.\n" +
+		"  The DeltaFIFO keeps one entry per key, in the order keys first arrived (the LIST: a, b, c);\n" +
+		"  a change to a key still queued joins its entry, so a key's calls come in a row. Each key's own\n" +
+		"  calls are in order on both queues; only the order across keys differs.",
 	"slow-handler": "  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
 		"  other listeners finished long ago: one slow handler never delays the others or the queue.\n" +
-		"  It does not sleep on the coalesce lesson's " + fmt.Sprint(fillerPods) + " filler pods, so the summary's mean\n" +
-		"  over all its calls is far below " + embeddedSlowDelay.String() + "; the line below gives its time per call on demo/busy.",
+		"  The line below gives its time per call on demo/busy.",
 	"relist": "  Look for: after the restart the watch cannot resume from a compacted resourceVersion, so the\n" +
 		"  reflector LISTs again (a new Reflector.ListAndWatch cycle), and the pod missing from the new list\n" +
-		"  reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.",
+		"  reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.\n" +
+		"  On the RealFIFO the whole list is one queue entry (HandleDeltas ReplacedAll): every listed object\n" +
+		"  and every tombstone still gets its own trace, whose root links to the entry's RealFIFO.ReplacedAll span.",
 	"late-handler": "  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
 		"  object as a synthetic add; the queue and HandleDeltas are not involved.",
 	"resync": "  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
@@ -112,8 +108,13 @@ type embedded struct {
 	late     *lateHandler
 	show     []showcase
 
-	coalesceOnce sync.Once
 	queue        processor.QueueKind
+	client       *factory.Client
+	tel          *telemetry
+	tp           trace.TracerProvider
+	fillersMade  bool
+	coalesceNote string
+	order        *orderResult
 }
 
 func (e *embedded) pod(name string, labels map[string]string) *corev1.Pod {
@@ -125,29 +126,41 @@ func (e *embedded) create(name string) error {
 	return err
 }
 
-func (e *embedded) createFiller(name string) error {
-	_, err := e.srv.Create(e.pod(name, map[string]string{fillerLabel: "true"}))
+func (e *embedded) update(name, v string) error { return e.updateIn(demoNamespace, name, v) }
+
+func (e *embedded) updateIn(ns, name, v string) error {
+	_, err := e.updateObj(ns, name, v)
 	return err
 }
 
-func (e *embedded) update(name, v string) error {
-	obj, err := e.srv.Get(apiserver.Pods, demoNamespace, name)
+// updateObj sets the pod's label v and returns the pod as the server
+// stored it.
+func (e *embedded) updateObj(ns, name, v string) (*corev1.Pod, error) {
+	obj, err := e.srv.Get(apiserver.Pods, ns, name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p := obj.(*corev1.Pod).DeepCopy()
 	if p.Labels == nil {
 		p.Labels = map[string]string{}
 	}
 	p.Labels["v"] = v
-	_, err = e.srv.Update(p)
-	return err
+	out, err := e.srv.Update(p)
+	if err != nil {
+		return nil, err
+	}
+	return out.(*corev1.Pod), nil
 }
 
 // serverState is what every handler must have seen once it has caught up:
 // key → resourceVersion of every pod in the demo namespace.
 func (e *embedded) serverState() (map[string]string, error) {
-	obj, err := e.srv.List(context.Background(), apiserver.Pods, demoNamespace, metav1.ListOptions{})
+	return e.serverStateIn(demoNamespace, "")
+}
+
+// serverStateIn is serverState for the pods of ns that selector selects.
+func (e *embedded) serverStateIn(ns, selector string) (map[string]string, error) {
+	obj, err := e.srv.List(context.Background(), apiserver.Pods, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -185,46 +198,17 @@ func until(what string, cond func() bool) error {
 	return nil
 }
 
-// hookedListWatch is the informer's ListWatch with one addition for the
-// coalesce lesson: right after the first LIST returns, before the reflector
-// hands it to the queue, demo/web-coalesced changes twice on the server. The
-// watch that follows starts at the list's resourceVersion, so it delivers
-// both changes at once, while the listed pods are still queued.
-func (e *embedded) hookedListWatch(lw *reflector.ListWatch, coalesce bool) *reflector.ListWatch {
-	list := lw.ListWithContextFunc
-	return &reflector.ListWatch{
-		WatchFuncWithContext: lw.WatchFuncWithContext,
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			obj, err := list(ctx, opts)
-			if err == nil && coalesce {
-				e.coalesceOnce.Do(func() {
-					for _, v := range []string{"1", "2"} {
-						if uerr := e.update("web-coalesced", v); uerr != nil {
-							err = fmt.Errorf("coalesce lesson: %w", uerr)
-						}
-					}
-				})
-			}
-			return obj, err
-		},
-	}
-}
-
 func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{srv: srv, queue: processor.DeltaFIFOQueue}
-	if o.queue == processor.RealFIFOQueue.String() {
-		e.queue = processor.RealFIFOQueue
-	}
+	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp}
 	steps := scenarioNames
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
 	}
-	has := func(s string) bool { return slices.Contains(steps, s) }
 	u.status("embedded API server at %s; namespace %q; queue %s; scenarios: %s", srv.URL, demoNamespace, e.queue, strings.Join(steps, ", "))
 
 	// Objects that exist before the informer starts arrive by LIST.
@@ -233,40 +217,17 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	}
 	e.show = append(e.show, sc("listed before the informer started (LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED")))
 	e.show[0].step = "start"
-	if has("coalesce") {
-		for i := range fillerPods {
-			if err := e.createFiller(fmt.Sprintf("batch-%03d", i)); err != nil {
-				return result{}, err
-			}
-		}
-		if err := e.create("web-coalesced"); err != nil {
-			return result{}, err
-		}
-	}
-
 	client, err := factory.NewForConfig(srv.Config())
 	if err != nil {
 		return result{}, err
 	}
+	e.client = client
 	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
 		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
-	// InformerFor with our own constructor (the coalesce hook); the typed
-	// accessor then returns this same informer, because the first wins.
-	e.informer = e.factory.InformerFor(&corev1.Pod{}, func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
-		rc, err := c.RESTClient(corev1.SchemeGroupVersion)
-		if err != nil {
-			panic(err) // core/v1 is always there: NewForConfig built it
-		}
-		lw := reflector.NewFilteredListWatchFromClient(rc, "pods", demoNamespace, func(*metav1.ListOptions) {})
-		return processor.NewSharedIndexInformerWithOptions(e.hookedListWatch(lw, has("coalesce")), &corev1.Pod{},
-			processor.SharedIndexInformerOptions{
-				ResyncPeriod:   resync,
-				Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
-				Name:           "pods",
-				TracerProvider: tel.tp,
-				Queue:          e.queue,
-			})
-	})
+	// The factory has no option for the queue: InformerFor with our own
+	// constructor picks it (queuedInformerFor); the typed accessor then
+	// returns this same informer, because the first wins.
+	e.informer = queuedInformerFor(e.factory, corev1.SchemeGroupVersion.WithResource("pods"), demoNamespace, e.queue, tel.tp)
 	podLister := e.factory.Core().V1().Pods().Lister()
 	if e.factory.Core().V1().Pods().Informer() != e.informer {
 		return result{}, fmt.Errorf("the factory made a second pod informer: InformerFor's first-wins rule is broken")
@@ -308,6 +269,19 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		if err := e.step(s); err != nil {
 			return result{}, fmt.Errorf("scenario %s: %w", s, err)
 		}
+		switch s {
+		case "coalesce":
+			u.status("%s", e.coalesceNote)
+		case "order":
+			u.status("%s", e.order.summary())
+			if o.verbose || o.scenario == s {
+				u.println(e.order.table())
+			}
+		case "relist":
+			if hs := tombstonesSeen(e.handlers, demoNamespace+"/doomed"); len(hs) > 0 {
+				u.status("relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (%s)", strings.Join(hs, ", "))
+			}
+		}
 		if s == "slow-handler" {
 			if n, mean := slowCalls(tel.collector, demoNamespace+"/busy"); n > 0 {
 				u.status("slow-handler: *main.slowHandler took %s per call on demo/busy (%s)", ms(mean), plural(n, "call"))
@@ -320,17 +294,10 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	if err := e.handlersCaughtUp("every handler to see the final state"); err != nil {
 		return result{}, err
 	}
-	if has("coalesce") && e.queue == processor.RealFIFOQueue {
-		u.status("coalesce: on the RealFIFO nothing is coalesced: demo/web-coalesced's changes reached HandleDeltas one by one, in order (informer.deltas.count %d)",
-			maxPoppedTogether(tel.collector, demoNamespace+"/web-coalesced"))
-	} else if has("coalesce") {
-		if n := maxPoppedTogether(tel.collector, demoNamespace+"/web-coalesced"); n < 2 {
-			u.status("this run lost the coalesce race: the queue reached demo/web-coalesced before the watch delivered its changes (run it again)")
-		} else {
-			u.status("coalesce: %d deltas of demo/web-coalesced were popped together", n)
-		}
-	}
 	e.shutdown()
+	if testHookOrder != nil && e.order != nil {
+		testHookOrder(e.order)
+	}
 	return result{show: e.show}, nil
 }
 
@@ -367,12 +334,13 @@ func (e *embedded) step(name string) error {
 			sc("deleted (DELETED)", ns+"web-2", rootIs("ListAndWatch watch", "DELETED")))
 		return e.handlersCaughtUp("demo/web-2's DELETED")
 	case "coalesce":
-		// Happened during the initial list; nothing to do but show it.
-		e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in the queue", ns+"web-coalesced",
-			func(r *spancheck.Span) bool {
-				return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
-			}))
-		return nil
+		note, err := e.coalesceLesson()
+		e.coalesceNote = note
+		return err
+	case "order":
+		res, err := e.orderLesson()
+		e.order = res
+		return err
 	case "slow-handler":
 		if err := e.create("busy"); err != nil {
 			return err

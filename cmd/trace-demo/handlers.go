@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -21,9 +22,13 @@ type seen struct {
 	mu       sync.Mutex
 	rv       map[string]string // guarded by mu
 	resynced map[string]bool   // guarded by mu: keys that had an update with old RV == new RV
+	// tombstoned: keys whose OnDelete was given a DeletedFinalStateUnknown.
+	tombstoned map[string]bool // guarded by mu
 }
 
-func newSeen() *seen { return &seen{rv: map[string]string{}, resynced: map[string]bool{}} }
+func newSeen() *seen {
+	return &seen{rv: map[string]string{}, resynced: map[string]bool{}, tombstoned: map[string]bool{}}
+}
 
 func (s *seen) add(obj any) {
 	key, rv := keyAndRV(obj)
@@ -46,9 +51,31 @@ func (s *seen) update(old, obj any) {
 // delete forgets the key, for an object or its DeletedFinalStateUnknown.
 func (s *seen) delete(obj any) {
 	key, _ := keyAndRV(obj)
+	_, tomb := obj.(deltafifo.DeletedFinalStateUnknown)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.rv, key)
+	if tomb {
+		s.tombstoned[key] = true
+	}
+}
+
+func (s *seen) wasTombstoned(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tombstoned[key]
+}
+
+// tombstonesSeen names the handlers whose OnDelete got key as a
+// DeletedFinalStateUnknown.
+func tombstonesSeen(hs []stateful, key string) []string {
+	var out []string
+	for _, h := range hs {
+		if h.handlerState().wasTombstoned(key) {
+			out = append(out, shortListener(fmt.Sprintf("%T", h)))
+		}
+	}
+	return out
 }
 
 func (s *seen) wasResynced(key string) bool {
@@ -117,19 +144,10 @@ type slowHandler struct {
 
 func newSlowHandler(d time.Duration) *slowHandler { return &slowHandler{seen: newSeen(), delay: d} }
 
-func (h *slowHandler) OnAdd(obj any, _ bool) { h.sleep(obj); h.add(obj) }
-func (h *slowHandler) OnUpdate(old, obj any) { h.sleep(obj); h.update(old, obj) }
-func (h *slowHandler) OnDelete(obj any)      { h.sleep(obj); h.delete(obj) }
-
-// sleep is the handler's slowness, skipped for the coalesce lesson's filler
-// pods, which are there to fill the queue, not the ring buffer.
-func (h *slowHandler) sleep(obj any) {
-	if m, err := meta.Accessor(obj); err == nil && m.GetLabels()[fillerLabel] == "true" {
-		return
-	}
-	time.Sleep(h.delay)
-}
-func (h *slowHandler) handlerState() *seen { return h.seen }
+func (h *slowHandler) OnAdd(obj any, _ bool) { time.Sleep(h.delay); h.add(obj) }
+func (h *slowHandler) OnUpdate(old, obj any) { time.Sleep(h.delay); h.update(old, obj) }
+func (h *slowHandler) OnDelete(obj any)      { time.Sleep(h.delay); h.delete(obj) }
+func (h *slowHandler) handlerState() *seen   { return h.seen }
 
 // lateHandler is added after the informer has synced: it is given the cache's
 // objects as synthetic adds (root span AddEventHandler), and it is the one

@@ -47,16 +47,20 @@ type options struct {
 }
 
 const usageHead = `trace-demo traces every object through the informer stack of this repository:
-ListAndWatch → DeltaFIFO → HandleDeltas → indexer + distribute → addCh → pop → nextCh → your handler.
+ListAndWatch → queue (RealFIFO, or DeltaFIFO with --queue deltafifo) → HandleDeltas → indexer +
+distribute → addCh → pop → nextCh → your handler.
 
-With no flags it starts an embedded API server, runs a scripted workload on pods (creates, updates
-coalesced in the queue, deletes, a watch drop that forces a relist with a tombstone, a late handler,
-a resync), draws one waterfall and a short summary (one screen) and stops by itself. It writes no
-file unless asked to (--out).
+With no flags it starts an embedded API server, runs a scripted workload on pods (creates, updates,
+deletes, changes coalesced in a DeltaFIFO, the same writes on both queues side by side, a watch drop
+that forces a relist with a tombstone, a late handler, a resync) on the RealFIFO as client-go v0.37.2
+does, draws one waterfall and a short summary (one screen) and stops by itself. It writes no file
+unless asked to (--out).
 
   go run ./cmd/trace-demo                              # the embedded run, all scenarios
   go run ./cmd/trace-demo --verbose                    # every lesson's waterfall and the full summary
   go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
+  go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
+  go run ./cmd/trace-demo --queue deltafifo            # the lessons on the 1.23-era queue
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
   go run ./cmd/trace-demo --kubeconfig ~/.kube/config --resource pods --duration 30s
@@ -83,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
-	fs.StringVar(&o.queue, "queue", "deltafifo", "embedded run: the informer's queue, deltafifo (client-go's until 1.33, which coalesces; the lessons are written for it) or realfifo (client-go v0.37.2's default, which never coalesces)")
+	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's until 1.33, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
 	if err := fs.Parse(args); err != nil {
@@ -117,8 +121,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--quiet and --verbose contradict each other: pick one")
 	}
 	if o.cluster {
-		if set["scenario"] || set["queue"] {
-			return nil, errors.New("--scenario and --queue are for the embedded server only (a cluster run uses the factory's informer, on the RealFIFO as client-go's); drop --cluster/--kubeconfig/--context, or drop them")
+		if set["scenario"] {
+			return nil, errors.New("--scenario is for the embedded server only: drop --cluster/--kubeconfig/--context, or drop --scenario")
 		}
 		if o.generate && o.namespace != "" {
 			return nil, errors.New("--generate works in a namespace of its own; drop --namespace")
@@ -129,15 +133,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 				return nil, fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
 		}
-		if o.queue != processor.DeltaFIFOQueue.String() && o.queue != processor.RealFIFOQueue.String() {
-			return nil, fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.DeltaFIFOQueue, processor.RealFIFOQueue)
-		}
 		if set["duration"] {
 			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
 		if o.scenario != "all" && !slices.Contains(scenarioNames, o.scenario) {
 			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(scenarioNames, ", "))
 		}
+	}
+	if o.queue != processor.RealFIFOQueue.String() && o.queue != processor.DeltaFIFOQueue.String() {
+		return nil, fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.RealFIFOQueue, processor.DeltaFIFOQueue)
 	}
 	if o.objects < 0 || o.duration < 0 {
 		return nil, errors.New("--objects and --duration cannot be negative")
@@ -252,6 +256,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // testHookReport, when set by a test, is given each run's options and
 // analysed spans.
 var testHookReport func(*options, *report)
+
+// testHookOrder, when set by a test, is given the order lesson's columns.
+var testHookOrder func(*orderResult)
 
 // firstLine is err's message up to its first line break: an exporter joins
 // one error per span, and a full disk must not print one line per span.

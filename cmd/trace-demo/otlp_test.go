@@ -63,7 +63,7 @@ func TestOTLPExporterSendsEverySpanToTheEndpoint(t *testing.T) {
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	assert.Contains(t, r.stdout, fmt.Sprintf("\n%d spans sent by OTLP/HTTP to %s", recv.total, srv.URL))
-	for _, name := range []string{"ListAndWatch watch", "DeltaFIFO.queued", "HandleDeltas", "distribute", "addCh", "pop", "nextCh", "OnUpdate", "Reflector.ListAndWatch"} {
+	for _, name := range []string{"ListAndWatch watch", "RealFIFO.queued", "RealFIFO.ReplacedAll", "HandleDeltas", "distribute", "addCh", "pop", "nextCh", "OnUpdate", "Reflector.ListAndWatch"} {
 		assert.Positive(t, recv.spans[name], name)
 	}
 }

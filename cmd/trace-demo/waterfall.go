@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -92,36 +94,42 @@ func pickShown(show []showcase, scenario string) []showcase {
 }
 
 // drawShortSummary is the summary of a run without --verbose: the contract
-// verdict, the traces by root and the slowest stage, in four lines.
+// verdict, the mean time in each queue and the longest wait, in five lines.
 func drawShortSummary(w io.Writer, r *report, pastLimit int) {
 	fmt.Fprintf(w, "\n━━ Summary: %d spans", len(r.spans))
 	if pastLimit > 0 {
 		fmt.Fprintf(w, " (and %d past the in-memory limit)", pastLimit)
 	}
 	fmt.Fprintf(w, ", %d deltas traced through the queue\n   %s\n", r.roots, r.contractLine())
-	var total time.Duration
+	// Per queue: the main informer's, and the DeltaFIFO of the coalesce and
+	// order lessons (whose filler pods wait long by design), apart.
+	total := map[string]time.Duration{}
+	count := map[string]int{}
 	var longest *spancheck.Span
-	n, queue := 0, tracing.SpanQueued
 	for i := range r.spans {
 		s := &r.spans[i]
 		if spancheck.IsDropped(s) {
 			continue // waited until the stop, not until a pop
 		}
 		if spancheck.IsQueued(s) {
-			total += s.Duration()
-			n++
-			queue = s.Name
+			total[s.Name] += s.Duration()
+			count[s.Name]++
 		}
 		if waitStages[s.Name] && (longest == nil || s.Duration() > longest.Duration()) {
 			longest = s
 		}
 	}
-	if n > 0 {
-		fmt.Fprintf(w, "   mean time in the queue (%s): %s over %d deltas", queue, ms(total/time.Duration(n)), n)
-		if longest != nil {
-			fmt.Fprintf(w, "; longest wait: %s, %s of %s", ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey))
+	var parts []string
+	for _, q := range []string{tracing.SpanRealFIFOQueued, tracing.SpanQueued} {
+		if n := count[q]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s over %s", q, ms(total[q]/time.Duration(n)), plural(n, "delta")))
 		}
-		fmt.Fprintln(w)
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "   mean time in the queue: %s\n", strings.Join(parts, ", "))
+		if longest != nil {
+			fmt.Fprintf(w, "   longest wait: %s, %s of %s (informer %s)\n", ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey), longest.Attr(tracing.KeyInformerName))
+		}
 	}
 }
 
@@ -198,8 +206,48 @@ func drawTrace(w io.Writer, ix *spancheck.Index, root *spancheck.Span, title str
 			"+"+ms(s.Start.Sub(t0)), ms(s.Duration()), bar(s.Start.Sub(t0), s.End.Sub(t0), total))
 	}
 	for _, l := range root.Links {
-		fmt.Fprintf(w, "   root links to the cycle span %s (trace %s)\n", l.SpanID(), l.TraceID())
+		fmt.Fprintf(w, "   %s\n", describeLink(ix, l.SpanID(), t0))
 	}
+}
+
+// describeLink says what a root's link points at: the reflector cycle that
+// produced a watch event, or, for an object of an atomic relist or resync
+// on the RealFIFO, the one queue entry it came in (RealFIFO.ReplacedAll or
+// RealFIFO.SyncAll), with when that entry was queued and popped relative
+// to t0, the root's start.
+func describeLink(ix *spancheck.Index, id trace.SpanID, t0 time.Time) string {
+	s := ix.ByID[id]
+	switch {
+	case s == nil:
+		return fmt.Sprintf("root links to span %s, not among the recorded spans", id)
+	case s.Name == tracing.SpanRealFIFOReplacedAll || s.Name == tracing.SpanRealFIFOSyncAll:
+		what := "the relist"
+		if s.Name == tracing.SpanRealFIFOSyncAll {
+			what = "the resync"
+		}
+		n := ""
+		if c := s.Attr(tracing.KeyListCount); c != "" {
+			n = ", " + plural(atoiOr(c), "object") + " listed"
+		}
+		return fmt.Sprintf("root links to %s: %s as one queue entry (queued %s, popped %s%s; trace %s)\n"+
+			"   every object of that entry has a trace like this one, started when the entry was queued",
+			s.Name, what, signedMs(s.Start.Sub(t0)), signedMs(s.End.Sub(t0)), n, s.TraceID)
+	default:
+		return fmt.Sprintf("root links to the cycle span %s %s (trace %s)", s.Name, s.SpanID, s.TraceID)
+	}
+}
+
+func signedMs(d time.Duration) string {
+	if d < 0 {
+		return "-" + ms(-d)
+	}
+	return "+" + ms(d)
+}
+
+func atoiOr(s string) int {
+	var n int
+	_, _ = fmt.Sscan(s, &n)
+	return n
 }
 
 // detail is the part of a span's attributes a reader needs on its line.
@@ -215,7 +263,17 @@ func detail(s *spancheck.Span) string {
 			add("dropped at stop")
 		}
 	case s.Name == tracing.SpanHandleDeltas:
-		add("%s, %s popped together", s.Attr(tracing.KeyDeltaType), s.Attr(tracing.KeyDeltasCount))
+		switch typ, n := s.Attr(tracing.KeyDeltaType), s.Attr(tracing.KeyDeltasCount); {
+		case typ == "ReplacedAll" || typ == "SyncAll":
+			add("%s, one object of the atomic entry", typ)
+		case n == "1" || n == "":
+			add("%s", typ)
+		default:
+			add("%s, %s popped together", typ, n)
+		}
+		if b := s.Attr(tracing.KeyBatchSize); b != "" && b != "1" {
+			add("batch of %s", b)
+		}
 		if s.Attr(tracing.KeyInitialList) == "true" {
 			add("initial list")
 		}
