@@ -132,7 +132,7 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	assert.Contains(t, r.stdout, "└─ OnDelete")
 	assert.Contains(t, r.stdout, "queue realfifo", "the RealFIFO is the default, as in client-go")
 	assert.Contains(t, r.stdout, "RealFIFO.queued  Updated")
-	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: the relist as one queue entry")
+	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its LIST as one queue entry")
 	assert.Contains(t, r.stdout, "API server (LIST, writes)", "--verbose prints the order lesson's columns")
 	assert.Contains(t, r.stdout, "━━ Summary")
 	assert.Contains(t, r.stdout, fmt.Sprintf("%d of %d handler calls trace back to their root", len(chains), len(chains)))

@@ -221,7 +221,7 @@ func describeLink(ix *spancheck.Index, id trace.SpanID, t0 time.Time) string {
 	case s == nil:
 		return fmt.Sprintf("root links to span %s, not among the recorded spans", id)
 	case s.Name == tracing.SpanRealFIFOReplacedAll || s.Name == tracing.SpanRealFIFOSyncAll:
-		what := "the relist"
+		what := "its LIST"
 		if s.Name == tracing.SpanRealFIFOSyncAll {
 			what = "the resync"
 		}
