@@ -118,6 +118,43 @@ func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	assert.Regexp(t, `(\d+) of (\d+) handler calls trace back`, string(out))
 }
 
+// --queue on a real cluster: the default is the RealFIFO, as client-go's
+// (the LIST is one RealFIFO.ReplacedAll entry); --queue deltafifo runs the
+// same typed informer on the DeltaFIFO (DeltaFIFO.queued, no RealFIFO span).
+func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig)
+	c := newCluster(t)
+	bin := buildDemo(t)
+	c.create("queued")
+	for _, q := range []struct{ flag, want, not string }{
+		{"realfifo", tracing.SpanRealFIFOReplacedAll, tracing.SpanQueued},
+		{"deltafifo", tracing.SpanQueued, tracing.SpanRealFIFOQueued},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		spansFile := filepath.Join(t.TempDir(), "spans.json")
+		out, err := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--resource", "configmaps",
+			"--namespace", c.ns, "--duration", "2s", "--queue", q.flag, "--out", spansFile).CombinedOutput()
+		cancel()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "; queue "+q.flag)
+		f, err := os.Open(spansFile)
+		require.NoError(t, err)
+		spans, err := spancheck.ReadStdoutTrace(f)
+		f.Close()
+		require.NoError(t, err)
+		names := map[string]bool{}
+		for _, s := range spans {
+			names[s.Name] = true
+		}
+		assert.True(t, names[q.want], "--queue %s: no %s span", q.flag, q.want)
+		assert.False(t, names[q.not], "--queue %s: a %s span", q.flag, q.not)
+		for _, rc := range spancheck.NewIndex(spans).CheckRoots() {
+			assert.NoError(t, rc.Err)
+		}
+	}
+}
+
 // On the real API server, what a user gets wrong is told in one line, with
 // exit code 1, within seconds: RBAC, an unknown resource, an untrusted
 // certificate.
