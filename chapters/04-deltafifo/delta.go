@@ -66,6 +66,12 @@ type deltaTrace struct {
 	// atomic is set on a RealFIFO's ReplacedAll and SyncAll entries only;
 	// root is then the entry's own span (see real_fifo_tracing.go).
 	atomic *atomicTrace
+	// merged holds the traces of Deleted deltas that dedupDeltas collapsed
+	// into this one (DeltaFIFO only). Their roots were already exported, so
+	// they ride along to be popped with this delta: each still gets its
+	// queue wait span and a HandleDeltas, as the span contract asks of every
+	// root that was not dropped at stop.
+	merged []*deltaTrace
 }
 
 // Deltas is the list of changes queued for one key, oldest first.

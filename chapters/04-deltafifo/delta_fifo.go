@@ -251,14 +251,27 @@ func (f *DeltaFIFO) queueAction_locked(ctx context.Context, action, internal Del
 	}
 
 	old, queued := f.items[key]
+	var prev Delta // the newest queued delta, before dedupDeltas may overwrite it
+	if len(old) > 0 {
+		prev = old[len(old)-1]
+	}
 	deltas := dedupDeltas(append(old, d))
-	if d.trace != nil {
-		f.tracedQueued++
-		if len(deltas) == len(old) && old[len(old)-1].trace != nil {
-			// dedupDeltas collapsed two deletes into one: one traced
-			// delta fewer is queued, whichever of the two it kept.
-			f.tracedQueued--
+	if len(deltas) == len(old) {
+		// dedupDeltas collapsed two deletes into one. The one it dropped
+		// may carry a trace whose root is already exported; the kept one
+		// takes it along, so it is not lost (see deltaTrace.merged).
+		kept := &deltas[len(deltas)-1]
+		dropped := d
+		if _, tombstone := prev.Object.(DeletedFinalStateUnknown); tombstone {
+			dropped = prev // dedupDeltas keeps the real delete over a tombstone
 		}
+		hadTrace := prev.trace != nil
+		kept.trace = mergeTraces(kept.trace, dropped.trace)
+		if kept.trace != nil && !hadTrace {
+			f.tracedQueued++
+		}
+	} else if d.trace != nil {
+		f.tracedQueued++
 	}
 	if !queued {
 		f.queue = append(f.queue, key)

@@ -68,12 +68,34 @@ func (f *DeltaFIFO) endQueued(key string, deltas Deltas, dropped bool) int {
 		if dropped {
 			attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
 		}
-		_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.trace.root), tracing.SpanQueued,
-			internal, trace.WithTimestamp(d.trace.queuedAt), trace.WithAttributes(attrs...))
-		span.End()
+		f.endQueuedSpan(d.trace, attrs)
+		for _, m := range d.trace.merged {
+			f.endQueuedSpan(m, attrs) // a collapsed delete was a Deleted delta too
+		}
 		n++
 	}
 	return n
+}
+
+func (f *DeltaFIFO) endQueuedSpan(t *deltaTrace, attrs []attribute.KeyValue) {
+	_, span := f.tracer.Start(trace.ContextWithSpanContext(background, t.root), tracing.SpanQueued,
+		internal, trace.WithTimestamp(t.queuedAt), trace.WithAttributes(attrs...))
+	span.End()
+}
+
+// mergeTraces is the trace of a delta that dedupDeltas kept in place of two:
+// kept's own, carrying dropped's (and whatever dropped had already taken in)
+// in merged. Either may be nil (not sampled).
+func mergeTraces(kept, dropped *deltaTrace) *deltaTrace {
+	switch {
+	case dropped == nil:
+		return kept
+	case kept == nil:
+		return dropped
+	}
+	kept.merged = append(append(kept.merged, dropped), dropped.merged...)
+	dropped.merged = nil
+	return kept
 }
 
 // RootContext is a context carrying the delta's root span, for a consumer
@@ -105,6 +127,26 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 	if !traced {
 		return nil, nil
 	}
+	// Every root popped here, collapsed deletes included: each HandleDeltas
+	// links to all the others.
+	var roots []trace.SpanContext
+	for _, d := range deltas {
+		if d.trace != nil {
+			roots = append(roots, d.trace.root)
+			for _, m := range d.trace.merged {
+				roots = append(roots, m.root)
+			}
+		}
+	}
+	linksExcept := func(self trace.SpanContext) []trace.Link {
+		links := make([]trace.Link, 0, len(roots)-1)
+		for _, r := range roots {
+			if !r.Equal(self) {
+				links = append(links, trace.Link{SpanContext: r})
+			}
+		}
+		return links
+	}
 	ctxs := make([]context.Context, len(deltas))
 	spans := make([]trace.Span, len(deltas))
 	common := []attribute.KeyValue{
@@ -112,15 +154,24 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 		tracing.KeyDeltasCount.Int(len(deltas)), tracing.KeyInitialList.Bool(isInInitialList),
 	}
 	for i, d := range deltas {
-		var links []trace.Link
-		for j, other := range deltas {
-			if j != i && other.trace != nil {
-				links = append(links, trace.Link{SpanContext: other.trace.root})
-			}
+		var self trace.SpanContext
+		if d.trace != nil {
+			self = d.trace.root
 		}
 		attrs := append(append([]attribute.KeyValue{}, common...), tracing.KeyDeltaType.String(string(d.Type)))
 		ctxs[i], spans[i] = tracer.Start(d.RootContext(), tracing.SpanHandleDeltas, consumer,
-			trace.WithLinks(links...), trace.WithAttributes(attrs...))
+			trace.WithLinks(linksExcept(self)...), trace.WithAttributes(attrs...))
+		if d.trace == nil {
+			continue
+		}
+		for _, m := range d.trace.merged {
+			// A collapsed delete has no work of its own (the kept delete
+			// does it), so its HandleDeltas ends at once: it shows the
+			// delete was popped, with this pop, not lost.
+			_, span := tracer.Start(trace.ContextWithSpanContext(background, m.root), tracing.SpanHandleDeltas, consumer,
+				trace.WithLinks(linksExcept(m.root)...), trace.WithAttributes(attrs...))
+			span.End()
+		}
 	}
 	return ctxs, spans
 }

@@ -307,3 +307,78 @@ func TestTracedQueuedCountFollowsPopsAndCollapsedDeletes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, f.tracedQueued)
 }
+
+// When dedupDeltas collapses two deletes into one, the root of the delete it
+// drops was already exported. The contract still holds for it: it gets its
+// queue wait and a HandleDeltas when the kept delete is popped (or its wait
+// ends dropped at stop), and the popped HandleDeltas spans link each other.
+func TestCollapsedDeletesKeepTheContract(t *testing.T) {
+	checkAll := func(t *testing.T, rec *tracetest.SpanRecorder, wantRoots, wantDropped int) {
+		t.Helper()
+		var spans []spancheck.Span
+		for _, s := range rec.Ended() {
+			spans = append(spans, spancheck.FromReadOnly(s))
+		}
+		roots := spancheck.NewIndex(spans).CheckRoots()
+		require.Len(t, roots, wantRoots)
+		dropped := 0
+		for _, rc := range roots {
+			assert.NoError(t, rc.Err)
+			if rc.Dropped {
+				dropped++
+			}
+		}
+		assert.Equal(t, wantDropped, dropped)
+	}
+	tombstone := func(name, rv string) DeletedFinalStateUnknown {
+		return DeletedFinalStateUnknown{Key: "ns/" + name, Obj: mk(name, rv)}
+	}
+	for name, second := range map[string]any{
+		"a second delete is dropped":            mk("a", "3"),
+		"a tombstone after a delete is dropped": tombstone("a", "3"),
+	} {
+		t.Run(name+", then popped", func(t *testing.T) {
+			rec, tp := recorder()
+			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{TracerProvider: tp})
+			// With no known objects a DeltaFIFO ignores a delete of a key it
+			// does not hold, so the key is added first.
+			require.NoError(t, f.Add(mk("a", "1")))
+			require.NoError(t, f.Delete(mk("a", "2")))
+			require.NoError(t, f.Delete(second))
+			var popped Deltas
+			_, err := f.Pop(func(obj any, _ bool) error {
+				popped = obj.(Deltas)
+				ctxs, spans := StartHandleDeltas(f.tracer, f.Name(), "ns/a", popped, false)
+				require.Len(t, ctxs, 2)
+				for _, s := range spans {
+					s.End()
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			require.Len(t, popped, 2, "Added, then one Deleted: dedupDeltas collapsed the two deletes")
+			checkAll(t, rec, 3, 0)
+			var handle []sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if s.Name() == tracing.SpanHandleDeltas {
+					handle = append(handle, s)
+				}
+			}
+			require.Len(t, handle, 3)
+			for _, h := range handle {
+				assert.Len(t, h.Links(), 2, "each HandleDeltas links to the other two roots popped with it")
+			}
+		})
+	}
+	t.Run("a real delete after a tombstone replaces it, then dropped at stop", func(t *testing.T) {
+		rec, tp := recorder()
+		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{TracerProvider: tp})
+		require.NoError(t, f.Add(mk("a", "1")))
+		require.NoError(t, f.Delete(tombstone("a", "2")))
+		require.NoError(t, f.Delete(mk("a", "3")))
+		require.NoError(t, f.Delete(mk("a", "4")))
+		assert.Equal(t, 2, f.tracedQueued, "the Added delta, and one Deleted carrying the three delete traces")
+		f.endQueuedAsDropped()
+		checkAll(t, rec, 4, 4)
+	})
+}
