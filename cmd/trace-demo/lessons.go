@@ -56,7 +56,7 @@ var orderWrites = []orderWrite{
 type call struct {
 	op  string
 	key string
-	rv  string // "" for a DeletedFinalStateUnknown
+	rv  string // "" for the server's DELETED and a DeletedFinalStateUnknown
 }
 
 func (c call) String() string {
@@ -212,7 +212,7 @@ func (e *embedded) coalesceLesson() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.stop()
+	defer l.stop() // stop waits for the informer; a second call is a no-op
 	if err := l.caughtUp(e, "the coalesce lesson's informer to see every change"); err != nil {
 		return "", err
 	}
@@ -221,11 +221,11 @@ func (e *embedded) coalesceLesson() (string, error) {
 	}
 	e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
-	if n := maxPoppedTogether(e.tel.collector, key); n < 2 {
+	n := maxPoppedTogether(e.tel.collector, key)
+	if n < 2 {
 		return "this run lost the coalesce race: the DeltaFIFO reached " + key + " before the watch delivered its changes (run it again)", nil
-	} else {
-		return fmt.Sprintf("coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of %s were popped together", n, key), nil
 	}
+	return fmt.Sprintf("coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of %s were popped together", n, key), nil
 }
 
 // orderResult is the order lesson's three columns: what the API server
