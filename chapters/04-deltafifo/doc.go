@@ -1,31 +1,50 @@
 // Package deltafifo is chapter 4 of informer-anatomy: the queue between the
-// reflector and everything that reacts to changes.
+// reflector and everything that reacts to changes. It holds both queues
+// client-go's informers have used there.
 //
-// The reflector (chapter 3) writes into a [DeltaFIFO] instead of a store.
-// Each Add, Update and Delete becomes a [Delta] appended to its key's
-// [Deltas]; a LIST becomes Replaced (or Sync) deltas plus tombstones
-// ([DeletedFinalStateUnknown]) for objects that vanished while the watch was
-// down; a resync becomes Sync deltas. One consumer pops a key at a time, with
-// all of its pending deltas, oldest first.
+// The [DeltaFIFO] is the queue most diagrams and talks describe, and the one
+// client-go's informers ran until 1.32. Each Add, Update and Delete becomes a
+// [Delta] appended to its key's [Deltas]; a LIST becomes Replaced (or Sync)
+// deltas plus tombstones ([DeletedFinalStateUnknown]) for objects that
+// vanished while the watch was down; a resync becomes Sync deltas. One
+// consumer pops a key at a time, with all of its pending deltas, oldest
+// first: a key's changes are coalesced, and keys keep their first place in
+// line.
 //
-// [Config], [New] and [Controller] run a reflector and a processLoop together;
-// [NewInformer] adds a store kept in step with the popped deltas, which is
-// already a working single-consumer informer. Chapter 5 builds the shared
-// informer on the same pieces.
+// The [RealFIFO] is the queue client-go's informers run today: since 1.33 by
+// default, since 1.36 always (the InOrderInformers gate is GA and locked).
+// Every change is its own entry, handed out in the order it arrived, never
+// merged. Configured as client-go v0.37.2 configures it, a relist is one
+// atomic [ReplacedAll] entry and a resync one [SyncAll] entry, bookmarks are
+// queued, the lock is released while the consumer processes, and
+// [RealFIFO.PopBatch] hands out up to 1,000 entries at once. Its rules for
+// tombstones and HasSynced are the DeltaFIFO's, so what a handler must expect
+// is the same on both.
 //
-// It mirrors [k8s.io/client-go/tools/cache] v0.37.2 delta_fifo.go, the Queue of
-// fifo.go, and the controller half of controller.go. One thing to know before
-// reading on: since client-go 1.33 informers no longer use the DeltaFIFO by
-// default. The RealFIFO (the_real_fifo.go) keeps every event as its own queue
-// entry instead of coalescing per key, so handlers see changes strictly in
-// the order they happened; since 1.36 that is locked on, and relists arrive
-// as one atomic ReplacedAll entry. The DeltaFIFO is what most diagrams and
-// talks describe, and its rules (coalescing, tombstones, HasSynced) are still
-// what a controller author must expect; docs/04-deltafifo.md compares the two.
+// The [Consumer] is what an informer does with what it pops (upstream's
+// processDeltas, processDeltasInBatch and processReplacedAllInfo): it writes
+// the cache, a batch in one store Transaction, and then tells a handler of
+// each change. [Config], [New] and [Controller] run a reflector and a
+// processLoop together; [NewInformer] adds a cache and a Consumer, a working
+// single-consumer informer, on the DeltaFIFO by default or, with
+// [WithRealFIFO], on client-go's v0.37.2 queue. Chapter 5 builds the shared
+// informer on the same pieces, on the RealFIFO by default.
 //
-// Tracing: every delta starts its own trace, "ListAndWatch <source>", linked to
-// the reflector's cycle span; Pop records the DeltaFIFO.queued wait; and
-// [StartHandleDeltas] continues each popped delta's trace.
+// It mirrors [k8s.io/client-go/tools/cache] v0.37.2: delta_fifo.go,
+// the_real_fifo.go, the Queue and QueueWithBatch of fifo.go, and the
+// controller half of controller.go.
 //
-// See [ExampleDeltaFIFO], and docs/04-deltafifo.md for the chapter.
+// Tracing: every delta (every per-object entry) starts its own trace,
+// "ListAndWatch <source>", linked to the reflector's cycle span; a pop records
+// the DeltaFIFO.queued or RealFIFO.queued wait; [StartHandleDeltas] and
+// [StartHandleDeltasInBatch] continue each popped delta's trace, and
+// [StartAtomicObject] gives every object of an atomic entry its own.
+//
+// Examples: [ExampleDeltaFIFO] (coalescing and a tombstone), [ExampleRealFIFO]
+// (every change in order, an atomic relist, a bookmark),
+// [ExampleRealFIFO_PopBatch] (where a batch stops), [ExampleConsumer] (an
+// atomic relist applied: cache first, then deletes, then the list in order)
+// and [ExampleNewInformer_realFIFO] (client-go's informer of today against an
+// in-process API server). docs/04-deltafifo.md is the chapter, with a
+// side-by-side table of what each queue pops for the same input.
 package deltafifo
