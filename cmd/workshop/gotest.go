@@ -39,7 +39,7 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 	if len(exs) == 0 {
 		return map[string]*Result{}, nil
 	}
-	args := append([]string{"test", "-tags", checkTags, "-json"}, extra...)
+	args := append([]string{"test", "-tags", checkTags, "-json", "-timeout", "2m"}, extra...)
 	for _, e := range exs {
 		args = append(args, "./"+strings.ReplaceAll(e.Path(), "\\", "/"))
 	}

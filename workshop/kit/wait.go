@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -20,4 +21,14 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// Run starts run (a Reflector's, Controller's or informer's RunWithContext)
+// in a goroutine and returns stop, which cancels its context and waits for
+// it to return. Call stop before a testing/synctest bubble ends.
+func Run(run func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); run(ctx) }()
+	return func() { cancel(); <-done }
 }

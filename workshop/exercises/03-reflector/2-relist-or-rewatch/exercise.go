@@ -1,0 +1,32 @@
+// Package relistorrewatch is workshop exercise 03-reflector/2-relist-or-rewatch.
+//
+// # Relist or re-watch?
+//
+// Kind: predict. Minutes: 15. Needs: none. Practises: docs/03-reflector.md, "Every failure mode".
+//
+// A reflector watches pods on the embedded API server. For each fault
+// below, predict whether it makes the reflector LIST again (true) or only
+// WATCH again from the same resourceVersion (false). Each runs in its own
+// testing/synctest bubble: start, wait until watching, wait 5 seconds
+// (except QuickClose), fault, wait 30 seconds, count the LISTs.
+//
+//   - Close: CloseWatches() (a watch timeout or an apiserver rollout).
+//   - QuickClose: CloseWatches() only 100 ms after the watch started.
+//   - Refused: Stop() the server, wait 1 s, Restart() it (nothing written;
+//     this one runs in real time, after a bookmark, for the reason
+//     given in the checker).
+//   - Expired: create a ConfigMap, Compact(), CloseWatches().
+//   - TooMany: the next watch request gets 429; then CloseWatches().
+//   - Forbidden: the next watch request gets 403; then CloseWatches().
+//
+// Be careful with QuickClose: it is the trap of the old prose exercises,
+// where a relist "caused by a 410" really came from this rule.
+package relistorrewatch
+
+// Relists says, per fault, whether the reflector lists again.
+type Relists struct {
+	Close, QuickClose, Refused, Expired, TooMany, Forbidden bool
+}
+
+// Prediction is your answer.
+var Prediction = Relists{}
