@@ -61,7 +61,7 @@ func TestPrediction(t *testing.T) {
 	truth := Relists{
 		Close:      relists(t, 5*time.Second, func(s *apiserver.Server) { s.CloseWatches() }),
 		QuickClose: relists(t, 100*time.Millisecond, func(s *apiserver.Server) { s.CloseWatches() }),
-		Refused: refusedRelists(t),
+		Refused:    refusedRelists(t),
 		Expired: relists(t, 5*time.Second, func(s *apiserver.Server) {
 			_, _ = s.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}})
 			s.Compact()
