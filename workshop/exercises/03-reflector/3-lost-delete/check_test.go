@@ -1,0 +1,66 @@
+//go:build workshop
+
+package lostdelete
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestFindings(t *testing.T) {
+	srv := kit.StartServer(t)
+	kit.CreatePods(t, srv, "p", 2)
+	s := kit.NewRecordingStore()
+	var mu sync.Mutex
+	var codes []int
+	r := reflector.NewReflector(kit.ListWatch(t, srv, apiserver.Pods), &corev1.Pod{}, s, 0)
+	r.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) {
+			mu.Lock()
+			codes = append(codes, int(st.Status().Code))
+			mu.Unlock()
+		}
+	})
+	stop := kit.Run(r.RunWithContext)
+	defer stop()
+	kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+	time.Sleep(1500 * time.Millisecond)
+	srv.Stop()
+	if err := srv.Delete(apiserver.Pods, "default", "p-0"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Compact()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	kit.WaitFor(t, "p-0 to leave the store", func() bool { _, ok, _ := s.GetByKey("default/p-0"); return !ok })
+
+	removedBy := ""
+	for _, c := range s.Calls() {
+		switch {
+		case c == "Delete default/p-0":
+			removedBy = "Delete"
+		case strings.HasPrefix(c, "Replace") && !strings.Contains(c, "default/p-0"):
+			removedBy = "Replace"
+		}
+	}
+	if RemovedBy != removedBy {
+		t.Errorf("RemovedBy: you wrote %q; the store's calls were %q", RemovedBy, s.Calls())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(codes) == 0 || Status != codes[0] {
+		t.Errorf("Status: you wrote %d; the WatchErrorHandler saw API errors with codes %v", Status, codes)
+	}
+}

@@ -1,0 +1,32 @@
+// Package realrestart is workshop exercise 03-reflector/5-real-restart.
+//
+// # Against a real cluster: a kube-apiserver restart
+//
+// Kind: investigate. Minutes: 15. Needs: cluster. Practises: docs/03-reflector.md, "Every failure mode".
+//
+// The e2e test TestRestartingKubeAPIServerMidWatchLosesNothing restarts a
+// real kube-apiserver (etcd keeps running) while a reflector watches
+// ConfigMaps, and requires the cache to converge. e2e tests only build
+// with the e2e build tag, and only find the cluster through the
+// environment that hack/local-cluster.sh env prints. Start the cluster
+// (hack/local-cluster.sh up; the first time it builds kube-apiserver, for
+// several minutes), run the test with -v, and read
+// hack/.cluster/kube-apiserver.log around the restart.
+//
+//   - Command: the shell line you ran the test with (after "up").
+//   - Relisted: after the restart, did the reflector LIST again, or only
+//     WATCH again from its resourceVersion? (etcd was not compacted.)
+//   - WhileDownArrivesAs: a pod created while the server is down reaches
+//     a reflector's store through which store method: "Add" (a watch
+//     event) or "Replace" (a relist)?
+//
+// The checker cannot reach your cluster: it checks Command's parts, and
+// proves the other two on the embedded API server (stop, create, restart).
+package realrestart
+
+// Your findings.
+var (
+	Command            = `eval "$(hack/local-cluster.sh env)" && go test -tags e2e -run TestRestartingKubeAPIServerMidWatchLosesNothing -v ./test/e2e`
+	Relisted           = false // connection refused, then a watch from the same RV: the history is still there
+	WhileDownArrivesAs = "Add" // replayed by the re-watch as an ADDED event
+)
