@@ -1,0 +1,90 @@
+//go:build workshop
+
+package tombstone
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	kcache "k8s.io/client-go/tools/cache"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func ours(update bool) string {
+	known := store.NewStore(store.MetaNamespaceKeyFunc)
+	_ = known.Add(kit.Pod("", "x", kit.WithRV("5")))
+	q := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{KeyFunction: store.MetaNamespaceKeyFunc, KnownObjects: known})
+	if update {
+		_ = q.Update(kit.Pod("", "x", kit.WithRV("9")))
+	}
+	_ = q.Replace(nil, "20")
+	return strings.Join(kit.Drain(q), " | ")
+}
+
+func theirs(update bool) string {
+	known := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
+	_ = known.Add(kit.Pod("", "x", kit.WithRV("5")))
+	q := kcache.NewDeltaFIFOWithOptions(kcache.DeltaFIFOOptions{KeyFunction: kcache.MetaNamespaceKeyFunc, KnownObjects: known})
+	if update {
+		_ = q.Update(kit.Pod("", "x", kit.WithRV("9")))
+	}
+	_ = q.Replace(nil, "20")
+	return strings.Join(drainTheirs(q), " | ")
+}
+
+func TestPredictions(t *testing.T) {
+	for _, c := range []struct {
+		name, you string
+		update    bool
+	}{{"Plain", Plain, false}, {"AfterUpdate", AfterUpdate, true}} {
+		if got := ours(c.update); got != c.you {
+			t.Errorf("%s: you predicted %q, chapter 4's DeltaFIFO pops %q", c.name, c.you, got)
+		}
+		if got := theirs(c.update); got != c.you {
+			t.Errorf("%s: you predicted %q, client-go's DeltaFIFO pops %q", c.name, c.you, got)
+		}
+	}
+}
+
+// describeTheirs describes a pop of client-go's queue the way
+// kit.DescribeDeltas describes ours.
+func describeTheirs(obj any) string {
+	ds := obj.(kcache.Deltas)
+	var parts []string
+	key := ""
+	for _, d := range ds {
+		switch o := d.Object.(type) {
+		case kcache.DeletedFinalStateUnknown:
+			key = o.Key
+			rv := "nil"
+			if o.Obj != nil {
+				rv = o.Obj.(*corev1.Pod).ResourceVersion
+			}
+			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", d.Type, rv))
+		case *corev1.Pod:
+			key = o.Namespace + "/" + o.Name
+			parts = append(parts, fmt.Sprintf("%s@%s", d.Type, o.ResourceVersion))
+		}
+	}
+	return key + ": " + strings.Join(parts, " ")
+}
+
+// drainTheirs closes client-go's queue and pops everything left.
+func drainTheirs(q interface {
+	Pop(kcache.PopProcessFunc) (any, error)
+	Close()
+}) []string {
+	q.Close()
+	var out []string
+	for {
+		_, err := q.Pop(func(obj any, _ bool) error { out = append(out, describeTheirs(obj)); return nil })
+		if err != nil {
+			return out
+		}
+	}
+}
