@@ -1,0 +1,59 @@
+//go:build workshop
+
+package hassynced
+
+import (
+	"slices"
+	"testing"
+
+	kcache "k8s.io/client-go/tools/cache"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+type queue interface {
+	Add(any) error
+	Replace([]any, string) error
+	HasSynced() bool
+}
+
+func measure(q queue, pop func(func(initial bool))) (synced int, flags []bool) {
+	_ = q.Replace([]any{kit.Pod("", "a"), kit.Pod("", "b"), kit.Pod("", "c")}, "10")
+	_ = q.Add(kit.Pod("", "d"))
+	synced = -1
+	if q.HasSynced() {
+		synced = 0
+	}
+	for i := 1; i <= 4; i++ {
+		pop(func(initial bool) { flags = append(flags, initial) })
+		if synced < 0 && q.HasSynced() {
+			synced = i
+		}
+	}
+	return synced, flags
+}
+
+func TestPredictions(t *testing.T) {
+	ours := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{KeyFunction: store.MetaNamespaceKeyFunc})
+	theirs := kcache.NewDeltaFIFOWithOptions(kcache.DeltaFIFOOptions{KeyFunction: kcache.MetaNamespaceKeyFunc})
+	s1, f1 := measure(ours, func(f func(bool)) {
+		_, _ = ours.Pop(func(_ any, initial bool) error { f(initial); return nil })
+	})
+	s2, f2 := measure(theirs, func(f func(bool)) {
+		_, _ = theirs.Pop(func(_ any, initial bool) error { f(initial); return nil })
+	})
+	for _, c := range []struct {
+		name   string
+		synced int
+		flags  []bool
+	}{{"chapter 4's DeltaFIFO", s1, f1}, {"client-go's DeltaFIFO", s2, f2}} {
+		if c.synced != SyncedAfterPops {
+			t.Errorf("SyncedAfterPops: you predicted %d, %s: %d", SyncedAfterPops, c.name, c.synced)
+		}
+		if !slices.Equal(c.flags, Initial) {
+			t.Errorf("Initial: you predicted %v, %s: %v", Initial, c.name, c.flags)
+		}
+	}
+}

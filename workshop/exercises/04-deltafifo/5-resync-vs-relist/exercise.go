@@ -1,0 +1,31 @@
+// Package resyncrelist is workshop exercise 04-deltafifo/5-resync-vs-relist.
+//
+// # Resync is not relist
+//
+// Kind: investigate. Minutes: 15. Needs: none. Practises: docs/04-deltafifo.md, "Resync is not relist".
+//
+// Run chapter 4's NewInformer (on its default queue, the DeltaFIFO) over
+// the embedded API server's pods with a resync period of 1 second, in a
+// testing/synctest bubble (kit.InProcessListWatch, kit.Run), for 5 seconds
+// of fake time, and count the server's requests (kit.CountRequests). Then
+// find out what it takes to make it relist. Answer:
+//
+//   - Lists, Watches: pod LIST and WATCH requests in those 5 seconds;
+//   - SyncDeltas: whether the process function received deltas of type
+//     Sync in those 5 seconds;
+//   - CompactAndClose: whether Compact() then CloseWatches(), with no
+//     write in between, makes it LIST again;
+//   - WriteCompactAndClose: whether creating a ConfigMap, then Compact(),
+//     then CloseWatches() makes it LIST again.
+//
+// (The old prose exercise said compacting and dropping the watches forces
+// a relist. Find out why it does not on its own.)
+package resyncrelist
+
+// Your findings.
+var (
+	Lists, Watches       = 0, 0
+	SyncDeltas           = false
+	CompactAndClose      = true
+	WriteCompactAndClose = false
+)
