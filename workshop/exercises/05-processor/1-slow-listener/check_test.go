@@ -1,0 +1,43 @@
+//go:build workshop
+
+package slowlistener
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestFindings(t *testing.T) {
+	srv := kit.StartServer(t)
+	spans := kit.NewSpans()
+	fast, slow := &kit.Recorder{}, &kit.Recorder{Delay: 20 * time.Millisecond}
+	inf := kit.StartInformer(t, srv, kit.InformerOptions{Queue: processor.RealFIFOQueue, Spans: spans}, fast, slow)
+	kit.CreatePods(t, srv, "p", 30)
+	kit.WaitFor(t, "every pod at both handlers", func() bool { return fast.Len() == 30 && slow.Len() == 30 })
+	inf.Stop()
+
+	maxPending := map[string]int{}
+	for _, s := range spans.Named("pop", "") {
+		n, _ := strconv.Atoi(kit.Attr(s, "informer.listener.pending"))
+		l := kit.Attr(s, "informer.listener")
+		maxPending[l] = max(maxPending[l], n)
+	}
+	slowest := ""
+	for l, n := range maxPending {
+		if slowest == "" || n > maxPending[slowest] {
+			slowest = l
+		}
+	}
+	if slowest != Slowest {
+		t.Errorf("Slowest: you wrote %q; the largest informer.listener.pending per listener was %v", Slowest, maxPending)
+	}
+	fastDone := fast.Calls()[29].At.Before(slow.Calls()[29].At)
+	if fastDone != FastDoneFirst {
+		t.Errorf("FastDoneFirst: you wrote %v; fast's last call at %s, slow's at %s", FastDoneFirst,
+			fast.Calls()[29].At.Format("15:04:05.000"), slow.Calls()[29].At.Format("15:04:05.000"))
+	}
+}

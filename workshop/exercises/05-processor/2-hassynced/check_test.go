@@ -1,0 +1,50 @@
+//go:build workshop
+
+package hassynced
+
+import (
+	"testing"
+	"time"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestPredictions(t *testing.T) {
+	srv := kit.StartServer(t)
+	kit.CreatePods(t, srv, "p", 20)
+	rec := &kit.Recorder{Delay: 10 * time.Millisecond}
+	inf := kit.StartInformer(t, srv, kit.InformerOptions{Queue: processor.RealFIFOQueue, NoWait: true}, rec)
+	reg := inf.Registrations[0]
+	first := ""
+	callsWhen := map[string]int{}
+	kit.WaitFor(t, "both HasSynced", func() bool {
+		i, r := inf.HasSynced(), reg.HasSynced()
+		n := rec.Len()
+		if i && callsWhen["informer"] == 0 {
+			callsWhen["informer"] = n + 1 // +1: 0 means "not yet"
+		}
+		if r && callsWhen["registration"] == 0 {
+			callsWhen["registration"] = n + 1
+		}
+		switch {
+		case first != "":
+		case i && !r:
+			first = "informer"
+		case r && !i:
+			first = "registration"
+		case r && i:
+			first = "both at once"
+		}
+		return i && r
+	})
+	if first != FirstTrue {
+		t.Errorf("FirstTrue: you predicted %q, it was %q", FirstTrue, first)
+	}
+	switch n := callsWhen[WaitFor] - 1; {
+	case WaitFor != "informer" && WaitFor != "registration":
+		t.Errorf("WaitFor: write \"informer\" or \"registration\", not %q", WaitFor)
+	case n < 20:
+		t.Errorf("WaitFor %q: when it turned true the handler had returned from only %d of its 20 initial OnAdds", WaitFor, n)
+	}
+}
