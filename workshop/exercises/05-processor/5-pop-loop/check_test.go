@@ -1,0 +1,91 @@
+//go:build workshop
+
+package poploop
+
+import (
+	"testing"
+	"time"
+)
+
+const patience = 2 * time.Second
+
+func TestNeverBlocksTheSenderAndKeepsOrder(t *testing.T) {
+	t.Parallel()
+	in, out := make(chan any), make(chan any)
+	go Pop(in, out)
+	sent := make(chan struct{})
+	go func() {
+		for i := range 10000 {
+			in <- i
+		}
+		close(sent)
+	}()
+	select {
+	case <-sent:
+	case <-time.After(patience):
+		t.Fatal("10,000 sends on in, with nobody reading out, did not complete: Pop must buffer instead of waiting for out's reader")
+	}
+	for i := range 10000 {
+		select {
+		case got := <-out:
+			if got != i {
+				t.Fatalf("notification %d came out as %v: order must be kept", i, got)
+			}
+		case <-time.After(patience):
+			t.Fatalf("out gave %d of 10,000 notifications, then nothing", i)
+		}
+	}
+	close(in)
+}
+
+func TestInterleavedReadsAndWrites(t *testing.T) {
+	t.Parallel()
+	in, out := make(chan any), make(chan any)
+	go Pop(in, out)
+	go func() {
+		for i := range 1000 {
+			in <- i
+			if i%7 == 0 {
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+	}()
+	for i := range 1000 {
+		select {
+		case got := <-out:
+			if got != i {
+				t.Fatalf("notification %d came out as %v", i, got)
+			}
+		case <-time.After(patience):
+			t.Fatalf("out gave %d of 1,000 notifications, then nothing", i)
+		}
+	}
+	close(in)
+}
+
+func TestClosingInClosesOut(t *testing.T) {
+	t.Parallel()
+	in, out := make(chan any), make(chan any)
+	done := make(chan struct{})
+	go func() { Pop(in, out); close(done) }()
+	for i := range 3 {
+		select {
+		case in <- i:
+		case <-time.After(patience):
+			t.Fatal("Pop does not receive from in")
+		}
+	}
+	close(in)
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("after in was closed Pop did not return (it must not wait for out's reader to take the buffered notifications)")
+	}
+	n := 0
+	for range out {
+		n++
+	}
+	if n > 3 {
+		t.Errorf("out gave %d notifications after 3 were sent", n)
+	}
+}

@@ -1,0 +1,49 @@
+// Package poploop is workshop exercise 05-processor/5-pop-loop.
+//
+// # A listener's pop loop
+//
+// Kind: build. Minutes: 15. Needs: none. Practises: docs/05-processor.md, "Why the buffer is unbounded, and what that costs".
+//
+// Each listener of a shared informer has two goroutines: pop moves
+// notifications from addCh (fed by distribute) to nextCh (read by run,
+// which calls the handler), buffering whatever run has not taken yet.
+// Write Pop, that loop:
+//
+//   - everything received on in is sent on out, in order;
+//   - a send on in never waits for out's reader: the buffer grows as
+//     needed (client-go uses a growing ring buffer,
+//     k8s.io/utils/buffer.RingGrowing; a slice used as a queue will do);
+//   - when in is closed, Pop closes out and returns at once; whatever is
+//     still buffered is dropped (a removed handler gets nothing more).
+//
+// Hint of the trick client-go uses: a send on a nil channel blocks
+// forever, so a select can switch its send case off while there is
+// nothing to send.
+package poploop
+
+// Pop forwards in to out through an unbounded buffer.
+func Pop(in <-chan any, out chan<- any) {
+	defer close(out)
+	var buffer []any
+	var send chan<- any // nil, so its case is off, while there is nothing to send
+	var next any
+	for {
+		select {
+		case send <- next:
+			if len(buffer) > 0 {
+				next, buffer = buffer[0], buffer[1:]
+			} else {
+				send = nil
+			}
+		case n, ok := <-in:
+			if !ok {
+				return
+			}
+			if send == nil {
+				next, send = n, out
+			} else {
+				buffer = append(buffer, n)
+			}
+		}
+	}
+}
