@@ -1,0 +1,27 @@
+// Package firstwins is workshop exercise 06-factory/1-first-wins.
+//
+// # First wins
+//
+// Kind: predict. Minutes: 5. Needs: none. Practises: docs/06-factory.md, "Rules, each with a test in factory_test.go".
+//
+// Two fresh factories over the embedded API server. In each, two callers
+// ask for a pod informer:
+//
+//   - A: first f.InformerFor(&corev1.Pod{}, mine), then
+//     f.Core().V1().Pods().Informer();
+//   - B: first f.Core().V1().Pods().Informer(), then
+//     f.InformerFor(&corev1.Pod{}, mine).
+//
+// mine is a NewInformerFunc that builds a pod informer with an extra
+// index. Predict, for each, which constructor ran: "mine" or "typed"; and
+// whether the two callers got the same informer (Same, for both).
+//
+// Which SharedIndexInformerOptions can you no longer choose once the
+// typed accessor has made the informer?
+package firstwins
+
+// Your predictions.
+var (
+	A, B = "mine", "typed" // the first caller's constructor wins
+	Same = true            // one informer per type, whoever asks
+)
