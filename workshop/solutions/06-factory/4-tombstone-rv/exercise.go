@@ -1,0 +1,24 @@
+// Package tombstonerv is workshop exercise 06-factory/4-tombstone-rv.
+//
+// # Which resourceVersion does a tombstone's trace carry?
+//
+// Kind: investigate. Minutes: 15. Needs: none. Practises: docs/tracing.md, and docs/04-deltafifo.md, "Tombstones: why handlers must expect DeletedFinalStateUnknown".
+//
+// cmd/trace-demo's relist lesson, as an exercise. A factory
+// (factory.WithTracerProvider(spans.Provider())) runs a pod informer on
+// its default queue (the RealFIFO) with a kit.Recorder. Pod p-0 is
+// updated once (its resourceVersion becomes U). Then, with the watch open
+// for over a second: the server is stopped, p-0 deleted (at
+// resourceVersion D), another pod created, history compacted, server
+// restarted. The relist turns p-0 into a DeletedFinalStateUnknown, and its
+// trace root, a "ListAndWatch list" span with informer.event.type
+// TOMBSTONE, carries informer.resource_version. Answer:
+//
+//   - TombstoneRV: is that resourceVersion "last known" (U, the last state
+//     the informer saw), "list" (the relist's) or "deletion" (D)?
+//
+// Why can it never be the resourceVersion of the deletion itself?
+package tombstonerv
+
+// TombstoneRV is your finding: "last known", "list" or "deletion".
+var TombstoneRV = "last known" // the deletion was never seen: only the last state the cache held is known
