@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -308,8 +309,20 @@ func fromClientGo(d kcache.Delta) Delta {
 // has no way to ask a queue's length), with a cache kept from the pops for
 // the queues that read one. It returns what was popped and, after Close,
 // whatever was still queued: nothing, if the two queues agree.
-func runTheirSideBySide(t *testing.T, which int, batch bool, popsPerPhase []int) ([][]string, []string) {
+//
+// It runs in a synctest bubble so that a client-go queue holding fewer
+// entries than ours fails the test instead of hanging it: each Pop runs in a
+// goroutine, and once synctest.Wait returns, a Pop that has not returned is
+// blocked for good in an empty queue.
+func runTheirSideBySide(t *testing.T, which int, batch bool, popsPerPhase []int) (pops [][]string, left []string) {
 	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		pops, left = runTheirSideBySideInBubble(t, which, batch, popsPerPhase)
+	})
+	return pops, left
+}
+
+func runTheirSideBySideInBubble(t *testing.T, which int, batch bool, popsPerPhase []int) ([][]string, []string) {
 	cache := kcache.NewStore(kcache.DeletionHandlingMetaNamespaceKeyFunc)
 	var q interface {
 		sbsWriter
@@ -344,28 +357,48 @@ func runTheirSideBySide(t *testing.T, which int, batch bool, popsPerPhase []int)
 		}
 		return ""
 	}
+	// pop runs one Pop or PopBatch of client-go's queue; false if the queue
+	// had nothing to pop.
+	pop := func(record func(string)) bool {
+		done := make(chan error, 1)
+		go func() {
+			if batch {
+				done <- q.(*kcache.RealFIFO).PopBatch(func(deltas []kcache.Delta, initial bool) error {
+					record(describeSBSBatch(apply(deltas)) + initialMark(initial))
+					return nil
+				}, func(obj any, initial bool) error {
+					record(describeSBSPop(apply(obj.(kcache.Deltas))) + initialMark(initial))
+					return nil
+				})
+				return
+			}
+			_, err := q.Pop(func(obj any, initial bool) error {
+				record(describeSBSPop(apply(obj.(kcache.Deltas))) + initialMark(initial))
+				return nil
+			})
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			return true
+		default:
+			q.Close() // releases the blocked Pop
+			<-done
+			return false
+		}
+	}
 	var pops [][]string
 	for i, phase := range sideBySideScript {
 		for _, op := range phase {
 			require.NoError(t, op.apply(q), "client-go: %s", op)
 		}
 		var phasePops []string
-		for range popsPerPhase[i] {
-			if batch {
-				err := q.(*kcache.RealFIFO).PopBatch(func(deltas []kcache.Delta, initial bool) error {
-					phasePops = append(phasePops, describeSBSBatch(apply(deltas))+initialMark(initial))
-					return nil
-				}, func(obj any, initial bool) error {
-					phasePops = append(phasePops, describeSBSPop(apply(obj.(kcache.Deltas)))+initialMark(initial))
-					return nil
-				})
-				require.NoError(t, err)
-			} else {
-				_, err := q.Pop(func(obj any, initial bool) error {
-					phasePops = append(phasePops, describeSBSPop(apply(obj.(kcache.Deltas)))+initialMark(initial))
-					return nil
-				})
-				require.NoError(t, err)
+		for n := range popsPerPhase[i] {
+			if !pop(func(s string) { phasePops = append(phasePops, s) }) {
+				t.Fatalf("client-go's queue was empty after %d pops in phase %d, where ours popped %d times: %q",
+					n, i+1, popsPerPhase[i], phasePops)
 			}
 		}
 		pops = append(pops, phasePops)
