@@ -2,7 +2,8 @@
 # The project's one test command: the README names it and .ci/run calls it.
 #
 #  1. gofmt and go vet (with and without the e2e build tag);
-#  2. every unit, oracle and example test, with the race detector;
+#  2. every unit, oracle and example test, with the race detector, then the
+#     workshop's selfcheck (cmd/workshop);
 #  3. the e2e tests against a real kube-apiserver + etcd on loopback, which
 #     hack/local-cluster.sh builds (first time: several minutes), starts, and
 #     stops again when this script exits.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== gofmt"
-unformatted=$(gofmt -l chapters cmd internal hack test 2>/dev/null || true)
+unformatted=$(gofmt -l chapters cmd internal hack test workshop 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change these files (run: gofmt -w .):"
   echo "$unformatted"
@@ -25,6 +26,13 @@ go vet -tags e2e ./test/...
 
 echo "== go test -race ./..."
 go test -race -count=1 ./...
+
+# The workshop's checkers build only with the workshop tag (so that the
+# unsolved exercises above stay green): vet them, then prove the course in a
+# temporary copy: every stub fails its checker, every solution passes it.
+echo "== workshop selfcheck"
+go vet -tags workshop ./workshop/...
+go run ./cmd/workshop selfcheck
 
 echo "== e2e against a real kube-apiserver (hack/local-cluster.sh)"
 trap './hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
