@@ -103,7 +103,7 @@ func run(root string, args []string, out io.Writer) error {
 	case "hint":
 		var e *Exercise
 		if len(rest) == 0 {
-			e, err = current(root, exs, all)
+			e, _, _, err = current(root, exs, all)
 		} else {
 			e, err = needName()
 		}
@@ -144,19 +144,31 @@ func included(exs []*Exercise, all bool) []*Exercise {
 	return out
 }
 
-// current is the first unsolved exercise, or nil when all are solved.
-func current(root string, exs []*Exercise, all bool) (*Exercise, error) {
+// current is the first unsolved exercise, or nil when all are solved, with
+// the checker results it ran. It checks a chapter at a time, in order, and
+// stops at the first chapter with an unsolved exercise: solved checkers are
+// served from go test's cache, so this costs about one chapter's checkers.
+func current(root string, exs []*Exercise, all bool) (*Exercise, map[string]*Result, int, error) {
 	inc := included(exs, all)
-	res, err := runCheckers(root, inc)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range inc {
-		if !res[e.ImportPath()].Pass {
-			return e, nil
+	solved := 0
+	for start := 0; start < len(inc); {
+		end := start
+		for end < len(inc) && inc[end].Chapter == inc[start].Chapter {
+			end++
 		}
+		res, err := runCheckers(root, inc[start:end])
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, e := range inc[start:end] {
+			if !res[e.ImportPath()].Pass {
+				return e, res, solved, nil
+			}
+			solved++
+		}
+		start = end
 	}
-	return nil, nil
+	return nil, nil, solved, nil
 }
 
 func header(out io.Writer, exs []*Exercise, e *Exercise) {
@@ -195,16 +207,11 @@ func report(out io.Writer, e *Exercise, r *Result) {
 
 func next(root string, exs []*Exercise, all bool, out io.Writer) error {
 	inc := included(exs, all)
-	res, err := runCheckers(root, inc)
+	e, res, solved, err := current(root, exs, all)
 	if err != nil {
 		return err
 	}
-	solved := 0
-	for _, e := range inc {
-		if res[e.ImportPath()].Pass {
-			solved++
-			continue
-		}
+	if e != nil {
 		fmt.Fprintf(out, "%d of %d solved.\n\n", solved, len(inc))
 		header(out, exs, e)
 		report(out, e, res[e.ImportPath()])
@@ -357,7 +364,7 @@ func warm(root string, exs []*Exercise, out io.Writer) error {
 // when it is solved.
 func watch(root string, exs []*Exercise, all bool, out io.Writer) error {
 	for {
-		e, err := current(root, exs, all)
+		e, _, _, err := current(root, exs, all)
 		if err != nil {
 			return err
 		}
