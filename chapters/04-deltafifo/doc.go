@@ -40,11 +40,11 @@
 // [StartHandleDeltasInBatch] continue each popped delta's trace, and
 // [StartAtomicObject] gives every object of an atomic entry its own.
 //
-// Examples: [ExampleDeltaFIFO] (coalescing and a tombstone), [ExampleRealFIFO]
+// Examples: ExampleDeltaFIFO (coalescing and a tombstone), ExampleRealFIFO
 // (every change in order, an atomic relist, a bookmark),
-// [ExampleRealFIFO_PopBatch] (where a batch stops), [ExampleConsumer] (an
+// ExampleRealFIFO_PopBatch (where a batch stops), ExampleConsumer (an
 // atomic relist applied: cache first, then deletes, then the list in order)
-// and [ExampleNewInformer_realFIFO] (client-go's informer of today against an
+// and ExampleNewInformer_realFIFO (client-go's informer of today against an
 // in-process API server). docs/04-deltafifo.md is the chapter, with a
 // side-by-side table of what each queue pops for the same input.
 package deltafifo
