@@ -146,3 +146,18 @@ func TestCutTestKeepsTheCheckersWordsOnly(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestEveryPractisesLineNamesARealDocSection(t *testing.T) {
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if p := checkPractises("../..", e); p != "" {
+			t.Errorf("%s: %s", e.Name(), p)
+		}
+	}
+	if p := checkPractises("../..", &Exercise{Practises: `docs/01-store.md, "No such section"`}); p == "" {
+		t.Errorf("a missing section must be reported")
+	}
+}

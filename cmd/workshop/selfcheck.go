@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -56,6 +57,31 @@ func putSolution(root string, e *Exercise) error {
 	return nil
 }
 
+var practisesRef = regexp.MustCompile(`(docs/[\w.-]+\.md), "([^"]+)"`)
+
+// checkPractises reports a Practises line that names a doc section which
+// does not exist (any more), comparing without backquotes: the course must
+// not send people to a heading that was renamed.
+func checkPractises(root string, e *Exercise) string {
+	for _, m := range practisesRef.FindAllStringSubmatch(e.Practises, -1) {
+		b, err := os.ReadFile(filepath.Join(root, m[1]))
+		if err != nil {
+			return "Practises names " + m[1] + ", which does not exist"
+		}
+		found := false
+		for _, line := range strings.Split(string(b), "\n") {
+			plain := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "`", "")) }
+			if strings.HasPrefix(line, "#") && plain(strings.TrimLeft(line, "# ")) == plain(m[2]) {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Sprintf("Practises names section %q of %s, which has no such heading", m[2], m[1])
+		}
+	}
+	return ""
+}
+
 // selfcheck proves the course in a temporary copy of the repository: every
 // exercise is complete (hints, solution, metadata: load checks them), every
 // stub compiles and fails its checker, every solution passes it.
@@ -80,6 +106,9 @@ func selfcheck(root string, out io.Writer) error {
 		}
 		if e.Minutes < 5 || e.Minutes > 15 {
 			problems = append(problems, fmt.Sprintf("%s: %d minutes, outside 5-15", e.Name(), e.Minutes))
+		}
+		if p := checkPractises(root, e); p != "" {
+			problems = append(problems, e.Name()+": "+p)
 		}
 	}
 	// -count=1: a selfcheck must run the checkers, not remember them;

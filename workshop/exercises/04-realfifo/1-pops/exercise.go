@@ -2,7 +2,7 @@
 //
 // # Predict, then pop (RealFIFO)
 //
-// Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "First: what client-go does today".
+// Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "Part 2 — the RealFIFO".
 //
 // The same calls as 04-deltafifo/1-pops, on the queue client-go's
 // informers run today: a RealFIFO with AtomicEvents (the setting chapter

@@ -2,7 +2,7 @@
 //
 // # An atomic relist
 //
-// Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "First: what client-go does today".
+// Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "Relists: per event, or one `ReplacedAll` entry".
 //
 // The informer's cache holds a@1 and b@2. A relist returns b@3 and c@4:
 // the reflector calls Replace([b@3, c@4], "10") on a RealFIFO with

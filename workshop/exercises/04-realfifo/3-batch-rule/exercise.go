@@ -2,7 +2,7 @@
 //
 // # The RealFIFO's batch rule
 //
-// Kind: build. Minutes: 15. Needs: none. Practises: docs/04-deltafifo.md, "First: what client-go does today".
+// Kind: build. Minutes: 15. Needs: none. Practises: docs/04-deltafifo.md, "Batch pops".
 //
 // RealFIFO.PopBatch hands a run of the oldest entries to the informer at
 // once, so that one lock hold and one cache transaction serve many

@@ -2,7 +2,7 @@
 //
 // # How many are popped together?
 //
-// Kind: predict. Minutes: 5. Needs: none. Practises: docs/04-deltafifo.md, "First: what client-go does today".
+// Kind: predict. Minutes: 5. Needs: none. Practises: docs/04-deltafifo.md, "Batch pops".
 //
 // A fresh RealFIFO (AtomicEvents, EmitDeltaTypeBookmark, as chapter 5
 // builds it) receives, namespace "default":

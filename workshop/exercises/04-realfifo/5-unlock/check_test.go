@@ -1,0 +1,59 @@
+//go:build workshop
+
+package unlock
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+// addReturns queues left+1 entries, pops one with a blocking process
+// function, and reports whether an Add from another goroutine returns
+// within two seconds meanwhile.
+func addReturns(t *testing.T, unlock bool, left int) bool {
+	q := deltafifo.NewRealFIFOWithOptions(deltafifo.RealFIFOOptions{KeyFunction: store.MetaNamespaceKeyFunc, AtomicEvents: true, UnlockWhileProcessing: unlock})
+	for i := range left + 1 {
+		_ = q.Add(kit.Pod("", fmt.Sprint("p", i)))
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	popped := make(chan struct{})
+	go func() {
+		_, _ = q.Pop(func(any, bool) error { close(inside); <-release; return nil })
+		close(popped)
+	}()
+	<-inside
+	added := make(chan struct{})
+	go func() { _ = q.Add(kit.Pod("", "late")); close(added) }()
+	var returned bool
+	select {
+	case <-added:
+		returned = true
+	case <-time.After(2 * time.Second):
+	}
+	close(release)
+	<-popped
+	<-added
+	return returned
+}
+
+func TestPredictions(t *testing.T) {
+	if got := addReturns(t, true, 0); got != WithUnlock {
+		t.Errorf("WithUnlock: you predicted %v; Add returned while the process function blocked: %v", WithUnlock, got)
+	}
+	if got := addReturns(t, false, 0); got != WithoutUnlock {
+		t.Errorf("WithoutUnlock: you predicted %v; Add returned while the process function blocked: %v", WithoutUnlock, got)
+	}
+	if KeepsLockFrom < 1 {
+		t.Fatalf("KeepsLockFrom: you wrote %d; it is a number of entries, at least 1", KeepsLockFrom)
+	}
+	below, at := addReturns(t, true, KeepsLockFrom-1), addReturns(t, true, KeepsLockFrom)
+	if !below || at {
+		t.Errorf("KeepsLockFrom: you wrote %d; with %d entries left Add returned: %v (want true), with %d: %v (want false)",
+			KeepsLockFrom, KeepsLockFrom-1, below, KeepsLockFrom, at)
+	}
+}
