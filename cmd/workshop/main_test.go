@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tempCourse copies the module, the kit and the first two exercises (with
@@ -114,6 +115,18 @@ func TestRunnerInATemporaryCopy(t *testing.T) {
 		t.Errorf("list after reset:\n%s", out)
 	}
 
+	// A participant's compile error is reported as such, with the
+	// compiler's message naming the file.
+	broken := filepath.Join(root, first.Path(), first.Files[0])
+	if err := os.WriteFile(broken, append(stub, []byte("\nfunc broken() { undefinedThing() }\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = runOK(t, root)
+	if !strings.Contains(out, "does not compile") || !strings.Contains(out, "undefinedThing") {
+		t.Errorf("a compile error must be shown as one:\n%s", out)
+	}
+	runOK(t, root, "reset", first.Name())
+
 	for _, e := range exs {
 		if err := putSolution(root, e); err != nil {
 			t.Fatal(err)
@@ -159,5 +172,28 @@ func TestEveryPractisesLineNamesARealDocSection(t *testing.T) {
 	}
 	if p := checkPractises("../..", &Exercise{Practises: `docs/01-store.md, "No such section"`}); p == "" {
 		t.Errorf("a missing section must be reported")
+	}
+}
+
+func TestWaitForChangeSeesASave(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "exercise.go")
+	if err := os.WriteFile(f, []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { waitForChange(dir); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("waitForChange returned before anything changed")
+	case <-time.After(700 * time.Millisecond):
+	}
+	if err := os.WriteFile(f, []byte("package x\n\n// saved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waitForChange did not notice the save")
 	}
 }

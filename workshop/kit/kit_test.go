@@ -1,10 +1,17 @@
 package kit_test
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -74,4 +81,64 @@ func TestDescribeDeltasShowsTombstonesAndAtomicRelists(t *testing.T) {
 	if got, want := kit.Drain(r), []string{"ReplacedAll[default/y]"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+// A reflector in a synctest bubble over the in-process list-watch: the
+// recording store sees the LIST's Replace and a watched Add, and the
+// request log reads as documented.
+func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
+	srv := kit.StartServer(t)
+	kit.CreatePods(t, srv, "p", 1)
+	first := srv.ResourceVersion()
+	synctest.Test(t, func(t *testing.T) {
+		s := kit.NewRecordingStore()
+		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, s, 0)
+		stop := kit.Run(r.RunWithContext)
+		defer stop()
+		kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+		if _, err := srv.Create(kit.Pod("", "late")); err != nil {
+			t.Fatal(err)
+		}
+		kit.WaitFor(t, "the watched add", func() bool { return len(s.Calls()) == 2 })
+		if got, want := s.Calls(), []string{"Replace default/p-0", "Add default/late"}; !slices.Equal(got, want) {
+			t.Errorf("store calls: got %q, want %q", got, want)
+		}
+	})
+	got := kit.Requests(srv, "pods", func(rv string) string {
+		if rv == first {
+			return "S"
+		}
+		return rv
+	})
+	if want := []string{"list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+}
+
+func TestWaitForFailsWithItsDescription(t *testing.T) {
+	old := kit.WaitTimeout
+	kit.WaitTimeout = 10 * time.Millisecond
+	defer func() { kit.WaitTimeout = old }()
+	ft := &fakeT{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		kit.WaitFor(ft, "something that never happens", func() bool { return false })
+	}()
+	<-done
+	if ft.msg != "timed out waiting for something that never happens" {
+		t.Errorf("WaitFor's failure: got %q", ft.msg)
+	}
+}
+
+// fakeT records Fatalf instead of ending the test.
+type fakeT struct {
+	testing.TB
+	msg string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }
