@@ -213,7 +213,7 @@ func next(root string, exs []*Exercise, all bool, out io.Writer) error {
 	}
 	if e != nil {
 		fmt.Fprintf(out, "%d of %d solved.\n\n", solved, len(inc))
-		header(out, exs, e)
+		header(out, inc, e)
 		report(out, e, res[e.ImportPath()])
 		return nil
 	}
@@ -378,7 +378,7 @@ func watch(root string, exs []*Exercise, all bool, out io.Writer) error {
 				return err
 			}
 			fmt.Fprintf(out, "\n[%s]\n", time.Now().Format("15:04:05"))
-			header(out, exs, e)
+			header(out, included(exs, all), e)
 			report(out, e, res[e.ImportPath()])
 			if res[e.ImportPath()].Pass {
 				break
