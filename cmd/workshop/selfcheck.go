@@ -107,6 +107,9 @@ func selfcheck(root string, out io.Writer) error {
 		if e.Minutes < 5 || e.Minutes > 15 {
 			problems = append(problems, fmt.Sprintf("%s: %d minutes, outside 5-15", e.Name(), e.Minutes))
 		}
+		if b, err := os.ReadFile(filepath.Join(tmp, e.Path(), "check_test.go")); err != nil || !strings.HasPrefix(string(b), "//go:build "+checkTags+"\n") {
+			problems = append(problems, e.Name()+": no check_test.go starting with //go:build "+checkTags+" (without the tag, go test ./... fails on the unsolved stub)")
+		}
 		if p := checkPractises(root, e); p != "" {
 			problems = append(problems, e.Name()+": "+p)
 		}
