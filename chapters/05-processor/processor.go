@@ -86,6 +86,9 @@ type processorListener struct {
 	pendingNotifications ringGrowing
 	pendingLength        atomic.Int64
 
+	// counts is what Stats reports of this listener's handler calls (ours).
+	counts handlerCounts
+
 	// initialPending counts initial-list adds added but not yet handled;
 	// with the informer synced and this at zero, the registration has synced.
 	initialPending atomic.Int64
@@ -192,7 +195,9 @@ func (p *processorListener) run() {
 			sleepAfterCrash = true
 			defer utilruntime.HandleCrash()
 			span := p.taken(&n)
+			start := time.Now()
 			defer func() {
+				p.counts.record(time.Since(start))
 				if span != nil {
 					span.End()
 				}
@@ -298,6 +303,10 @@ type sharedProcessor struct {
 	listeners map[*processorListener]bool
 	nextIndex int
 
+	// distributed counts distribute calls: one per change HandleDeltas
+	// applied (ours, for Stats).
+	distributed atomic.Uint64
+
 	wg sync.WaitGroup
 }
 
@@ -352,6 +361,7 @@ func (p *sharedProcessor) removeListener(l *processorListener) {
 // resync). It waits for pop goroutines to take the notification, never for
 // a handler.
 func (p *sharedProcessor) distribute(n notification, sync bool) {
+	p.distributed.Add(1)
 	p.listenersLock.RLock()
 	defer p.listenersLock.RUnlock()
 	for !p.listenersStarted && len(p.listeners) > 0 {

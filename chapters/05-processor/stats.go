@@ -1,0 +1,128 @@
+package processor
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+)
+
+// Stats: a read-only snapshot of a running informer's own counters, for a
+// live view. Ours: client-go has no such accessor; its informers report
+// queue depth and handler latency only through metrics providers
+// (the_real_fifo.go, delta_fifo.go) and nothing per listener. The numbers
+// come from the informer's state, not from spans, so they count every
+// object whether or not it is traced.
+
+// InformerStats is one snapshot of an informer; see [ReadStats].
+type InformerStats struct {
+	// Queue is the queue the informer runs on.
+	Queue QueueKind
+	// Started: Run has built the queue; before that QueueLen is 0.
+	Started bool
+	// QueueLen is the queue's depth: keys on a DeltaFIFO, entries on a
+	// RealFIFO (an atomic relist is one entry).
+	QueueLen int
+	// Distributed is how many changes HandleDeltas has applied to the cache
+	// and handed to distribute (a late handler's synthetic adds are not
+	// among them: they bypass HandleDeltas).
+	Distributed uint64
+	// Cached is the number of objects in the indexer.
+	Cached int
+	// LastSyncResourceVersion is the reflector's.
+	LastSyncResourceVersion string
+	// Listeners, in the order they were added.
+	Listeners []ListenerStats
+}
+
+// ListenerStats is one listener's part of [InformerStats].
+type ListenerStats struct {
+	// Name is the contract's informer.listener (handler type + index).
+	Name string
+	// AddCh is how many notifications wait in addCh for pop to take them.
+	AddCh int
+	// Pending is the ring buffer's length: notifications pop holds
+	// because the handler has not taken the previous ones yet.
+	Pending int
+	// Calls is how many handler calls have ended (returned or panicked).
+	Calls uint64
+	// HandlerTime is their total duration, MaxHandlerTime the longest.
+	HandlerTime, MaxHandlerTime time.Duration
+}
+
+// MeanHandlerTime is HandlerTime / Calls, 0 before the first call.
+func (l ListenerStats) MeanHandlerTime() time.Duration {
+	if l.Calls == 0 {
+		return 0
+	}
+	return l.HandlerTime / time.Duration(l.Calls)
+}
+
+// ReadStats returns a snapshot of informer, which must have been made by
+// this package. Each number is read atomically on its own; the snapshot as
+// a whole is not one instant (a reader polling it sees them converge).
+func ReadStats(informer SharedInformer) (InformerStats, error) {
+	s, ok := informer.(*sharedIndexInformer)
+	if !ok {
+		return InformerStats{}, fmt.Errorf("ReadStats: %T is not an informer of this package", informer)
+	}
+	st := InformerStats{Queue: s.queueKind, Distributed: s.processor.distributed.Load(), Cached: len(s.indexer.ListKeys())}
+	s.startedLock.Lock()
+	q, c := s.queue, s.controller
+	s.startedLock.Unlock()
+	switch q := q.(type) {
+	case *deltafifo.RealFIFO:
+		st.QueueLen, st.Started = q.Len(), true
+	case *deltafifo.DeltaFIFO:
+		st.QueueLen, st.Started = q.Len(), true
+	}
+	if c != nil {
+		st.LastSyncResourceVersion = c.LastSyncResourceVersion()
+	}
+	st.Listeners = s.processor.stats()
+	return st, nil
+}
+
+func (p *sharedProcessor) stats() []ListenerStats {
+	p.listenersLock.RLock()
+	out := make([]ListenerStats, 0, len(p.listeners))
+	for l := range p.listeners {
+		out = append(out, ListenerStats{
+			Name:           l.name,
+			AddCh:          len(l.addCh),
+			Pending:        int(l.pendingLength.Load()),
+			Calls:          l.counts.calls.Load(),
+			HandlerTime:    time.Duration(l.counts.total.Load()),
+			MaxHandlerTime: time.Duration(l.counts.max.Load()),
+		})
+	}
+	p.listenersLock.RUnlock()
+	slices.SortFunc(out, func(a, b ListenerStats) int { return cmp.Compare(listenerIndex(a.Name), listenerIndex(b.Name)) })
+	return out
+}
+
+// listenerIndex is the number after the last '#' of a listener's name.
+func listenerIndex(name string) int {
+	n, _ := strconv.Atoi(name[strings.LastIndexByte(name, '#')+1:])
+	return n
+}
+
+// handlerCounts is a listener's call count and times, written only by its
+// run goroutine and read by ReadStats.
+type handlerCounts struct {
+	calls      atomic.Uint64
+	total, max atomic.Int64 // nanoseconds
+}
+
+func (c *handlerCounts) record(d time.Duration) {
+	c.calls.Add(1)
+	c.total.Add(int64(d))
+	if int64(d) > c.max.Load() { // one writer: no lost maximum
+		c.max.Store(int64(d))
+	}
+}

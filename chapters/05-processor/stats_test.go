@@ -1,0 +1,72 @@
+package processor
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// gatedHandler blocks every call until the gate is closed.
+type gatedHandler struct{ gate chan struct{} }
+
+func (h gatedHandler) OnAdd(any, bool)   { <-h.gate }
+func (h gatedHandler) OnUpdate(any, any) { <-h.gate }
+func (h gatedHandler) OnDelete(any)      { <-h.gate }
+
+// TestReadStats: the counters follow the informer's own state. A blocked
+// handler's notifications are seen waiting (one in the handler, one offered
+// on nextCh, the rest pending in the ring buffer) while the other listener
+// has handled them all; once released, every call is counted.
+func TestReadStats(t *testing.T) {
+	for _, q := range []QueueKind{RealFIFOQueue, DeltaFIFOQueue} {
+		t.Run(q.String(), func(t *testing.T) {
+			srv, inf := newInformer(t, 0)
+			inf.(*sharedIndexInformer).queueKind = q
+			st, err := ReadStats(inf)
+			require.NoError(t, err)
+			assert.False(t, st.Started)
+			assert.Equal(t, q, st.Queue)
+
+			fast := newRecorder()
+			gate := make(chan struct{})
+			_, err = inf.AddEventHandler(fast)
+			require.NoError(t, err)
+			_, err = inf.AddEventHandler(gatedHandler{gate})
+			require.NoError(t, err)
+			runInformer(t, inf)
+			const n = 20
+			for i := range n {
+				_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
+				require.NoError(t, err)
+			}
+			until(t, "the fast listener has every pod and the gated one holds n-2", func() bool {
+				st, _ = ReadStats(inf)
+				return len(st.Listeners) == 2 && st.Listeners[0].Calls == n && st.Listeners[1].AddCh+st.Listeners[1].Pending == n-2
+			})
+			assert.True(t, st.Started)
+			assert.Equal(t, uint64(n), st.Distributed)
+			assert.Equal(t, n, st.Cached)
+			assert.Equal(t, 0, st.QueueLen)
+			assert.Equal(t, srv.ResourceVersion(), st.LastSyncResourceVersion)
+			assert.Equal(t, uint64(0), st.Listeners[1].Calls, "the gated handler has not returned yet")
+			assert.Contains(t, st.Listeners[0].Name, "#0")
+			assert.Contains(t, st.Listeners[1].Name, "gatedHandler#1")
+
+			close(gate)
+			until(t, "the gated listener has handled every pod", func() bool {
+				st, _ = ReadStats(inf)
+				return st.Listeners[1].Calls == n && st.Listeners[1].Pending == 0
+			})
+			l := st.Listeners[1]
+			assert.Positive(t, l.MaxHandlerTime)
+			assert.LessOrEqual(t, l.MeanHandlerTime(), l.MaxHandlerTime)
+			assert.Equal(t, l.HandlerTime/n, l.MeanHandlerTime())
+		})
+	}
+	_, err := ReadStats(nil)
+	assert.Error(t, err, "an informer of another package is refused")
+}
