@@ -76,7 +76,16 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 			}
 			r := &Result{Pass: ev.Action == "pass", BuildFailed: ev.FailedBuild != ""}
 			if r.BuildFailed {
-				r.Output = cutBuild(build[ev.Package])
+				// FailedBuild names the package that did not compile:
+				// the exercise, or a chapter it imports.
+				failed := strings.SplitN(ev.FailedBuild, " ", 2)[0]
+				r.Output = cutBuild(build[failed])
+				if len(r.Output) == 0 {
+					r.Output = cutBuild(build[ev.Package])
+				}
+				if failed != ev.Package {
+					r.Output = append([]string{"(in " + failed + ", which the exercise imports)"}, r.Output...)
+				}
 			} else if !r.Pass {
 				r.Output = cutTest(raw[ev.Package])
 			}
