@@ -135,6 +135,21 @@ func TestRunnerInATemporaryCopy(t *testing.T) {
 	if out := runOK(t, root, "verify"); !strings.Contains(out, "2 of 2 solved") {
 		t.Errorf("verify with everything solved:\n%s", out)
 	}
+
+	// A chapter that does not compile (another file being edited) is
+	// named as the culprit, not the participant's file.
+	chapterFile := filepath.Join(root, "chapters", "01-store", "doc.go")
+	doc, err := os.ReadFile(chapterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(chapterFile, append(doc, []byte("\nvar brokenOnPurpose = undefinedInChapter\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = runOK(t, root)
+	if !strings.Contains(out, "chapters/01-store, which the exercise imports") || !strings.Contains(out, "undefinedInChapter") {
+		t.Errorf("a broken chapter must be named:\n%s", out)
+	}
 }
 
 func TestFindAcceptsShortNamesAndRefusesAmbiguousOnes(t *testing.T) {
