@@ -17,8 +17,13 @@
 //   - [Spans] records OpenTelemetry spans and finds them by name and key.
 //   - [Drain] pops everything queued in a DeltaFIFO or RealFIFO and describes
 //     it as text; [DescribeDeltas] describes one pop.
-//   - [WaitFor] waits for a condition, failing the test with its description.
-//   - [CountRequests] counts the server's recorded requests by verb.
+//   - [NewRecordingStore] is a chapter-1 store that records a reflector's
+//     calls ("Replace default/a default/b", "Add default/c").
+//   - [Requests] describes the server's LIST and WATCH requests with their
+//     resourceVersion and limit; [CountRequests] counts them by verb.
+//   - [Run] runs a Reflector's, Controller's or informer's RunWithContext
+//     and returns a stop that waits for it; [WaitFor] waits for a
+//     condition, failing the test with its description.
 //
 // The kit is not a mirror of client-go: it has no upstream counterpart.
 package kit
