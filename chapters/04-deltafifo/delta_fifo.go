@@ -40,6 +40,9 @@ type DeltaFIFOOptions struct {
 	Transformer TransformFunc
 	// TracerProvider for the per-delta spans; default the global one.
 	TracerProvider trace.TracerProvider
+	// TraceFilter, if set, selects the objects whose deltas are traced
+	// (see [TraceFilter]); nil traces all. Ours, not client-go's.
+	TraceFilter TraceFilter
 }
 
 // DeltaFIFO is a queue of keys, each with the list of changes (Deltas)
@@ -86,6 +89,7 @@ type DeltaFIFO struct {
 	tp                    trace.TracerProvider // nil: the global one
 	tracer                trace.Tracer
 	nameAttr              attribute.KeyValue
+	traceFilter           TraceFilter
 }
 
 var _ Queue = &DeltaFIFO{}
@@ -110,6 +114,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		tp:                    opts.TracerProvider,
 		tracer:                tracing.Tracer(opts.TracerProvider, tracerName),
 		nameAttr:              tracing.KeyInformerName.String(opts.Name),
+		traceFilter:           opts.TraceFilter,
 	}
 	f.cond.L = &f.lock
 	return f

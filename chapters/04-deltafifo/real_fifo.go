@@ -84,6 +84,9 @@ type RealFIFOOptions struct {
 	EmitDeltaTypeBookmark bool
 	// TracerProvider for the per-delta spans; default the global one.
 	TracerProvider trace.TracerProvider
+	// TraceFilter, if set, selects the objects whose entries are traced
+	// (see [TraceFilter]); nil traces all. Ours, not client-go's.
+	TraceFilter TraceFilter
 }
 
 // realFIFOBatchSize is the most deltas one PopBatch hands out, and half the
@@ -154,6 +157,7 @@ type RealFIFO struct {
 	tp                    trace.TracerProvider // nil: the global one
 	tracer                trace.Tracer
 	nameAttr              attribute.KeyValue
+	traceFilter           TraceFilter
 }
 
 // A RealFIFO is a Queue, and offers the reflector (chapter 3) the optional
@@ -217,6 +221,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		tp:                    opts.TracerProvider,
 		tracer:                tracing.Tracer(opts.TracerProvider, tracerName),
 		nameAttr:              tracing.KeyInformerName.String(opts.Name),
+		traceFilter:           opts.TraceFilter,
 	}
 	f.cond.L = &f.lock
 	return f

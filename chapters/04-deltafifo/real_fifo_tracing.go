@@ -26,6 +26,11 @@ import (
 type atomicTrace struct {
 	entry    trace.Span
 	poppedAt time.Time
+	// filter is the queue's TraceFilter, carried with the entry to where
+	// its objects' traces are made (StartAtomicObject, in the consumer):
+	// the objects of a SyncAll, and a relist's tombstones, are only known
+	// there.
+	filter TraceFilter
 }
 
 // startObjectRoot starts an object's root span "ListAndWatch <source>"
@@ -60,9 +65,12 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 }
 
 // startEventRoot begins a per-object entry's trace at enqueue, as
-// DeltaFIFO.startRoot does; nil if it is not sampled. Called only when
-// tracing.Enabled.
+// DeltaFIFO.startRoot does; nil if the queue's TraceFilter leaves the
+// object out or it is not sampled. Called only when tracing.Enabled.
 func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+	if !selected(f.traceFilter, key, obj) {
+		return nil
+	}
 	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
 }
 
@@ -70,6 +78,14 @@ func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, eve
 // RealFIFO.ReplacedAll or RealFIFO.SyncAll (INTERNAL), a child of the
 // reflector's cycle span in ctx; it stays open until the entry is popped.
 // nil if it is not sampled. Called only when tracing.Enabled.
+//
+// The entry span is started whatever the queue's TraceFilter would say of
+// the objects in it: it is one span per relist or resync, not per object
+// (like the reflector's cycle spans), and which of its objects are selected
+// is only known while the consumer expands it (a SyncAll's objects and a
+// relist's tombstones come from the consumer's cache). Asking the filter
+// here as well would call it twice per listed object to save one span per
+// relist. The filter travels with the entry to StartAtomicObject.
 func (f *RealFIFO) startAtomicEntry(ctx context.Context, typ DeltaType, listed int, resourceVersion string) *deltaTrace {
 	name := tracing.SpanRealFIFOSyncAll
 	if typ == ReplacedAll {
@@ -84,7 +100,7 @@ func (f *RealFIFO) startAtomicEntry(ctx context.Context, typ DeltaType, listed i
 	if typ == ReplacedAll {
 		span.SetAttributes(tracing.KeyListCount.Int(listed), tracing.KeyResourceVersion.String(resourceVersion))
 	}
-	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now(), atomic: &atomicTrace{entry: span}}
+	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now(), atomic: &atomicTrace{entry: span, filter: f.traceFilter}}
 }
 
 // endWait ends a traced entry's wait in the queue, now: for a per-object
@@ -126,7 +142,11 @@ func (f *RealFIFO) bookmarkEvent(ctx context.Context, resourceVersion string) {
 // RealFIFO.ReplacedAll/SyncAll span; then the HandleDeltas span (child of
 // the root, informer.delta.type = entry type, informer.deltas.count=1,
 // informer.initial_list). Returns the HandleDeltas context and span (caller
-// ends it), or (context.Background(), nil) when the entry is not traced.
+// ends it), or (context.Background(), nil) when the entry is not traced or
+// the queue's [TraceFilter] leaves this object out: the filter is asked
+// here, once per object of the entry (obj is the listed object, the
+// cached one for a resync, or the [DeletedFinalStateUnknown] of a
+// tombstone).
 //
 // The consumer calls it while processing the entry (chapter 4's controller
 // and chapter 5's HandleDeltas), because only then are the tombstones
@@ -136,6 +156,9 @@ func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, ke
 		return background, nil
 	}
 	t := entry.trace
+	if !selected(t.atomic.filter, key, obj) {
+		return background, nil
+	}
 	poppedAt := t.atomic.poppedAt
 	if poppedAt.IsZero() {
 		// Not popped yet (a misuse): end the wait now rather than at year 1.

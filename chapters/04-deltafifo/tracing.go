@@ -6,9 +6,88 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
+
+// TraceFilter decides, for one object about to get a trace of its own,
+// whether it gets one: key is its store key, obj the object (a
+// [DeletedFinalStateUnknown] for a tombstone). nil traces every object.
+//
+// The decision is taken once per delta, where its root would start (the
+// queue's enqueue; the consumer's expansion of an atomic relist or resync,
+// see [StartAtomicObject]; chapter 5's synthetic adds), and then followed:
+// a delta that was not selected carries no trace, so HandleDeltas, the
+// cache write, distribute and every listener's chain start no span for it.
+// A filtered-out object costs one call of the filter, no span start and no
+// allocation. The filter is only called when a TracerProvider could record
+// at all (tracing.Enabled); with tracing off it is never called.
+//
+// It is called under the queue's lock or the consumer's, for every object
+// that enters the informer: it must be fast and must not call back into the
+// informer. Spans that are not per object (the reflector's cycle spans, a
+// RealFIFO.ReplacedAll or RealFIFO.SyncAll entry span) are started
+// whatever it says.
+//
+// Not in client-go, which does not trace: ours, so that a user can trace
+// the few objects they care about on a big cluster and pay nothing for the
+// rest (a traced event costs tens of microseconds).
+type TraceFilter func(key string, obj any) bool
+
+// TraceKeys returns a [TraceFilter] that selects the objects with these
+// store keys ("namespace/name", or "name" for cluster-scoped objects), and
+// nothing else. The keys are copied into a set, so a call is one map
+// lookup. No keys select nothing.
+//
+// Not in client-go (see TraceFilter).
+func TraceKeys(keys ...string) TraceFilter {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	return func(key string, _ any) bool {
+		_, ok := set[key]
+		return ok
+	}
+}
+
+// TraceSelector returns a [TraceFilter] that selects the objects whose
+// labels sel matches ([k8s.io/apimachinery/pkg/labels.Selector]). A
+// tombstone is judged by the labels of the last state it carries; one
+// without an object (its last state unknown) and anything that is not an
+// object (no metadata) are not selected. A nil selector selects nothing,
+// as [k8s.io/apimachinery/pkg/labels.Nothing] does.
+//
+// Labels can change: each delta is judged by its own object, so the
+// updates after a label was removed are no longer traced (and those after
+// it was added are).
+//
+// Not in client-go (see TraceFilter).
+func TraceSelector(sel labels.Selector) TraceFilter {
+	if sel == nil {
+		sel = labels.Nothing()
+	}
+	return func(_ string, obj any) bool {
+		if t, ok := obj.(DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if obj == nil {
+			return false
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false
+		}
+		return sel.Matches(labels.Set(m.GetLabels()))
+	}
+}
+
+// selected applies a queue's filter: true with none.
+func selected(filter TraceFilter, key string, obj any) bool {
+	return filter == nil || filter(key, obj)
+}
 
 // Sources of a delta, the <source> of its root span "ListAndWatch <source>".
 const (
@@ -34,9 +113,13 @@ var (
 // time travel inside the delta, so whoever pops it can continue the trace;
 // nothing is kept in a map or a goroutine-global.
 //
-// Called only when tracing.Enabled; it returns nil if the span is not
-// sampled.
+// Called only when tracing.Enabled; it returns nil if the queue's
+// TraceFilter leaves the object out (then nothing else is done) or the span
+// is not sampled.
 func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+	if !selected(f.traceFilter, key, obj) {
+		return nil
+	}
 	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
 }
 
@@ -154,16 +237,19 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 		tracing.KeyDeltasCount.Int(len(deltas)), tracing.KeyInitialList.Bool(isInInitialList),
 	}
 	for i, d := range deltas {
-		var self trace.SpanContext
-		if d.trace != nil {
-			self = d.trace.root
+		if d.trace == nil {
+			// Not traced (left out by a TraceFilter, or not sampled) while
+			// others popped with it are: it has no root to hang a
+			// HandleDeltas under, and a span here would be a new trace
+			// whose children (cache write, distribute, the listeners'
+			// chains) the filter said not to make. A non-recording span
+			// keeps the slices aligned for the caller.
+			ctxs[i], spans[i] = background, trace.SpanFromContext(background)
+			continue
 		}
 		attrs := append(append([]attribute.KeyValue{}, common...), tracing.KeyDeltaType.String(string(d.Type)))
 		ctxs[i], spans[i] = tracer.Start(d.RootContext(), tracing.SpanHandleDeltas, consumer,
-			trace.WithLinks(linksExcept(self)...), trace.WithAttributes(attrs...))
-		if d.trace == nil {
-			continue
-		}
+			trace.WithLinks(linksExcept(d.trace.root)...), trace.WithAttributes(attrs...))
 		for _, m := range d.trace.merged {
 			// A collapsed delete has no work of its own (the kept delete
 			// does it), so its HandleDeltas ends at once: it shows the
