@@ -1,0 +1,50 @@
+//go:build workshop
+
+package latehandler
+
+import (
+	"slices"
+	"testing"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestPredictions(t *testing.T) {
+	srv := kit.StartServer(t)
+	kit.CreatePods(t, srv, "p", 3)
+	spans := kit.NewSpans()
+	inf := kit.StartInformer(t, srv, kit.InformerOptions{Queue: processor.RealFIFOQueue, Spans: spans}, &kit.Recorder{})
+	late := &kit.Recorder{}
+	reg, err := inf.AddEventHandler(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit.WaitFor(t, "the late handler to sync", reg.HasSynced)
+	got := late.Strings()
+	slices.Sort(got)
+	if !slices.Equal(got, Calls) {
+		t.Errorf("Calls: you predicted %q, the late handler got %q", Calls, got)
+	}
+	for _, c := range late.Calls() {
+		if c.Initial != Initial {
+			t.Errorf("Initial: you predicted %v, %s came with isInInitialList=%v", Initial, c, c.Initial)
+			break
+		}
+	}
+	inf.Stop()
+	var roots []string
+	for _, s := range spans.Named("OnAdd", "default/p-0") {
+		for _, x := range spans.InTrace(s) {
+			if !x.Parent().IsValid() && !slices.Contains(roots, x.Name()) {
+				roots = append(roots, x.Name())
+			}
+		}
+	}
+	if !slices.Contains(roots, Root) {
+		t.Errorf("Root: you predicted %q; the traces of p-0's OnAdd calls have the roots %q (one of them is the late handler's)", Root, roots)
+	}
+	if Root == "ListAndWatch list" {
+		t.Errorf("Root: %q is the first handler's trace, from the LIST; the late handler's adds come from elsewhere", Root)
+	}
+}
