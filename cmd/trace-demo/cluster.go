@@ -250,6 +250,9 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			return result{}, err
 		}
 	}
+	if o.live != nil {
+		o.live.attach(inf, nil, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.queue, nil)
+	}
 	// The informer has a context of its own: Ctrl-C (ctx) first lets the
 	// handlers catch up with the cache, so the waterfall shows whole paths,
 	// and only then stops the informer.

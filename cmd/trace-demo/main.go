@@ -44,6 +44,9 @@ type options struct {
 	verbose    bool
 	queue      string
 	objects    int
+	ui         bool    // --ui: serve the live view (ui.go)
+	uiAddr     string  // --ui-addr
+	live       *liveUI // the live view of this run, with --ui
 }
 
 const usageHead = `trace-demo traces every object through the informer stack of this repository:
@@ -90,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's until 1.33, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
+	addUIFlags(fs, o)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -133,12 +137,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 				return nil, fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
 		}
-		if set["duration"] {
+		if set["duration"] && !o.ui {
 			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
 		if o.scenario != "all" && !slices.Contains(scenarioNames, o.scenario) {
 			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(scenarioNames, ", "))
 		}
+	}
+	if err := checkUIFlags(o, set); err != nil {
+		return nil, err
 	}
 	if o.queue != processor.RealFIFOQueue.String() && o.queue != processor.DeltaFIFOQueue.String() {
 		return nil, fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.RealFIFOQueue, processor.DeltaFIFOQueue)
@@ -181,10 +188,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
+	if o.ui {
+		if o.live, err = startLive(o, u, tel, stdout); err != nil {
+			fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+			return 1
+		}
+		defer o.live.stop()
+	}
 	stopProgress := u.progress(tel.collector)
 	var res result
 	if o.cluster {
 		res, err = runCluster(ctx, o, u, tel)
+	} else if o.ui {
+		res, err = runLiveEmbedded(ctx, o, u, tel, o.live)
 	} else {
 		res, err = runEmbedded(ctx, o, u, tel)
 	}

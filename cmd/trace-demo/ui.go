@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+)
+
+// The live view (--ui): a local page that draws the informer while it
+// works, from its own counters (chapter 5's ReadStats and a probe on the
+// reflector's requests), lists the recent events from the spans, opens
+// each as a waterfall, and on the embedded server drives it with controls.
+// See internal/liveview for the server and the page.
+
+const (
+	defaultUIAddr = "127.0.0.1:7070"
+	// liveTraces bounds the spans the page keeps (see liveview.SpanStore).
+	liveTraces = 5000
+	// liveSlowDelay is the tunable handler's time per call once made slow.
+	liveSlowDelay = 10 * time.Millisecond
+)
+
+func addUIFlags(fs *flag.FlagSet, o *options) {
+	fs.BoolVar(&o.ui, "ui", false, "serve the live view, a local page that draws the informer at work (with controls on the embedded server); runs until Ctrl-C or --duration")
+	fs.StringVar(&o.uiAddr, "ui-addr", defaultUIAddr, "with --ui: the address the page is served on (loopback unless you say otherwise)")
+}
+
+func checkUIFlags(o *options, set map[string]bool) error {
+	if !o.ui {
+		if set["ui-addr"] {
+			return fmt.Errorf("--ui-addr needs --ui")
+		}
+		return nil
+	}
+	if set["scenario"] {
+		return fmt.Errorf("--scenario is for the scripted run; with --ui the page's \"run the lesson script\" button runs every lesson: drop --scenario")
+	}
+	return nil
+}
+
+// liveUI is the --ui part of a run: the page's server, its span store and
+// the informer it shows, attached once built.
+type liveUI struct {
+	spans    *liveview.SpanStore
+	url      string
+	stopHTTP context.CancelFunc
+	done     chan struct{}
+
+	mu sync.Mutex
+	// Guarded by mu:
+	informer processor.SharedIndexInformer
+	probe    *liveview.ReflectorProbe // nil on a cluster
+	source   string
+	name     string
+	controls []liveview.Control
+	none     string
+}
+
+// startLive binds the page's address, prints its URL (and a warning off
+// loopback) and serves until stop. The span store is one more processor of
+// the run's tracer provider, so it sees the very spans that are exported.
+func startLive(o *options, u *ui, tel *telemetry, stdout io.Writer) (*liveUI, error) {
+	ln, url, warning, err := liveview.Listen(o.uiAddr)
+	if err != nil {
+		return nil, err
+	}
+	return serveLive(ln, url, warning, o, u, tel, stdout), nil
+}
+
+func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *telemetry, stdout io.Writer) *liveUI {
+	l := &liveUI{spans: liveview.NewSpanStore(liveTraces), url: url, done: make(chan struct{}), source: "starting…"}
+	tel.tp.RegisterSpanProcessor(l.spans)
+	if warning != "" {
+		u.warn("%s", warning)
+	}
+	if o.cluster {
+		l.none = "no controls on a real cluster: the demo does not write to your cluster (use --cluster --generate for a workload)"
+	}
+	// The informer and its controls are attached later (attach).
+	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList})
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stopHTTP = cancel
+	go func() {
+		defer close(l.done)
+		if err := liveview.Serve(ctx, ln, srv); err != nil {
+			u.warn("live view: %v", err)
+		}
+	}()
+	// The URL is printed even with --quiet: without it the page is lost.
+	fmt.Fprintf(stdout, "live view: %s (Ctrl-C stops)\n", url)
+	return l
+}
+
+func (l *liveUI) stop() {
+	l.stopHTTP()
+	<-l.done
+}
+
+// attach shows inf on the page; probe may be nil (a cluster informer's
+// ListerWatcher is the factory's own).
+func (l *liveUI) attach(inf processor.SharedIndexInformer, probe *liveview.ReflectorProbe, name, source string, controls []liveview.Control) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.informer, l.probe, l.name, l.source, l.controls = inf, probe, name, source, controls
+}
+
+func (l *liveUI) controlList() ([]liveview.Control, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.controls, l.none
+}
+
+// pipeline reads the informer's own counters.
+func (l *liveUI) pipeline() liveview.Pipeline {
+	l.mu.Lock()
+	inf, probe, p := l.informer, l.probe, liveview.Pipeline{Informer: l.name, Source: l.source}
+	l.mu.Unlock()
+	if inf == nil {
+		return p
+	}
+	st, err := processor.ReadStats(inf)
+	if err != nil {
+		p.Source += " (" + err.Error() + ")"
+		return p
+	}
+	if probe != nil {
+		p.Reflector = probe.State()
+	} else {
+		p.Reflector = liveview.ReflectorState{Phase: "–", ResourceVersion: st.LastSyncResourceVersion}
+	}
+	p.Queue = liveview.QueueState{Kind: st.Queue.String(), Depth: st.QueueLen}
+	p.HandleDeltas, p.Indexer = st.Distributed, st.Cached
+	for _, ls := range st.Listeners {
+		p.Listeners = append(p.Listeners, liveview.ListenerState{Name: ls.Name, AddCh: ls.AddCh, Pending: ls.Pending, Calls: ls.Calls,
+			MeanMicros: float64(ls.MeanHandlerTime().Nanoseconds()) / 1e3, MaxMicros: float64(ls.MaxHandlerTime.Nanoseconds()) / 1e3})
+	}
+	return p
+}
+
+// tunableHandler is the live view's third handler: fast or slow at the
+// press of a button, to show its ring buffer filling while the others stay
+// empty.
+type tunableHandler struct {
+	*seen
+	delay atomic.Int64 // nanoseconds per call
+}
+
+func (h *tunableHandler) wait() {
+	if d := time.Duration(h.delay.Load()); d > 0 {
+		time.Sleep(d)
+	}
+}
+func (h *tunableHandler) OnAdd(obj any, _ bool) { h.wait(); h.add(obj) }
+func (h *tunableHandler) OnUpdate(old, obj any) { h.wait(); h.update(old, obj) }
+func (h *tunableHandler) OnDelete(obj any)      { h.wait(); h.delete(obj) }
+func (h *tunableHandler) handlerState() *seen   { return h.seen }
+
+// extraHandler is a handler added from the page (and removable from it).
+type extraHandler struct{ *seen }
+
+func (h extraHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+func (h extraHandler) OnUpdate(old, obj any) { h.update(old, obj) }
+func (h extraHandler) OnDelete(obj any)      { h.delete(obj) }
+
+// liveEmbedded is the embedded run behind the page.
+type liveEmbedded struct {
+	*embedded
+	u       *ui
+	tunable *tunableHandler
+
+	busy sync.Mutex // one control at a time; the lesson script holds it throughout
+	// Guarded by busy:
+	made    int
+	created []string // pods the page created, not yet deleted by it
+	extras  []processor.ResourceEventHandlerRegistration
+}
+
+// probedInformerFor is queuedInformerFor with the ListerWatcher wrapped in
+// a probe, so the page can show the reflector's LIST and WATCH.
+func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
+	var probe *liveview.ReflectorProbe
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	inf := f.InformerFor(&corev1.Pod{}, func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
+		rc, err := c.RESTClient(gvr.GroupVersion())
+		if err != nil {
+			panic(err) // cannot happen: NewForConfig makes every typed client
+		}
+		probe = liveview.NewReflectorProbe(reflector.NewFilteredListWatchFromClient(rc, gvr.Resource, namespace, func(*metav1.ListOptions) {}))
+		return processor.NewSharedIndexInformerWithOptions(probe, &corev1.Pod{}, processor.SharedIndexInformerOptions{
+			ResyncPeriod:   resync,
+			Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
+			Name:           gvr.Resource,
+			TracerProvider: tel.tp,
+			Queue:          q,
+		})
+	})
+	return inf, probe
+}
+
+// runLiveEmbedded starts the embedded server and the informer with the
+// lessons' handlers, attaches them to the page with its controls, and runs
+// until ctx ends (Ctrl-C or --duration).
+func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, live *liveUI) (result, error) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	if err != nil {
+		return result{}, err
+	}
+	defer srv.Stop()
+	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp}
+	if err := e.create("web-1"); err != nil {
+		return result{}, err
+	}
+	client, err := factory.NewForConfig(srv.Config())
+	if err != nil {
+		return result{}, err
+	}
+	e.client = client
+	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
+		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
+	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel)
+	e.informer = inf
+	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
+	le.tunable.delay.Store(int64(embeddedSlowDelay))
+	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, le.tunable} {
+		if _, err := inf.AddEventHandlerWithResyncPeriod(h.(processor.ResourceEventHandler), 0); err != nil {
+			return result{}, err
+		}
+		e.handlers = append(e.handlers, h)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	e.stop = stop
+	defer e.shutdown()
+	e.factory.Start(runCtx.Done())
+	live.attach(inf, probe, "pods in namespace "+demoNamespace,
+		fmt.Sprintf("embedded API server at %s; queue %s", srv.URL, e.queue), le.controls())
+	u.status("embedded API server at %s; namespace %q; queue %s; the page drives it", srv.URL, demoNamespace, e.queue)
+	<-ctx.Done()
+	le.busy.Lock() // let a running control or the lesson script end first
+	defer le.busy.Unlock()
+	e.shutdown()
+	return result{}, nil
+}
+
+// lookForLine is a lesson's "Look for" text as one line.
+func lookForLine(scenario string) string {
+	return strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(lookFor[scenario]), "Look for:")), " ")
+}
+
+// controls are the page's buttons on the embedded server. Each runs under
+// busy, so two presses never interleave their writes.
+func (le *liveEmbedded) controls() []liveview.Control {
+	e := le.embedded
+	return []liveview.Control{
+		{Name: "create-pod", Label: "create a pod", LookFor: lookForLine("basic"),
+			Do: le.locked(func(context.Context, int) (string, error) {
+				le.made++
+				name := fmt.Sprintf("live-%d", le.made)
+				if err := e.create(name); err != nil {
+					return "", err
+				}
+				le.created = append(le.created, name)
+				return "created " + demoNamespace + "/" + name + " (ADDED)", nil
+			})},
+		{Name: "update-pod", Label: "update a pod", LookFor: "one MODIFIED event: HandleDeltas counts one more change, each handler one more call",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				le.made++
+				return "updated " + demoNamespace + "/web-1 (MODIFIED)", e.update("web-1", fmt.Sprint(le.made))
+			})},
+		{Name: "delete-pod", Label: "delete a pod", LookFor: "one DELETED event: the indexer shrinks by one, every handler gets OnDelete",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				if len(le.created) == 0 {
+					return "", fmt.Errorf("no pod created from the page is left to delete: create one first")
+				}
+				name := le.created[len(le.created)-1]
+				le.created = le.created[:len(le.created)-1]
+				return "deleted " + demoNamespace + "/" + name + " (DELETED)", e.srv.Delete(apiserver.Pods, demoNamespace, name)
+			})},
+		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1",
+			LookFor: "the queue and the slow handler's pending fill, then drain; the fast handlers keep up. The counters count every update, traced or not",
+			Do: le.locked(func(_ context.Context, n int) (string, error) {
+				for i := range n {
+					le.made++
+					if err := e.update("web-1", fmt.Sprint(le.made)); err != nil {
+						return "", fmt.Errorf("update %d of %d: %w", i+1, n, err)
+					}
+				}
+				return fmt.Sprintf("%d updates of %s/web-1 written", n, demoNamespace), nil
+			})},
+		{Name: "slow", Label: "make the handler slow", LookFor: lookForLine("slow-handler"),
+			Do: func(context.Context, int) (string, error) {
+				le.tunable.delay.Store(int64(liveSlowDelay))
+				return fmt.Sprintf("*main.tunableHandler now takes %v per call", liveSlowDelay), nil
+			}},
+		{Name: "fast", Label: "make the handler fast", LookFor: "its pending drains; mean handler time falls",
+			Do: func(context.Context, int) (string, error) {
+				le.tunable.delay.Store(0)
+				return "*main.tunableHandler now returns at once", nil
+			}},
+		{Name: "add-handler", Label: "add a handler", LookFor: lookForLine("late-handler"),
+			Do: le.locked(func(context.Context, int) (string, error) {
+				reg, err := e.informer.AddEventHandler(extraHandler{newSeen()})
+				if err != nil {
+					return "", err
+				}
+				le.extras = append(le.extras, reg)
+				return "added *main.extraHandler: it is given every cached object as a synthetic add", nil
+			})},
+		{Name: "remove-handler", Label: "remove a handler", LookFor: "its listener's row disappears; the others go on",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				if len(le.extras) == 0 {
+					return "", fmt.Errorf("no handler added from the page to remove")
+				}
+				reg := le.extras[len(le.extras)-1]
+				le.extras = le.extras[:len(le.extras)-1]
+				return "removed the last *main.extraHandler", e.informer.RemoveEventHandler(reg)
+			})},
+		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector opens a new WATCH from the last resourceVersion it saw: no LIST, no event lost or repeated",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				e.srv.CloseWatches()
+				return "every watch of the API server ended", nil
+			})},
+		{Name: "relist", Label: "compact + force a 410 relist", LookFor: lookForLine("relist"),
+			Do: le.locked(func(context.Context, int) (string, error) {
+				// A write the pod watch does not see moves the server past
+				// the reflector's resourceVersion; compacting there makes
+				// the rewatch fail with 410, and the reflector LISTs.
+				le.made++
+				if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: fmt.Sprint("bump-", le.made)}}); err != nil {
+					return "", err
+				}
+				e.srv.Compact()
+				e.srv.CloseWatches()
+				return "history compacted and watches closed: the rewatch gets 410 Expired", nil
+			})},
+		{Name: "restart", Label: "restart the API server", LookFor: "the reflector's WATCH fails while the server is down, then resumes from its resourceVersion (history was kept)",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				e.srv.Stop()
+				return "API server stopped and started again", e.srv.Restart()
+			})},
+		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs; watch the boxes move",
+			Do: func(context.Context, int) (string, error) {
+				if !le.busy.TryLock() {
+					return "", fmt.Errorf("busy: another control or the lesson script is running")
+				}
+				go func() {
+					defer le.busy.Unlock()
+					le.runLessons()
+				}()
+				return "lesson script started: " + strings.Join(scenarioNames, ", "), nil
+			}},
+	}
+}
+
+// locked runs f under busy.
+func (le *liveEmbedded) locked(f func(context.Context, int) (string, error)) func(context.Context, int) (string, error) {
+	return func(ctx context.Context, n int) (string, error) {
+		if !le.busy.TryLock() {
+			return "", fmt.Errorf("busy: another control or the lesson script is running")
+		}
+		defer le.busy.Unlock()
+		return f(ctx, n)
+	}
+}
+
+// runLessons runs every scenario of the embedded script, printing each
+// lesson's line, as the scripted run does.
+func (le *liveEmbedded) runLessons() {
+	for _, s := range scenarioNames {
+		le.u.lesson(s, lessons[s])
+		le.u.println(lookFor[s])
+		if err := le.step(s); err != nil {
+			le.u.warn("lesson %s: %v", s, err)
+			return
+		}
+	}
+	le.u.status("lesson script done")
+}

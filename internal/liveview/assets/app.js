@@ -1,0 +1,163 @@
+// The live view's page: polls /api/state five times a second, draws the
+// pipeline and the event list, opens a waterfall on a click and sends the
+// controls. Served from the binary; it loads nothing from any other host.
+"use strict";
+const $ = (id) => document.getElementById(id);
+const fmtMicros = (us) => us >= 1000 ? (us / 1000).toFixed(1) + " ms" : Math.round(us) + " µs";
+let paused = false;
+
+function text(id, v) { const e = $(id); if (e.textContent !== String(v)) e.textContent = v; }
+
+function drawPipeline(p) {
+  text("informer", p.informer);
+  text("source", p.source);
+  const r = p.reflector;
+  text("reflector-phase", r.phase);
+  text("reflector-rv", r.rv || "–");
+  text("reflector-lists", r.lists);
+  text("reflector-watches", r.watches);
+  text("reflector-events", r.watchEvents);
+  text("reflector-error", r.lastError || "");
+  $("st-reflector").classList.toggle("busy", r.phase === "LIST");
+  text("queue-kind", p.queue.kind === "deltafifo" ? "DeltaFIFO" : "RealFIFO");
+  text("queue-depth", p.queue.depth);
+  $("st-queue").classList.toggle("busy", p.queue.depth > 0);
+  $("queue-bar").style.width = Math.min(100, p.queue.depth / 10) + "%";
+  text("handledeltas", p.handleDeltas);
+  text("indexer", p.indexer);
+  const box = $("listeners");
+  const names = p.listeners.map((l) => l.name).join("|");
+  if (box.dataset.names !== names) {
+    box.dataset.names = names;
+    box.innerHTML = "";
+    p.listeners.forEach((l, i) => {
+      const row = document.createElement("div");
+      row.className = "listener";
+      row.innerHTML = `<span class="name"></span>
+        <div class="stage" data-k="addCh"><h2>addCh</h2><span class="v"></span></div><span>→</span>
+        <div class="stage" data-k="pending"><h2>pending</h2><span class="v"></span></div><span>→</span>
+        <div class="stage" data-k="nextCh"><h2>nextCh</h2><span class="v">·</span></div><span>→</span>
+        <div class="stage" data-k="handler"><h2>handler</h2><span class="v"></span></div>`;
+      row.querySelector(".name").textContent = l.name;
+      box.appendChild(row);
+    });
+  }
+  p.listeners.forEach((l, i) => {
+    const row = box.children[i];
+    const set = (k, v, busy) => {
+      const s = row.querySelector(`[data-k="${k}"]`);
+      const e = s.querySelector(".v");
+      if (e.textContent !== v) e.textContent = v;
+      s.classList.toggle("busy", busy);
+    };
+    set("addCh", String(l.addCh), l.addCh > 0);
+    set("pending", String(l.pending), l.pending > 0);
+    set("handler", `${l.calls} calls · mean ${fmtMicros(l.meanMicros)} · max ${fmtMicros(l.maxMicros)}`, false);
+  });
+}
+
+function drawEvents(st) {
+  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted)`);
+  const body = $("events").tBodies[0];
+  const sig = st.events.map((e) => e.traceID + e.handlerCalls).join();
+  if (body.dataset.sig === sig) return;
+  body.dataset.sig = sig;
+  body.innerHTML = "";
+  for (const e of st.events) {
+    const tr = body.insertRow();
+    for (const v of [e.type, e.key, e.rv, e.handlerCalls, e.totalMicros ? fmtMicros(e.totalMicros) : "…"]) {
+      tr.insertCell().textContent = v;
+    }
+    tr.onclick = () => openWaterfall(e);
+  }
+}
+
+async function poll() {
+  try {
+    const res = await fetch("api/state", { cache: "no-store" });
+    const st = await res.json();
+    drawPipeline(st.pipeline);
+    if (!paused) drawEvents(st);
+    text("status", "");
+  } catch (err) {
+    text("status", "the demo is not answering (stopped?)");
+  }
+  setTimeout(poll, 200);
+}
+
+async function loadControls() {
+  const res = await fetch("api/controls");
+  const c = await res.json();
+  const box = $("controls");
+  if (!c.controls || c.controls.length === 0) {
+    box.textContent = c.none || "no controls";
+    return;
+  }
+  for (const ctl of c.controls) {
+    const b = document.createElement("button");
+    b.textContent = ctl.label;
+    b.title = ctl.lookFor;
+    b.dataset.name = ctl.name;
+    let input = null;
+    if (ctl.param) {
+      input = document.createElement("input");
+      input.type = "number"; input.value = 100; input.min = 1; input.size = 6;
+      input.title = ctl.param;
+    }
+    b.onclick = async () => {
+      const q = input ? "?n=" + encodeURIComponent(input.value) : "";
+      text("control-result", ctl.label + ": …");
+      const res = await fetch("api/control/" + ctl.name + q, { method: "POST" });
+      const r = await res.json();
+      text("control-result", `${ctl.label}: ${r.message}. Look for: ${r.lookFor}`);
+    };
+    box.appendChild(b);
+    if (input) box.appendChild(input);
+  }
+}
+
+async function openWaterfall(e) {
+  const res = await fetch("api/trace/" + e.traceID);
+  const box = $("waterfall");
+  $("waterfall-box").hidden = false;
+  text("waterfall-title", `${e.type} ${e.key} rv ${e.rv}`);
+  box.innerHTML = "";
+  if (!res.ok) { box.textContent = (await res.json()).error; return; }
+  const wf = await res.json();
+  const kids = {};
+  let total = 1;
+  for (const s of wf.spans) {
+    (kids[s.parentID || ""] = kids[s.parentID || ""] || []).push(s);
+    total = Math.max(total, s.offsetMicros + s.micros);
+  }
+  const waits = new Set(["DeltaFIFO.queued", "RealFIFO.queued", "addCh", "pop", "nextCh"]);
+  const draw = (parent, s) => {
+    const d = document.createElement("details");
+    d.open = true;
+    const sum = document.createElement("summary");
+    const attrs = Object.entries(s.attrs).filter(([k]) => k !== "informer.name").map(([k, v]) => `${k.replace("informer.", "")}=${v}`).join(" ");
+    sum.textContent = `${s.name} +${fmtMicros(s.offsetMicros)} ${fmtMicros(s.micros)}  ${attrs}`;
+    const bar = document.createElement("span");
+    bar.className = "wbar" + (waits.has(s.name) ? " wait" : "");
+    bar.style.marginLeft = (0.5 + 30 * s.offsetMicros / total) + "em";
+    bar.style.width = Math.max(0.1, 30 * s.micros / total) + "em";
+    sum.appendChild(bar);
+    d.appendChild(sum);
+    for (const l of s.links || []) {
+      const div = document.createElement("div");
+      div.className = "link";
+      div.textContent = `↪ link to ${l.name || "a span no longer kept"} (trace ${l.traceID.slice(0, 8)}…)`;
+      d.appendChild(div);
+    }
+    for (const c of kids[s.spanID] || []) draw(d, c);
+    parent.appendChild(d);
+  };
+  const ids = new Set(wf.spans.map((s) => s.spanID));
+  for (const s of wf.spans) if (!s.parentID || !ids.has(s.parentID)) draw(box, s);
+  box.scrollIntoView({ behavior: "smooth" });
+}
+
+$("events").onmouseenter = () => { paused = true; };
+$("events").onmouseleave = () => { paused = false; };
+loadControls();
+poll();

@@ -1,0 +1,176 @@
+package liveview
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// SpanStore is a span processor that keeps the ended spans of the most
+// recent traces, for the event list and the waterfalls. When more than
+// MaxTraces traces are kept, the oldest trace (by its first ended span) is
+// evicted whole; a trace with more than maxSpansPerTrace spans (a long
+// reflector cycle) keeps its first ones. Its memory is so bounded however
+// long the run.
+type SpanStore struct {
+	maxTraces int
+
+	mu sync.Mutex
+	// Guarded by mu:
+	traces map[trace.TraceID]*storedTrace
+	order  []trace.TraceID // ring of kept trace IDs, oldest at head
+	head   int
+	// evicted counts traces dropped to stay within maxTraces.
+	evicted int
+}
+
+type storedTrace struct {
+	spans []spancheck.Span
+	// root is the index in spans of the per-object root, -1 until it ends.
+	root int
+}
+
+// maxSpansPerTrace bounds one trace: a per-object trace has about five
+// spans per listener; a reflector cycle trace gains a span per watch.
+const maxSpansPerTrace = 2000
+
+// NewSpanStore keeps the last maxTraces traces.
+func NewSpanStore(maxTraces int) *SpanStore {
+	return &SpanStore{maxTraces: max(maxTraces, 1), traces: map[trace.TraceID]*storedTrace{}}
+}
+
+// OnStart does nothing: only ended spans are shown, as exported.
+func (s *SpanStore) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd keeps sp under its trace.
+func (s *SpanStore) OnEnd(sp sdktrace.ReadOnlySpan) {
+	span := spancheck.FromReadOnly(sp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.traces[span.TraceID]
+	if !ok {
+		t = &storedTrace{root: -1}
+		s.traces[span.TraceID] = t
+		s.push_locked(span.TraceID)
+	}
+	if len(t.spans) >= maxSpansPerTrace {
+		return
+	}
+	if isEventRoot(&span) {
+		t.root = len(t.spans)
+	}
+	t.spans = append(t.spans, span)
+}
+
+// push_locked appends id to the ring, evicting the oldest trace when full.
+func (s *SpanStore) push_locked(id trace.TraceID) {
+	if len(s.order) < s.maxTraces {
+		s.order = append(s.order, id)
+		return
+	}
+	delete(s.traces, s.order[s.head])
+	s.evicted++
+	s.order[s.head] = id
+	s.head = (s.head + 1) % len(s.order)
+}
+
+// Shutdown and ForceFlush have nothing to flush.
+func (s *SpanStore) Shutdown(context.Context) error   { return nil }
+func (s *SpanStore) ForceFlush(context.Context) error { return nil }
+
+// isEventRoot: a per-object root, "ListAndWatch <source>" or a late
+// handler's AddEventHandler.
+func isEventRoot(s *spancheck.Span) bool {
+	return s.IsRoot() && (strings.HasPrefix(s.Name, tracing.SpanRootPrefix) || s.Name == tracing.SpanAddEventHandle)
+}
+
+// Event is one row of the event list: one traced object's trip.
+type Event struct {
+	TraceID         string    `json:"traceID"`
+	Root            string    `json:"root"` // the root span's name
+	Type            string    `json:"type"` // informer.event.type (ADDED, ..., TOMBSTONE), or the root's name
+	Key             string    `json:"key"`
+	ResourceVersion string    `json:"rv"`
+	Start           time.Time `json:"start"`
+	// HandlerCalls is how many handler call spans have ended so far.
+	HandlerCalls int `json:"handlerCalls"`
+	// TotalMicros is from the root's start to the end of the last handler
+	// call so far; 0 while no handler has returned.
+	TotalMicros int64 `json:"totalMicros"`
+}
+
+// Events returns the newest n events, newest first.
+func (s *SpanStore) Events(n int) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Event, 0, min(n, len(s.order)))
+	for i := len(s.order) - 1; i >= 0 && len(out) < n; i-- {
+		id := s.order[(s.head+i)%len(s.order)]
+		t := s.traces[id]
+		if t == nil || t.root < 0 {
+			continue
+		}
+		r := &t.spans[t.root]
+		e := Event{TraceID: id.String(), Root: r.Name, Type: r.Attr(tracing.KeyEventType), Key: r.Attr(tracing.KeyObjectKey),
+			ResourceVersion: r.Attr(tracing.KeyResourceVersion), Start: r.Start}
+		if e.Type == "" {
+			e.Type = r.Name
+		}
+		var last time.Time
+		for j := range t.spans {
+			if spancheck.IsHandlerCall(&t.spans[j]) {
+				e.HandlerCalls++
+				if t.spans[j].End.After(last) {
+					last = t.spans[j].End
+				}
+			}
+		}
+		if !last.IsZero() {
+			e.TotalMicros = last.Sub(r.Start).Microseconds()
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Counts is how many traces are kept and how many were evicted.
+func (s *SpanStore) Counts() (kept, evicted int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.traces), s.evicted
+}
+
+// Trace returns a copy of the kept spans of id, sorted by start; ok is
+// false when the trace is not (or no longer) kept.
+func (s *SpanStore) Trace(id trace.TraceID) (spans []spancheck.Span, ok bool) {
+	s.mu.Lock()
+	t := s.traces[id]
+	if t != nil {
+		spans = slices.Clone(t.spans)
+	}
+	s.mu.Unlock()
+	slices.SortStableFunc(spans, func(a, b spancheck.Span) int { return a.Start.Compare(b.Start) })
+	return spans, t != nil
+}
+
+// span finds one kept span, for a link.
+func (s *SpanStore) span(sc trace.SpanContext) (spancheck.Span, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.traces[sc.TraceID()]; t != nil {
+		for _, sp := range t.spans {
+			if sp.SpanID == sc.SpanID() {
+				return sp, true
+			}
+		}
+	}
+	return spancheck.Span{}, false
+}
