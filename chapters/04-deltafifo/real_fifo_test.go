@@ -395,8 +395,9 @@ func TestRealFIFODroppedQueueNeverPopsAgain(t *testing.T) {
 	require.NoError(t, f.checkInvariant())
 }
 
-// The queue's array is reused: popping it empty starts again at the front,
-// and a long-lived backlog slides forward instead of growing without bound.
+// The queue's storage is reused: popping it empty starts again at the front
+// of its chunk, and a long-lived backlog moves on through two chunks (one
+// the spare) instead of growing without bound.
 // Order is what the differential test proves; this proves the memory.
 func TestRealFIFOReusesItsArray(t *testing.T) {
 	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})
@@ -412,17 +413,17 @@ func TestRealFIFOReusesItsArray(t *testing.T) {
 		require.NoError(t, f.checkInvariant())
 	}
 	f.lock.Lock()
-	capacity := cap(f.items)
+	chunks := f.items.chunks()
 	f.lock.Unlock()
-	assert.LessOrEqual(t, capacity, 64, "the array stays near the backlog's size")
+	assert.LessOrEqual(t, chunks, 2, "the storage stays near the backlog's size")
 	for range 10 {
 		_, err := f.Pop(noop)
 		require.NoError(t, err)
 	}
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	assert.Equal(t, 0, f.head)
-	assert.Empty(t, f.items)
+	assert.Equal(t, 0, f.items.head)
+	assert.Zero(t, f.items.len())
 }
 
 // rfSpans indexes ended spans for the tracing tests.
@@ -732,7 +733,7 @@ func TestRealFIFONoSpansWithoutARecordingProvider(t *testing.T) {
 				require.NoError(t, f.Resync())
 				require.NoError(t, f.Bookmark("3"))
 				f.lock.Lock()
-				for _, d := range f.items[f.head:] {
+				for d := range f.items.all() {
 					assert.Nil(t, d.trace, "%s entry carries nothing", d.Type)
 					_, span := StartAtomicObject(noop.NewTracerProvider().Tracer(""), "x", d, "ns/a", mk("a", "1"), "LISTED", false)
 					assert.Nil(t, span)
