@@ -78,7 +78,7 @@ type ResourceEventHandlerRegistration interface {
 // SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedIndexInformerOptions] (shared_informer.go),
-// with Name, TracerProvider and Queue, which are ours.
+// with Name, TracerProvider, Queue and TraceFilter, which are ours.
 type SharedIndexInformerOptions struct {
 	// ResyncPeriod is the default resync period of handlers (0: none).
 	ResyncPeriod time.Duration
@@ -94,6 +94,18 @@ type SharedIndexInformerOptions struct {
 	// zero value is [RealFIFOQueue], what client-go v0.37.2 runs. Ours: see
 	// [QueueKind].
 	Queue QueueKind
+	// TraceFilter, if set, traces only the objects it selects (build one
+	// with [deltafifo.TraceKeys] or [deltafifo.TraceSelector]); nil traces
+	// every object. It is asked once per delta, where its root would
+	// start: by the queue at enqueue, by the consumer for each object of an
+	// atomic relist or resync (tombstones included), and by
+	// AddEventHandler for each synthetic add of a late handler. An object
+	// left out runs untraced all the way to the handlers (no HandleDeltas,
+	// distribute or listener spans), at the cost of that one call; the
+	// reflector's cycle spans and the RealFIFO's ReplacedAll/SyncAll entry
+	// spans are not per object and are made anyway. Ours: client-go does
+	// not trace.
+	TraceFilter deltafifo.TraceFilter
 }
 
 // QueueKind selects the queue a shared informer runs on. Not in client-go:
@@ -179,6 +191,7 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 		defaultEventHandlerResyncPeriod: options.ResyncPeriod,
 		tp:                              options.TracerProvider,
 		tracer:                          tracing.Tracer(options.TracerProvider, tracerName),
+		traceFilter:                     options.TraceFilter,
 	}
 	s.consumer = deltafifo.Consumer{
 		Store:   s.indexer,
@@ -203,6 +216,9 @@ type sharedIndexInformer struct {
 	nameAttr attribute.KeyValue
 	tp       trace.TracerProvider
 	tracer   trace.Tracer
+	// traceFilter is given to the queue, and asked by AddEventHandler
+	// for synthetic adds; nil: trace all.
+	traceFilter deltafifo.TraceFilter
 	// queueKind is the queue RunWithContext builds.
 	queueKind QueueKind
 	// consumer writes popped deltas to the indexer and calls notify for
@@ -280,6 +296,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			EmitDeltaTypeReplaced: true,
 			Transformer:           s.transform,
 			TracerProvider:        s.tp,
+			TraceFilter:           s.traceFilter,
 		})
 		// Pop what is queued in batches of keys, our own answer to the
 		// RealFIFO's batch pops; see DeltaFIFO.PopBatch.
@@ -296,6 +313,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			UnlockWhileProcessing: true,
 			EmitDeltaTypeBookmark: true,
 			TracerProvider:        s.tp,
+			TraceFilter:           s.traceFilter,
 		})
 		cfg.ProcessBatch = s.handleBatchDeltas
 	}
@@ -404,12 +422,25 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	s.processor.addListener(l)
-	traced := tracing.Enabled(s.tp)
-	for _, item := range s.indexer.List() {
+	if !tracing.Enabled(s.tp) {
+		for _, item := range s.indexer.List() {
+			l.add(notification{kind: addKind, newObj: item, isInInitialList: true})
+		}
+		return l, nil
+	}
+	// Traced, walk by key: the root needs the key, and the TraceFilter is
+	// asked with it; the cache already has it, where keying the object
+	// again would allocate. Nothing writes the cache meanwhile (every write
+	// holds blockDeltas), so this is the same snapshot List would give.
+	for _, key := range s.indexer.ListKeys() {
+		item, exists, err := s.indexer.GetByKey(key)
+		if err != nil || !exists {
+			continue
+		}
 		n := notification{kind: addKind, newObj: item, isInInitialList: true}
 		var span trace.Span
-		if traced {
-			span = s.startSyntheticAdd(&n)
+		if s.traceFilter == nil || s.traceFilter(key, item) {
+			span = s.startSyntheticAdd(&n, key)
 		}
 		l.add(n)
 		if span != nil {
@@ -504,10 +535,10 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 	span.End()
 }
 
-// startSyntheticAdd starts the root of a late handler's synthetic add:
-// "AddEventHandler" (INTERNAL), under which its addCh chain hangs.
-func (s *sharedIndexInformer) startSyntheticAdd(n *notification) trace.Span {
-	key, _ := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(n.newObj)
+// startSyntheticAdd starts the root of a late handler's synthetic add of
+// the object cached under key: "AddEventHandler" (INTERNAL), under which
+// its addCh chain hangs.
+func (s *sharedIndexInformer) startSyntheticAdd(n *notification, key string) trace.Span {
 	_, span := s.tracer.Start(context.Background(), tracing.SpanAddEventHandle, internal, trace.WithNewRoot(),
 		trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 	if !span.IsRecording() {
