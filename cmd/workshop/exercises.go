@@ -22,7 +22,6 @@ type Exercise struct {
 	Minutes   int
 	Needs     string // none, cluster or browser
 	Practises string // docs section
-	Task      string // the rest of the doc comment
 	Hints     []string
 }
 
@@ -139,9 +138,6 @@ func loadOne(root, chapter, dir string) (*Exercise, error) {
 	}
 	if e.Title == "" {
 		return nil, fmt.Errorf("%s: no '# Title' heading in the package doc", e.Files[0])
-	}
-	if i := strings.Index(doc, m[0]); i >= 0 {
-		e.Task = strings.TrimSpace(doc[i+len(m[0]):])
 	}
 	hints, err := os.ReadFile(filepath.Join(root, e.Path(), "hints.md"))
 	if err != nil {
