@@ -223,7 +223,11 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	if q := queueKind(o.queue); q != processor.RealFIFOQueue {
 		// The factory's informers run on the RealFIFO; another queue only
 		// through InformerFor (see queuedInformerFor).
-		inf = queuedInformerFor(f, gvr, namespace, q, tel.tp)
+		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
+	} else if o.traceFilter != nil {
+		// Only an informer the demo builds takes a trace filter;
+		// parseFlags has checked gvr is one it can build.
+		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
 	} else {
 		gi, err := f.ForResource(gvr)
 		if err != nil {
@@ -336,7 +340,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	}
 	stopInformer()
 	f.Shutdown()
-	return result{show: pickObjects(tel.collector, o.objects)}, nil
+	return result{show: pickObjects(tel.collector, o.objects), handlerCalls: countedCalls(handlers)}, nil
 }
 
 // failedVerb is the request an error from the reflector is about: it says

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -112,6 +113,7 @@ type embedded struct {
 	client       *factory.Client
 	tel          *telemetry
 	tp           trace.TracerProvider
+	filter       deltafifo.TraceFilter // --trace-keys/--trace-selector; nil: all
 	fillersMade  bool
 	coalesceNote string
 	order        *orderResult
@@ -204,7 +206,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp}
+	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
 	steps := scenarioNames
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
@@ -227,7 +229,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	// The factory has no option for the queue: InformerFor with our own
 	// constructor picks it (queuedInformerFor); the typed accessor then
 	// returns this same informer, because the first wins.
-	e.informer = queuedInformerFor(e.factory, corev1.SchemeGroupVersion.WithResource("pods"), demoNamespace, e.queue, tel.tp)
+	e.informer = filteredInformerFor(e.factory, corev1.SchemeGroupVersion.WithResource("pods"), demoNamespace, e.queue, tel.tp, e.filter)
 	podLister := e.factory.Core().V1().Pods().Lister()
 	if e.factory.Core().V1().Pods().Informer() != e.informer {
 		return result{}, fmt.Errorf("the factory made a second pod informer: InformerFor's first-wins rule is broken")
@@ -298,7 +300,17 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	if testHookOrder != nil && e.order != nil {
 		testHookOrder(e.order)
 	}
-	return result{show: e.show}, nil
+	return result{show: e.show, handlerCalls: e.handlerCalls()}, nil
+}
+
+// handlerCalls is how many calls the main informer's handlers (the late
+// one too) counted themselves.
+func (e *embedded) handlerCalls() int64 {
+	hs := e.handlers
+	if e.late != nil {
+		hs = append(hs[:len(hs):len(hs)], e.late)
+	}
+	return countedCalls(hs)
 }
 
 func (e *embedded) shutdown() {

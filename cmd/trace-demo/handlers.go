@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +20,9 @@ import (
 // forgets deleted keys), so the demo can wait until a handler has caught up
 // with the server instead of sleeping.
 type seen struct {
+	// calls counts every call, traced or not: with a trace filter the
+	// spans see only the selected objects.
+	calls    atomic.Int64
 	mu       sync.Mutex
 	rv       map[string]string // guarded by mu
 	resynced map[string]bool   // guarded by mu: keys that had an update with old RV == new RV
@@ -31,6 +35,7 @@ func newSeen() *seen {
 }
 
 func (s *seen) add(obj any) {
+	s.calls.Add(1)
 	key, rv := keyAndRV(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -38,6 +43,7 @@ func (s *seen) add(obj any) {
 }
 
 func (s *seen) update(old, obj any) {
+	s.calls.Add(1)
 	key, rv := keyAndRV(obj)
 	_, oldRV := keyAndRV(old)
 	s.mu.Lock()
@@ -50,6 +56,7 @@ func (s *seen) update(old, obj any) {
 
 // delete forgets the key, for an object or its DeletedFinalStateUnknown.
 func (s *seen) delete(obj any) {
+	s.calls.Add(1)
 	key, _ := keyAndRV(obj)
 	_, tomb := obj.(deltafifo.DeletedFinalStateUnknown)
 	s.mu.Lock()
@@ -112,6 +119,15 @@ func caughtUp(handlers []stateful, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// countedCalls sums the calls the handlers counted.
+func countedCalls(hs []stateful) int64 {
+	var n int64
+	for _, h := range hs {
+		n += h.handlerState().calls.Load()
+	}
+	return n
 }
 
 // stateful is every demo handler: the demo waits on what it has seen.

@@ -146,6 +146,7 @@ func (e *embedded) startLessonInformer(name string, q processor.QueueKind, selec
 		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
 		Name:           name,
 		TracerProvider: e.tp,
+		TraceFilter:    e.filter,
 		Queue:          q,
 	})
 	h := newRecordingHandler()
@@ -222,6 +223,9 @@ func (e *embedded) coalesceLesson() (string, error) {
 	e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
 	n := maxPoppedTogether(e.tel.collector, key)
+	if n == 0 && e.filter != nil {
+		return "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together", nil
+	}
 	if n < 2 {
 		return "this run lost the coalesce race: the DeltaFIFO reached " + key + " before the watch delivered its changes (run it again)", nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 )
@@ -40,6 +41,12 @@ var typedExamples = map[schema.GroupVersionResource]func() runtime.Object{
 // informer on queue q built as the factory's own would be (namespace,
 // namespace index, resource as informer.name, tp), and returns it.
 func queuedInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider) processor.SharedIndexInformer {
+	return filteredInformerFor(f, gvr, namespace, q, tp, nil)
+}
+
+// filteredInformerFor is queuedInformerFor with a trace filter (nil: trace
+// every object), which the factory's own informers cannot be given.
+func filteredInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider, filter deltafifo.TraceFilter) processor.SharedIndexInformer {
 	example := typedExamples[gvr]
 	return f.InformerFor(example(), func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
 		rc, err := c.RESTClient(gvr.GroupVersion())
@@ -53,6 +60,7 @@ func queuedInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionR
 			Name:           gvr.Resource,
 			TracerProvider: tp,
 			Queue:          q,
+			TraceFilter:    filter,
 		})
 	})
 }
