@@ -30,11 +30,13 @@ import (
 
 const (
 	defaultUIAddr = "127.0.0.1:7070"
-	// liveTraces bounds the spans the page keeps (see liveview.SpanStore).
-	liveTraces = 5000
 	// liveSlowDelay is the tunable handler's time per call once made slow.
 	liveSlowDelay = 10 * time.Millisecond
 )
+
+// liveTraces bounds the spans the page keeps (see liveview.SpanStore); a
+// variable so that a test can make the store evict sooner.
+var liveTraces = 5000
 
 func addUIFlags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.ui, "ui", false, "serve the live view, a local page that draws the informer at work (with controls on the embedded server); runs until Ctrl-C or --duration")
@@ -330,12 +332,13 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				le.extras = le.extras[:len(le.extras)-1]
 				return "removed the last *main.extraHandler", e.informer.RemoveEventHandler(reg)
 			})},
-		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector opens a new WATCH from the last resourceVersion it saw: no LIST, no event lost or repeated",
+		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector WATCHes again from the last resourceVersion it saw, without a LIST, losing and repeating nothing; but a watch that ended within a second with no event is a \"very short watch\": then it backs off and LISTs again",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				e.srv.CloseWatches()
 				return "every watch of the API server ended", nil
 			})},
-		{Name: "relist", Label: "compact + force a 410 relist", LookFor: lookForLine("relist"),
+		{Name: "relist", Label: "compact + force a 410 relist",
+			LookFor: "the rewatch from a compacted resourceVersion gets 410 Expired, so the reflector LISTs again (after a backoff); on the RealFIFO the list is one ReplacedAll entry, and every listed object still gets its own trace (LISTED) linked to the entry's RealFIFO.ReplacedAll span",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				// A write the pod watch does not see moves the server past
 				// the reflector's resourceVersion; compacting there makes

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// syncBuffer is a bytes.Buffer a test can read while the demo writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// liveDemo is a trace-demo --ui run on 127.0.0.1:0.
+type liveDemo struct {
+	url    string
+	stop   func() runResult
+	stdout *syncBuffer
+}
+
+func startLiveDemo(t *testing.T, args ...string) *liveDemo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb) }()
+	urlRe := regexp.MustCompile(`live view: (http://\S+)`)
+	var url string
+	require.Eventually(t, func() bool {
+		m := urlRe.FindStringSubmatch(out.String())
+		if m != nil {
+			url = m[1]
+		}
+		return m != nil
+	}, 20*time.Second, 5*time.Millisecond, "the URL is printed; stderr: %s", &errb)
+	var once sync.Once
+	var res runResult
+	d := &liveDemo{url: url, stdout: &out}
+	d.stop = func() runResult {
+		once.Do(func() {
+			cancel()
+			res = runResult{code: <-done, stdout: out.String(), stderr: errb.String()}
+		})
+		return res
+	}
+	t.Cleanup(func() { d.stop() })
+	return d
+}
+
+func (d *liveDemo) state(t *testing.T) liveview.State {
+	t.Helper()
+	res, err := http.Get(d.url + "api/state")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var st liveview.State
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&st))
+	return st
+}
+
+func (d *liveDemo) press(t *testing.T, control string) (int, liveview.ControlResult) {
+	t.Helper()
+	res, err := http.Post(d.url+"api/control/"+control, "", nil)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var r liveview.ControlResult
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+	return res.StatusCode, r
+}
+
+// waitState polls the data endpoint, as the page does, until cond holds.
+func (d *liveDemo) waitState(t *testing.T, what string, cond func(liveview.State) bool) liveview.State {
+	t.Helper()
+	var st liveview.State
+	require.Eventually(t, func() bool { st = d.state(t); return cond(st) }, 30*time.Second, 10*time.Millisecond, what)
+	return st
+}
+
+func totalCalls(p liveview.Pipeline) (n uint64) {
+	for _, l := range p.Listeners {
+		n += l.Calls
+	}
+	return n
+}
+
+// settled: the queue and every listener are empty, and each listener has
+// handled every change HandleDeltas distributed.
+func settled(p liveview.Pipeline, listeners int) bool {
+	if len(p.Listeners) != listeners || p.Queue.Depth != 0 {
+		return false
+	}
+	for _, l := range p.Listeners {
+		if l.Calls != p.HandleDeltas || l.Pending != 0 || l.AddCh != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// The page, its script and its style come from the binary; the data
+// endpoint draws the whole pipeline; "create a pod" makes the event appear
+// in the list with every counter moved by one, and its waterfall is the
+// contract's chain for each of the three listeners.
+func TestLiveViewCreatePodShowsEventCountersAndWaterfall(t *testing.T) {
+	d := startLiveDemo(t)
+	for _, p := range []string{"", "app.js", "app.css"} {
+		res, err := http.Get(d.url + p)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, p)
+	}
+	before := d.waitState(t, "the informer synced and watching", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Phase == "WATCH" && st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
+	})
+	p := before.Pipeline
+	assert.Equal(t, "realfifo", p.Queue.Kind)
+	assert.Equal(t, 1, p.Reflector.Lists)
+	for i, name := range []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.tunableHandler#2"} {
+		assert.Equal(t, name, p.Listeners[i].Name)
+	}
+
+	code, r := d.press(t, "create-pod")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Equal(t, "created demo/live-1 (ADDED)", r.Message)
+	assert.Contains(t, r.LookFor, "one trace per change")
+
+	var ev liveview.Event
+	after := d.waitState(t, "demo/live-1 in the event list, every handler called", func(st liveview.State) bool {
+		for _, e := range st.Events {
+			if e.Key == "demo/live-1" && e.HandlerCalls == 3 {
+				ev = e
+				return settled(st.Pipeline, 3)
+			}
+		}
+		return false
+	})
+	assert.Equal(t, "ADDED", ev.Type)
+	assert.Positive(t, ev.TotalMicros)
+	assert.Equal(t, p.HandleDeltas+1, after.Pipeline.HandleDeltas)
+	assert.Equal(t, 2, after.Pipeline.Indexer)
+	assert.Equal(t, totalCalls(p)+3, totalCalls(after.Pipeline))
+	assert.Equal(t, ev.ResourceVersion, after.Pipeline.Reflector.ResourceVersion)
+
+	chains := waterfallChains(t, d.url, ev.TraceID)
+	require.Len(t, chains, 3, "one chain per listener")
+	for _, c := range chains {
+		require.NoError(t, c.Check())
+		assert.Equal(t, "ListAndWatch watch", c.Root().Name)
+		assert.Equal(t, "demo/live-1", c.Key())
+	}
+	res := d.stop()
+	assert.Equal(t, 0, res.code, res.stderr)
+}
+
+// waterfallChains reads the trace endpoint and rebuilds its spans for
+// spancheck, the contract's own checker.
+func waterfallChains(t *testing.T, url, traceID string) []spancheck.Chain {
+	t.Helper()
+	res, err := http.Get(url + "api/trace/" + traceID)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var wf liveview.Waterfall
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&wf))
+	tid, err := trace.TraceIDFromHex(wf.TraceID)
+	require.NoError(t, err)
+	kinds := map[string]trace.SpanKind{}
+	for k := trace.SpanKindUnspecified; k <= trace.SpanKindConsumer; k++ {
+		kinds[k.String()] = k
+	}
+	t0 := time.Unix(0, 0)
+	var spans []spancheck.Span
+	for _, ws := range wf.Spans {
+		s := spancheck.Span{Name: ws.Name, TraceID: tid, Kind: kinds[ws.Kind], Attrs: map[attribute.Key]string{},
+			Start: t0.Add(time.Duration(ws.OffsetMicros) * time.Microsecond)}
+		s.End = s.Start.Add(time.Duration(ws.Micros) * time.Microsecond)
+		s.SpanID, err = trace.SpanIDFromHex(ws.SpanID)
+		require.NoError(t, err)
+		if ws.ParentID != "" {
+			s.ParentID, err = trace.SpanIDFromHex(ws.ParentID)
+			require.NoError(t, err)
+		}
+		for k, v := range ws.Attrs {
+			s.Attrs[attribute.Key(k)] = v
+		}
+		spans = append(spans, s)
+	}
+	return spancheck.NewIndex(spans).HandlerChains()
+}
+
+// Dropping a watch that has delivered an event makes the reflector WATCH
+// again without a LIST; compacting first makes the rewatch fail with 410,
+// and the reflector LISTs again: both visible in the reflector's state.
+func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
+	d := startLiveDemo(t)
+	d.waitState(t, "watching", func(st liveview.State) bool { return st.Pipeline.Reflector.Phase == "WATCH" })
+	// An event on the watch, so that its end is not a "very short watch"
+	// (which the reflector treats as a failure and answers with a LIST).
+	code, r := d.press(t, "create-pod")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	r0 := d.waitState(t, "the ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 2 }).Pipeline.Reflector
+
+	code, r = d.press(t, "drop-watch")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Contains(t, r.LookFor, "without a LIST")
+	st := d.waitState(t, "a new WATCH", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Watches > r0.Watches && st.Pipeline.Reflector.Phase == "WATCH"
+	})
+	assert.Equal(t, r0.Lists, st.Pipeline.Reflector.Lists, "a dropped watch resumes without a LIST")
+
+	r1 := st.Pipeline.Reflector
+	code, r = d.press(t, "relist")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Contains(t, r.LookFor, "LISTs again")
+	st = d.waitState(t, "a relist, then WATCH again", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Lists > r1.Lists && st.Pipeline.Reflector.Phase == "WATCH"
+	})
+	// The relist's listed objects have their own traces, linked to the
+	// entry's RealFIFO.ReplacedAll span.
+	var listed *liveview.Event
+	for i, e := range st.Events {
+		if e.Key == "demo/live-1" && e.Type == "LISTED" {
+			listed = &st.Events[i]
+			break
+		}
+	}
+	require.NotNil(t, listed, "demo/live-1 listed again by the relist")
+	res, err := http.Get(d.url + "api/trace/" + listed.TraceID)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var wf liveview.Waterfall
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&wf))
+	var links []string
+	for _, s := range wf.Spans {
+		for _, l := range s.Links {
+			links = append(links, l.Name)
+		}
+	}
+	assert.Contains(t, links, tracing.SpanRealFIFOReplacedAll)
+}
+
+// Under load the counters drop nothing (every listener is called once per
+// change, HandleDeltas counts every change), and the event list and the
+// span store stay at their bounds.
+func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
+	const n = 3000
+	liveTraces = n / 4 // so that the store must evict
+	t.Cleanup(func() { liveTraces = 5000 })
+	d := startLiveDemo(t)
+	code, r := d.press(t, "fast")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	// The cache is written before distribute: wait for the LIST's change
+	// to be counted by HandleDeltas and handled by every listener.
+	before := d.waitState(t, "synced", func(st liveview.State) bool {
+		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
+	}).Pipeline
+
+	res, err := http.Post(d.url+fmt.Sprintf("api/control/burst?n=%d", n), "", nil)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	st := d.waitState(t, "every update handled by every listener", func(st liveview.State) bool {
+		return st.Pipeline.HandleDeltas == before.HandleDeltas+n && settled(st.Pipeline, 3)
+	})
+	assert.Equal(t, totalCalls(before)+3*n, totalCalls(st.Pipeline), "calls == events * listeners: %+v\n%+v", before, st.Pipeline)
+	assert.Len(t, st.Events, liveview.EventWindow)
+	assert.LessOrEqual(t, st.TracesKept, liveTraces)
+	assert.Positive(t, st.TracesEvicted, "old traces were evicted")
+	assert.Equal(t, "MODIFIED", st.Events[0].Type)
+}
+
+// On a real cluster (here the embedded server behind a kubeconfig) the
+// page shows the informer, and says why there are no controls.
+func TestLiveViewOnAClusterHasNoControls(t *testing.T) {
+	srv := startServer(t)
+	_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "listed"}})
+	require.NoError(t, err)
+	d := startLiveDemo(t, "--kubeconfig", kubeconfig(t, srv.URL, false), "--namespace", "prod")
+	st := d.waitState(t, "the cluster informer attached and synced", func(st liveview.State) bool {
+		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
+	})
+	assert.Contains(t, st.Pipeline.Source, "cluster "+srv.URL)
+	code, r := d.press(t, "create-pod")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, r.Message, "no controls on a real cluster")
+	res := d.stop()
+	assert.Equal(t, 0, res.code, res.stderr)
+}
+
+func TestLiveViewFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ui-addr", "127.0.0.1:0"}, "--ui-addr needs --ui"},
+		{[]string{"--ui", "--scenario", "basic"}, "--scenario is for the scripted run"},
+		{[]string{"--ui", "--ui-addr", "not an address"}, "--ui-addr not an address"},
+	} {
+		r := runDemo(t, context.Background(), c.args...)
+		assert.NotEqual(t, 0, r.code, "%v", c.args)
+		assert.Contains(t, r.stderr, c.want, "%v", c.args)
+	}
+	// --duration is accepted with --ui on the embedded server, and ends it.
+	r := runDemo(t, context.Background(), "--ui", "--ui-addr", "127.0.0.1:0", "--duration", "1ms")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.Contains(r.stdout, "live view: http://127.0.0.1:"), r.stdout)
+}
