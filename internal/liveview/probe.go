@@ -38,10 +38,11 @@ type ReflectorState struct {
 	ResourceVersion string `json:"rv"`
 	// Lists and Watches count the requests made; WatchEvents the events
 	// delivered by every watch.
-	Lists       int    `json:"lists"`
-	Watches     int    `json:"watches"`
-	WatchEvents int    `json:"watchEvents"`
-	LastError   string `json:"lastError,omitempty"`
+	Lists       int `json:"lists"`
+	Watches     int `json:"watches"`
+	WatchEvents int `json:"watchEvents"`
+	// LastError is the last failed request's, until one succeeds.
+	LastError string `json:"lastError,omitempty"`
 }
 
 var _ reflector.ListerWatcherWithContext = &ReflectorProbe{}
@@ -84,6 +85,7 @@ func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptio
 			s.LastError = "LIST: " + err.Error()
 			return
 		}
+		s.LastError = ""
 		if l, lerr := meta.ListAccessor(obj); lerr == nil {
 			s.ResourceVersion = l.GetResourceVersion()
 		}
@@ -99,7 +101,10 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		p.set(func(s *ReflectorState) { s.Phase, s.LastError = "idle", "WATCH: "+err.Error() })
 		return nil, err
 	}
-	p.set(func(s *ReflectorState) { s.Phase, s.ResourceVersion = "WATCH", o.ResourceVersion; s.Watches++ })
+	p.set(func(s *ReflectorState) {
+		s.Phase, s.ResourceVersion, s.LastError = "WATCH", o.ResourceVersion, ""
+		s.Watches++
+	})
 	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go pw.relay(p)
 	return pw, nil
