@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -102,4 +106,62 @@ func TestBadTraceFlagsExitTwoWithAReason(t *testing.T) {
 		assert.Equal(t, 2, r.code, "%v", c.args)
 		assert.Contains(t, r.stderr, c.want, "%v", c.args)
 	}
+}
+
+// --trace-selector on --cluster (the embedded server behind a kubeconfig):
+// only the app=web pods are traced, listed or watched, and the handlers
+// still count the others' calls.
+func TestTraceSelectorOnAClusterTracesOnlyMatchingObjects(t *testing.T) {
+	srv := startServer(t)
+	pod := func(name, app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name, Labels: map[string]string{"app": app}}}
+	}
+	for _, p := range []*corev1.Pod{pod("web-listed", "web"), pod("db-listed", "db")} {
+		_, err := srv.Create(p)
+		require.NoError(t, err)
+	}
+	var rep *report
+	testHookReport = func(_ *options, r *report) { rep = r }
+	synced := make(chan store.Store, 1)
+	testHookSynced = func(s store.Store) { synced <- s }
+	t.Cleanup(func() { testHookReport, testHookSynced = nil, nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan runResult)
+	go func() {
+		done <- runDemo(t, ctx, "--kubeconfig", kubeconfig(t, srv.URL, false), "--namespace", "prod", "--trace-selector", "app=web")
+	}()
+	cache := <-synced
+	for _, p := range []*corev1.Pod{pod("web-watched", "web"), pod("db-watched", "db")} {
+		_, err := srv.Create(p)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		_, web, _ := cache.GetByKey("prod/web-watched")
+		_, db, _ := cache.GetByKey("prod/db-watched")
+		return web && db
+	}, 10*time.Second, time.Millisecond)
+	cancel()
+	r := <-done
+	require.Equal(t, 0, r.code, r.stderr)
+
+	roots := map[string]bool{}
+	for i := range rep.spans {
+		s := &rep.spans[i]
+		k := s.Attr(tracing.KeyObjectKey)
+		if k == "" {
+			continue
+		}
+		require.True(t, strings.HasPrefix(k, "prod/web-"), "span %s of %s, which app=web does not select", s.Name, k)
+		if s.IsRoot() {
+			roots[s.Attr(tracing.KeyEventType)+" "+k] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{"LISTED prod/web-listed": true, "ADDED prod/web-watched": true}, roots)
+	assert.Len(t, rep.chains, 2*3, "two web pods, three handlers")
+	for _, c := range rep.chains {
+		assert.NoError(t, c.Check())
+	}
+	assert.Contains(t, r.stdout, "only the objects selected by --trace-selector app=web were traced")
+	assert.Contains(t, r.stdout, "the informer's handlers counted 12 calls in all", "4 pods × 3 handlers, traced or not")
 }
