@@ -185,6 +185,7 @@ type liveEmbedded struct {
 	*embedded
 	u       *ui
 	tunable *tunableHandler
+	ctx     context.Context // the run's: the lesson script stops between lessons when it ends
 
 	busy sync.Mutex // one control at a time; the lesson script holds it throughout
 	// Guarded by busy:
@@ -245,8 +246,11 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 		}
 		e.handlers = append(e.handlers, h)
 	}
-	runCtx, stop := context.WithCancel(ctx)
+	// The informer outlives ctx until a running control or lesson is done
+	// (below), so that a lesson never waits on a stopped informer.
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.stop = stop
+	le.ctx = ctx
 	defer e.shutdown()
 	e.factory.Start(runCtx.Done())
 	live.attach(inf, probe, "pods in namespace "+demoNamespace,
@@ -385,6 +389,10 @@ func (le *liveEmbedded) locked(f func(context.Context, int) (string, error)) fun
 // lesson's line, as the scripted run does.
 func (le *liveEmbedded) runLessons() {
 	for _, s := range scenarioNames {
+		if le.ctx.Err() != nil {
+			le.u.status("lesson script stopped before %s", s)
+			return
+		}
 		le.u.lesson(s, lessons[s])
 		le.u.println(lookFor[s])
 		if err := le.step(s); err != nil {

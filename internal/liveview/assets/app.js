@@ -8,7 +8,20 @@ let paused = false;
 
 function text(id, v) { const e = $(id); if (e.textContent !== String(v)) e.textContent = v; }
 
+// pulse flashes an arrow when something went through it since the last poll:
+// events flowing along the pipeline.
+const last = {};
+function pulse(el, key, value) {
+  if (last[key] !== undefined && last[key] !== value) {
+    el.classList.remove("flow");
+    void el.offsetWidth; // restart the animation
+    el.classList.add("flow");
+  }
+  last[key] = value;
+}
+
 function drawPipeline(p) {
+  p.listeners = p.listeners || []; // none before the informer is attached
   text("informer", p.informer);
   text("source", p.source);
   const r = p.reflector;
@@ -25,6 +38,11 @@ function drawPipeline(p) {
   $("queue-bar").style.width = Math.min(100, p.queue.depth / 10) + "%";
   text("handledeltas", p.handleDeltas);
   text("indexer", p.indexer);
+  const arrows = document.querySelectorAll("#pipeline > .arrow");
+  pulse(arrows[0], "in", r.watchEvents + r.lists * 1e9);
+  pulse(arrows[1], "hd", p.handleDeltas);
+  pulse(arrows[2], "dist", p.handleDeltas);
+  pulse(arrows[3], "fan", p.handleDeltas);
   const box = $("listeners");
   const names = p.listeners.map((l) => l.name).join("|");
   if (box.dataset.names !== names) {
@@ -53,6 +71,7 @@ function drawPipeline(p) {
     set("addCh", String(l.addCh), l.addCh > 0);
     set("pending", String(l.pending), l.pending > 0);
     set("handler", `${l.calls} calls · mean ${fmtMicros(l.meanMicros)} · max ${fmtMicros(l.maxMicros)}`, false);
+    row.querySelectorAll(".listener > span:not(.name)").forEach((a) => pulse(a, "l" + l.name + a.previousElementSibling.dataset.k, l.calls));
   });
 }
 
@@ -90,9 +109,11 @@ async function loadControls() {
   const c = await res.json();
   const box = $("controls");
   if (!c.controls || c.controls.length === 0) {
-    box.textContent = c.none || "no controls";
+    box.textContent = c.none || "no controls yet: the informer is starting";
+    if (!c.none) setTimeout(loadControls, 500); // attached once it has started
     return;
   }
+  box.textContent = "";
   for (const ctl of c.controls) {
     const b = document.createElement("button");
     b.textContent = ctl.label;
