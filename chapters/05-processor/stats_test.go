@@ -2,6 +2,7 @@ package processor
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +39,10 @@ func TestReadStats(t *testing.T) {
 			_, err = inf.AddEventHandler(gatedHandler{gate})
 			require.NoError(t, err)
 			runInformer(t, inf)
+			// Released at the latest by cleanup, before the informer stops
+			// (cleanups run last first), so a failed wait cannot hang it.
+			release := sync.OnceFunc(func() { close(gate) })
+			t.Cleanup(release)
 			const n = 20
 			for i := range n {
 				_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
@@ -56,7 +61,7 @@ func TestReadStats(t *testing.T) {
 			assert.Contains(t, st.Listeners[0].Name, "#0")
 			assert.Contains(t, st.Listeners[1].Name, "gatedHandler#1")
 
-			close(gate)
+			release()
 			until(t, "the gated listener has handled every pod", func() bool {
 				st, _ = ReadStats(inf)
 				return st.Listeners[1].Calls == n && st.Listeners[1].Pending == 0
