@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -92,9 +91,14 @@ func chaosRun(t *testing.T, queue processor.QueueKind, seed uint64) []int {
 
 	// Restart starts an HTTP Serve goroutine blocked in Accept; started
 	// inside the bubble it would keep the bubble from ever being idle. So
-	// the bubble asks a goroutine outside it to restart the server.
+	// the bubble asks a goroutine outside it to restart the server, and
+	// waits on restartDone. Both channels are made outside the bubble: a
+	// bubble goroutine blocked on one is not durably blocked, so fake time
+	// stands still until the real-time Restart is done. (Polling in fake
+	// time instead let ten fake minutes pass in microseconds while a loaded
+	// machine was still restarting, and the test failed now and then.)
 	restartReq := make(chan struct{})
-	var restarts atomic.Int32
+	restartDone := make(chan struct{})
 	var restartErr error
 	var restartMu sync.Mutex
 	go func() {
@@ -103,7 +107,7 @@ func chaosRun(t *testing.T, queue processor.QueueKind, seed uint64) []int {
 			restartMu.Lock()
 			restartErr = err
 			restartMu.Unlock()
-			restarts.Add(1)
+			restartDone <- struct{}{}
 		}
 	}()
 	t.Cleanup(func() { close(restartReq) })
@@ -146,7 +150,7 @@ func chaosRun(t *testing.T, queue processor.QueueKind, seed uint64) []int {
 		defer func() { cancel(); <-done }()
 		chaosWaitFor(t, "initial sync", func() bool { return regEarly.HasSynced() && regResync.HasSynced() })
 
-		d := &chaosDriver{t: t, srv: srv, rng: rng, restartReq: restartReq, restarts: &restarts}
+		d := &chaosDriver{t: t, srv: srv, rng: rng, restartReq: restartReq, restartDone: restartDone}
 		const steps = 300
 		for step := range steps {
 			if step == steps/3 {
@@ -232,14 +236,14 @@ func chaosWaitFor(t *testing.T, what string, cond func() bool) {
 
 // chaosDriver makes the random writes and faults of one seed.
 type chaosDriver struct {
-	t          *testing.T
-	srv        *apiserver.Server
-	rng        *rand.Rand
-	step       int
-	held       []heldRequest
-	stopped    bool
-	restartReq chan<- struct{}
-	restarts   *atomic.Int32
+	t           *testing.T
+	srv         *apiserver.Server
+	rng         *rand.Rand
+	step        int
+	held        []heldRequest
+	stopped     bool
+	restartReq  chan<- struct{}
+	restartDone <-chan struct{}
 }
 
 var chaosNamespaces = []string{"blue", "green"}
@@ -292,9 +296,8 @@ func (d *chaosDriver) releaseDue(step int) {
 func (d *chaosDriver) pick(statuses ...int) int { return statuses[d.rng.IntN(len(statuses))] }
 
 func (d *chaosDriver) restart() {
-	n := d.restarts.Load()
 	d.restartReq <- struct{}{}
-	chaosWaitFor(d.t, "server restarted", func() bool { return d.restarts.Load() > n })
+	<-d.restartDone
 	d.stopped = false
 }
 
