@@ -431,9 +431,6 @@ func checkTraceFlags(o *options) error {
 	default:
 		return nil
 	}
-	if o.ui && !o.cluster {
-		return fmt.Errorf("%s is not wired into the embedded live view (--ui) yet: run it without --ui, or with --cluster", o.traceWhat)
-	}
 	if o.cluster {
 		// The factory's own informers (ForResource) take no filter; the
 		// demo builds the informer itself (queuedInformerFor) for the

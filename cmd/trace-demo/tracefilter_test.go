@@ -100,7 +100,6 @@ func TestBadTraceFlagsExitTwoWithAReason(t *testing.T) {
 		{[]string{"--trace-selector", "a=b=c"}, "is not a label selector"},
 		{[]string{"--trace-keys", "demo/a", "--trace-selector", "app=web"}, "--trace-keys and --trace-selector: give one of them"},
 		{[]string{"--cluster", "--resource", "v1/secrets", "--trace-keys", "x/y"}, "chapter 6's factory has no trace filter option"},
-		{[]string{"--ui", "--trace-keys", "demo/web-1"}, "not wired into the embedded live view"},
 	} {
 		r := runDemo(t, context.Background(), c.args...)
 		assert.Equal(t, 2, r.code, "%v", c.args)

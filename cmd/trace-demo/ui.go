@@ -16,6 +16,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -194,9 +195,9 @@ type liveEmbedded struct {
 	extras  []processor.ResourceEventHandlerRegistration
 }
 
-// probedInformerFor is queuedInformerFor with the ListerWatcher wrapped in
-// a probe, so the page can show the reflector's LIST and WATCH.
-func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
+// probedInformerFor is filteredInformerFor for pods with the ListerWatcher
+// wrapped in a probe, so the page can show the reflector's LIST and WATCH.
+func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
 	var probe *liveview.ReflectorProbe
 	gvr := corev1.SchemeGroupVersion.WithResource("pods")
 	inf := f.InformerFor(&corev1.Pod{}, func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
@@ -211,6 +212,7 @@ func probedInformerFor(f factory.SharedInformerFactory, namespace string, q proc
 			Name:           gvr.Resource,
 			TracerProvider: tel.tp,
 			Queue:          q,
+			TraceFilter:    filter,
 		})
 	})
 	return inf, probe
@@ -225,7 +227,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp}
+	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
 	if err := e.create("web-1"); err != nil {
 		return result{}, err
 	}
@@ -236,7 +238,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	e.client = client
 	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
 		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
-	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel)
+	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
 	e.informer = inf
 	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
 	le.tunable.delay.Store(int64(embeddedSlowDelay))
@@ -260,7 +262,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	le.busy.Lock() // let a running control or the lesson script end first
 	defer le.busy.Unlock()
 	e.shutdown()
-	return result{}, nil
+	return result{handlerCalls: e.handlerCalls()}, nil
 }
 
 // lookForLine is a lesson's "Look for" text as one line.

@@ -239,13 +239,18 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	})
 	assert.Equal(t, r0.Lists, st.Pipeline.Reflector.Lists, "a dropped watch resumes without a LIST")
 
-	r1 := st.Pipeline.Reflector
+	// Again an event on the new watch, so that the relist below comes from
+	// the 410, not from a very short watch.
+	code, r = d.press(t, "create-pod")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	r1 := d.waitState(t, "the second ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 3 }).Pipeline.Reflector
 	code, r = d.press(t, "relist")
 	require.Equal(t, http.StatusOK, code, r.Message)
 	assert.Contains(t, r.LookFor, "LISTs again")
 	st = d.waitState(t, "a relist, then WATCH again", func(st liveview.State) bool {
 		return st.Pipeline.Reflector.Lists > r1.Lists && st.Pipeline.Reflector.Phase == "WATCH"
 	})
+	assert.Greater(t, st.Pipeline.Reflector.WatchErrors, r1.WatchErrors, "the rewatch got an ERROR event (410 Expired)")
 	// The relist's listed objects have their own traces, linked to the
 	// entry's RealFIFO.ReplacedAll span.
 	var listed *liveview.Event
@@ -335,4 +340,30 @@ func TestLiveViewFlags(t *testing.T) {
 	r := runDemo(t, context.Background(), "--ui", "--ui-addr", "127.0.0.1:0", "--duration", "1ms")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.True(t, strings.Contains(r.stdout, "live view: http://127.0.0.1:"), r.stdout)
+}
+
+// With --trace-keys the counters still count every object (they are the
+// informer's own), while the event list, read from spans, has the selected
+// object only.
+func TestLiveViewCountsEveryObjectWhenTracingIsSelective(t *testing.T) {
+	d := startLiveDemo(t, "--trace-keys", "demo/live-2")
+	before := d.waitState(t, "synced", func(st liveview.State) bool {
+		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
+	}).Pipeline
+	for range 2 {
+		code, r := d.press(t, "create-pod")
+		require.Equal(t, http.StatusOK, code, r.Message)
+	}
+	st := d.waitState(t, "both pods handled, live-2 listed", func(st liveview.State) bool {
+		return st.Pipeline.HandleDeltas == before.HandleDeltas+2 && settled(st.Pipeline, 3) &&
+			len(st.Events) > 0 && st.Events[0].HandlerCalls == 3
+	})
+	assert.Equal(t, totalCalls(before)+6, totalCalls(st.Pipeline))
+	var keys []string
+	for _, e := range st.Events {
+		keys = append(keys, e.Key)
+	}
+	assert.Equal(t, []string{"demo/live-2"}, keys, "web-1 (listed) and live-1 are not traced")
+	res := d.stop()
+	assert.Equal(t, 0, res.code, res.stderr)
 }

@@ -41,6 +41,9 @@ type ReflectorState struct {
 	Lists       int `json:"lists"`
 	Watches     int `json:"watches"`
 	WatchEvents int `json:"watchEvents"`
+	// WatchErrors counts ERROR events (a 410 Expired above all): each ends
+	// the watch, and the reflector LISTs again.
+	WatchErrors int `json:"watchErrors"`
 	// LastError is the last failed request's, until one succeeds.
 	LastError string `json:"lastError,omitempty"`
 }
@@ -141,7 +144,9 @@ func (w *probedWatch) relay(p *ReflectorProbe) {
 			if !ok {
 				return
 			}
-			if m, err := meta.Accessor(ev.Object); err == nil && ev.Type != watch.Error {
+			if ev.Type == watch.Error {
+				p.set(func(s *ReflectorState) { s.WatchErrors++ })
+			} else if m, err := meta.Accessor(ev.Object); err == nil {
 				rv := m.GetResourceVersion()
 				p.set(func(s *ReflectorState) { s.WatchEvents++; s.ResourceVersion = rv })
 			}

@@ -30,6 +30,7 @@ function drawPipeline(p) {
   text("reflector-lists", r.lists);
   text("reflector-watches", r.watches);
   text("reflector-events", r.watchEvents);
+  text("reflector-errors", r.watchErrors);
   text("reflector-error", r.lastError || "");
   $("st-reflector").classList.toggle("busy", r.phase === "LIST");
   text("queue-kind", p.queue.kind === "deltafifo" ? "DeltaFIFO" : "RealFIFO");
