@@ -283,13 +283,14 @@ func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
 	liveTraces = n / 4 // so that the store must evict
 	t.Cleanup(func() { liveTraces = 5000 })
 	d := startLiveDemo(t)
-	code, r := d.press(t, "fast")
-	require.Equal(t, http.StatusOK, code, r.Message)
 	// The cache is written before distribute: wait for the LIST's change
-	// to be counted by HandleDeltas and handled by every listener.
+	// to be counted by HandleDeltas and handled by every listener (the
+	// controls are attached by then).
 	before := d.waitState(t, "synced", func(st liveview.State) bool {
 		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
 	}).Pipeline
+	code, r := d.press(t, "fast")
+	require.Equal(t, http.StatusOK, code, r.Message)
 
 	res, err := http.Post(d.url+fmt.Sprintf("api/control/burst?n=%d", n), "", nil)
 	require.NoError(t, err)
