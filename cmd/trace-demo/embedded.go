@@ -200,6 +200,19 @@ func until(what string, cond func() bool) error {
 	return nil
 }
 
+// newFactory makes the client and the factory every embedded run builds
+// its informer from: the demo namespace, the run's TracerProvider.
+func (e *embedded) newFactory() error {
+	client, err := factory.NewForConfig(e.srv.Config())
+	if err != nil {
+		return err
+	}
+	e.client = client
+	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
+		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(e.tp))
+	return nil
+}
+
 func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
@@ -219,13 +232,9 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	}
 	e.show = append(e.show, sc("listed before the informer started (LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED")))
 	e.show[0].step = "start"
-	client, err := factory.NewForConfig(srv.Config())
-	if err != nil {
+	if err := e.newFactory(); err != nil {
 		return result{}, err
 	}
-	e.client = client
-	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
-		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
 	// The factory has no option for the queue: InformerFor with our own
 	// constructor picks it (queuedInformerFor); the typed accessor then
 	// returns this same informer, because the first wins.

@@ -231,13 +231,9 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	if err := e.create("web-1"); err != nil {
 		return result{}, err
 	}
-	client, err := factory.NewForConfig(srv.Config())
-	if err != nil {
+	if err := e.newFactory(); err != nil {
 		return result{}, err
 	}
-	e.client = client
-	e.factory = factory.NewSharedInformerFactoryWithOptions(client, resyncPeriod,
-		factory.WithNamespace(demoNamespace), factory.WithTracerProvider(tel.tp))
 	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
 	e.informer = inf
 	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
