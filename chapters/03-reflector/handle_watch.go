@@ -210,9 +210,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			return nil, nil
 		case isWatchErrorRetriable(err):
 			d := r.backoff.delay()
-			if apierrors.IsTooManyRequests(err) {
-				r.reportTooManyRequests(ctx, options.ResourceVersion, d, err)
-			}
+			r.reportWatchRetry(ctx, options.ResourceVersion, d, err)
 			if !r.sleep(ctx, d) {
 				return nil, nil
 			}

@@ -550,9 +550,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 				endSpan(span, err)
 				if isWatchErrorRetriable(err) {
 					d := r.backoff.delay()
-					if apierrors.IsTooManyRequests(err) {
-						r.reportTooManyRequests(ctx, rv, d, err)
-					}
+					r.reportWatchRetry(ctx, rv, d, err)
 					if !r.sleep(ctx, d) {
 						return nil
 					}
@@ -590,7 +588,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			return nil
 		case apierrors.IsTooManyRequests(err):
 			d := r.backoff.delay()
-			r.reportTooManyRequests(ctx, r.LastSyncResourceVersion(), d, err)
+			r.reportWatchRetry(ctx, r.LastSyncResourceVersion(), d, err)
 			if !r.sleep(ctx, d) {
 				return nil
 			}
@@ -605,14 +603,20 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 	}
 }
 
-// reportTooManyRequests tells the WatchErrorHandler of a 429 on a watch
-// (the request, or an ERROR event on the stream) and what happens next. The
-// retry itself is upstream's: back off, watch again from the same RV, no
-// relist. Upstream says nothing to the handler (reflector.go: watch), so a
-// run of 429s can leave an informer without a watch for minutes unseen.
-func (r *Reflector) reportTooManyRequests(ctx context.Context, rv string, delay time.Duration, err error) {
-	r.reportError(ctx, fmt.Errorf("%s: the API server answered the watch of %v with 429 Too Many Requests (it is overloaded); "+
-		"retrying the watch from resourceVersion %q in %v, without a relist: %w",
+// reportWatchRetry tells the WatchErrorHandler of a watch request that is
+// retried without a relist (isWatchErrorRetriable: a 429, on the request or
+// as an ERROR event on the stream, or a refused connection) and what happens
+// next. The retry itself is upstream's: back off, watch again from the same
+// RV. Upstream says nothing to the handler (reflector.go: watch), so a run of
+// 429s, or an API server that never comes back, leaves an informer without a
+// watch for minutes, or for good, with nothing said.
+func (r *Reflector) reportWatchRetry(ctx context.Context, rv string, delay time.Duration, err error) {
+	what := "answered the watch of %v with 429 Too Many Requests (it is overloaded)"
+	if !apierrors.IsTooManyRequests(err) {
+		what = "refused the connection for the watch of %v (it is down, restarting, or not at this address); " +
+			"if this goes on, check that the API server runs and that the kubeconfig's server address is right"
+	}
+	r.reportError(ctx, fmt.Errorf("%s: the API server "+what+"; retrying the watch from resourceVersion %q in %v, without a relist: %w",
 		r.name, r.typeDescription, rv, delay.Round(time.Millisecond), err))
 }
 

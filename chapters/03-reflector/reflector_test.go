@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -221,7 +222,16 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
 	assert.Len(t, e.requests("list"), 1, "connection refused is retried as a watch, not a relist")
-	assert.Empty(t, errs.all())
+	// Each refused attempt is reported (upstream is silent): a server that
+	// never comes back must not leave the informer quietly without a watch.
+	attempts := 2 + len(refused)
+	reports := errs.all()
+	require.Len(t, reports, attempts, "one report per refused watch request")
+	for _, err := range reports {
+		assert.True(t, utilnet.IsConnectionRefused(err), "%v", err)
+		assert.Contains(t, err.Error(), "refused the connection for the watch of *v1.Pod")
+		assert.Contains(t, err.Error(), "without a relist")
+	}
 }
 
 func TestTooManyRequestsOnWatchBacksOffWithoutRelist(t *testing.T) {
