@@ -17,8 +17,7 @@ import (
 // backs off and retries) and, in this implementation, also of every watch
 // event the reflector had to drop or refuse, of every LIST whose items it
 // refused in part, and of every 429 or refused connection on a watch. A stop
-// is never reported. It
-// must return quickly.
+// is never reported. It must return quickly.
 //
 // Mirrors [k8s.io/client-go/tools/cache.WatchErrorHandler] (reflector.go).
 type WatchErrorHandler func(r *Reflector, err error)
