@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -261,4 +262,27 @@ func TestThreadSafeStoreReplaceNilMap(t *testing.T) {
 	got, err := ts.ByIndex("node", "n1")
 	require.NoError(t, err)
 	assert.Len(t, got, 1)
+}
+
+// Len counts what ListKeys lists, through adds, an update, a delete and a
+// Replace, for both the Store and the Indexer.
+func TestLenCountsWhatListKeysLists(t *testing.T) {
+	for _, s := range []Store{NewStore(MetaNamespaceKeyFunc), NewIndexer(MetaNamespaceKeyFunc, Indexers{})} {
+		l := s.(interface{ Len() int })
+		check := func(what string, want int) {
+			t.Helper()
+			require.Len(t, s.ListKeys(), want, what)
+			require.Equal(t, want, l.Len(), what)
+		}
+		check("empty", 0)
+		for i := range 5 {
+			require.NoError(t, s.Add(pod("ns", fmt.Sprint("p", i), "1", "n")))
+		}
+		require.NoError(t, s.Add(pod("ns", "p0", "2", "n")))
+		check("five adds and an update", 5)
+		require.NoError(t, s.Delete(pod("ns", "p1", "3", "n")))
+		check("a delete", 4)
+		require.NoError(t, s.Replace([]any{pod("ns", "q", "4", "n")}, "4"))
+		check("a replace", 1)
+	}
 }

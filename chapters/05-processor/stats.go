@@ -71,7 +71,14 @@ func ReadStats(informer SharedInformer) (InformerStats, error) {
 	if !ok {
 		return InformerStats{}, fmt.Errorf("ReadStats: %T is not an informer of this package", informer)
 	}
-	st := InformerStats{Queue: s.queueKind, Distributed: s.processor.distributed.Load(), Cached: len(s.indexer.ListKeys())}
+	st := InformerStats{Queue: s.queueKind, Distributed: s.processor.distributed.Load()}
+	// Chapter 1's cache counts itself without listing its keys; an indexer
+	// from elsewhere is counted the long way.
+	if l, ok := s.indexer.(interface{ Len() int }); ok {
+		st.Cached = l.Len()
+	} else {
+		st.Cached = len(s.indexer.ListKeys())
+	}
 	s.startedLock.Lock()
 	q, c := s.queue, s.controller
 	s.startedLock.Unlock()
