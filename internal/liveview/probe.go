@@ -2,6 +2,7 @@ package liveview
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,7 +27,8 @@ type ReflectorProbe struct {
 
 	mu sync.Mutex
 	// Guarded by mu:
-	st ReflectorState
+	st   ReflectorState
+	sent int // requests logged so far
 }
 
 // ReflectorState is the reflector part of a [Pipeline].
@@ -46,6 +48,22 @@ type ReflectorState struct {
 	WatchErrors int `json:"watchErrors"`
 	// LastError is the last failed request's, until one succeeds.
 	LastError string `json:"lastError,omitempty"`
+	// Requests are the last [RecentRequests] requests, oldest first: what
+	// a counter cannot say, which request followed which, and from where.
+	Requests []ProbedRequest `json:"requests,omitempty"`
+}
+
+// RecentRequests is how many requests a [ReflectorState] lists.
+const RecentRequests = 8
+
+// ProbedRequest is one LIST or WATCH the reflector sent.
+type ProbedRequest struct {
+	Verb string `json:"verb"` // LIST or WATCH
+	// ResourceVersion is the one asked for ("" for a consistent read).
+	ResourceVersion string `json:"rv"`
+	// Outcome is "" until the request failed, or a watch ended with an
+	// ERROR event (then "ERROR" and the status's reason, e.g. "ERROR Expired").
+	Outcome string `json:"outcome,omitempty"`
 }
 
 var _ reflector.ListerWatcherWithContext = &ReflectorProbe{}
@@ -59,13 +77,33 @@ func NewReflectorProbe(lw reflector.ListerWatcher) *ReflectorProbe {
 func (p *ReflectorProbe) State() ReflectorState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.st
+	st := p.st
+	st.Requests = slices.Clone(st.Requests)
+	return st
 }
 
 func (p *ReflectorProbe) set(f func(*ReflectorState)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f(&p.st)
+}
+
+// request_locked logs a new request and returns its number, for
+// outcome_locked.
+func (p *ReflectorProbe) request_locked(verb, rv string) int {
+	if len(p.st.Requests) == RecentRequests {
+		p.st.Requests = slices.Delete(p.st.Requests, 0, 1)
+	}
+	p.st.Requests = append(p.st.Requests, ProbedRequest{Verb: verb, ResourceVersion: rv})
+	p.sent++
+	return p.sent
+}
+
+// outcome_locked sets the outcome of request n, if it is still logged.
+func (p *ReflectorProbe) outcome_locked(n int, outcome string) {
+	if i := len(p.st.Requests) - 1 - (p.sent - n); i >= 0 {
+		p.st.Requests[i].Outcome = outcome
+	}
 }
 
 // List passes to ListWithContext.
@@ -80,12 +118,18 @@ func (p *ReflectorProbe) Watch(o metav1.ListOptions) (watch.Interface, error) {
 
 // ListWithContext records a LIST while it is in flight.
 func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-	p.set(func(s *ReflectorState) { s.Phase, s.ResourceVersion = "LIST", o.ResourceVersion; s.Lists++ })
+	var n int
+	p.set(func(s *ReflectorState) {
+		s.Phase, s.ResourceVersion = "LIST", o.ResourceVersion
+		s.Lists++
+		n = p.request_locked("LIST", o.ResourceVersion)
+	})
 	obj, err := p.lw.ListWithContext(ctx, o)
 	p.set(func(s *ReflectorState) {
 		s.Phase = "idle"
 		if err != nil {
 			s.LastError = "LIST: " + err.Error()
+			p.outcome_locked(n, err.Error())
 			return
 		}
 		s.LastError = ""
@@ -99,16 +143,21 @@ func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptio
 // WatchWithContext records a WATCH while it is open, and each event's
 // resourceVersion.
 func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	var n int
+	p.set(func(*ReflectorState) { n = p.request_locked("WATCH", o.ResourceVersion) })
 	w, err := p.lw.WatchWithContext(ctx, o)
 	if err != nil {
-		p.set(func(s *ReflectorState) { s.Phase, s.LastError = "idle", "WATCH: "+err.Error() })
+		p.set(func(s *ReflectorState) {
+			s.Phase, s.LastError = "idle", "WATCH: "+err.Error()
+			p.outcome_locked(n, err.Error())
+		})
 		return nil, err
 	}
 	p.set(func(s *ReflectorState) {
 		s.Phase, s.ResourceVersion, s.LastError = "WATCH", o.ResourceVersion, ""
 		s.Watches++
 	})
-	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), n: n}
 	go pw.relay(p)
 	return pw, nil
 }
@@ -119,6 +168,7 @@ type probedWatch struct {
 	out      chan watch.Event
 	stop     chan struct{}
 	stopOnce sync.Once
+	n        int // the request's number in the probe's log
 }
 
 func (w *probedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -145,7 +195,11 @@ func (w *probedWatch) relay(p *ReflectorProbe) {
 				return
 			}
 			if ev.Type == watch.Error {
-				p.set(func(s *ReflectorState) { s.WatchErrors++ })
+				outcome := "ERROR"
+				if st, ok := ev.Object.(*metav1.Status); ok && st.Reason != "" {
+					outcome += " " + string(st.Reason)
+				}
+				p.set(func(s *ReflectorState) { s.WatchErrors++; p.outcome_locked(w.n, outcome) })
 			} else if m, err := meta.Accessor(ev.Object); err == nil {
 				rv := m.GetResourceVersion()
 				p.set(func(s *ReflectorState) { s.WatchEvents++; s.ResourceVersion = rv })
