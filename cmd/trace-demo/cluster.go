@@ -26,6 +26,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -220,7 +221,12 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 
 	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.tp))
 	var inf processor.SharedIndexInformer
-	if q := queueKind(o.queue); q != processor.RealFIFOQueue {
+	var probe *liveview.ReflectorProbe
+	if o.live != nil {
+		// The page's reflector box needs a probe around the ListerWatcher,
+		// which only an informer the demo builds can have.
+		inf, probe = probedResourceInformerFor(f, gvr, namespace, queueKind(o.queue), tel.tp, o.traceFilter)
+	} else if q := queueKind(o.queue); q != processor.RealFIFOQueue {
 		// The factory's informers run on the RealFIFO; another queue only
 		// through InformerFor (see queuedInformerFor).
 		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
@@ -255,7 +261,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		}
 	}
 	if o.live != nil {
-		o.live.attach(inf, nil, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.queue, nil)
+		o.live.attach(inf, probe, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.queue, nil)
 	}
 	// The informer has a context of its own: Ctrl-C (ctx) first lets the
 	// handlers catch up with the cache, so the waterfall shows whole paths,

@@ -49,7 +49,7 @@ var lessons = map[string]string{
 	"basic":        "create demo/web-2, update demo/web-1, delete demo/web-2.",
 	"coalesce":     "lessons/web-coalesced changes twice between LIST and WATCH, behind " + fmt.Sprint(fillerPods) + " queued pods, on a DeltaFIFO.",
 	"order":        "the same six writes (update a, b, a, delete b, update c, a) watched by two informers, one on each queue.",
-	"slow-handler": "update demo/busy five times in a row; *main.slowHandler takes " + embeddedSlowDelay.String() + " per call.",
+	"slow-handler": slowLesson("*main.slowHandler", embeddedSlowDelay),
 	"relist":       "stop the API server, delete demo/doomed, compact history, restart: the informer must LIST again.",
 	"late-handler": "add *main.lateHandler after the informer has synced.",
 	"resync":       "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.",
@@ -77,6 +77,22 @@ var lookFor = map[string]string{
 	"late-handler": "  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
 		"  object as a synthetic add; the queue and HandleDeltas are not involved.",
 	"resync": "  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
+}
+
+// slowLesson is the slow-handler lesson's line, naming the run's slow
+// handler (the live view's is the tunable one) and its time per call now.
+func slowLesson(handler string, d time.Duration) string {
+	return "update demo/busy five times in a row; " + handler + " takes " + d.String() + " per call."
+}
+
+// slowLine is the line after the slow-handler lesson: the slow handler's
+// time per call on demo/busy, from its spans.
+func slowLine(c *collector, handler string) string {
+	n, mean := slowCalls(c, demoNamespace+"/busy", handler)
+	if n == 0 {
+		return "slow-handler: no traced call of *main." + handler + " on demo/busy (not among the traced objects?)"
+	}
+	return fmt.Sprintf("slow-handler: *main.%s took %s per call on demo/busy (%s)", handler, ms(mean), plural(n, "call"))
 }
 
 // showcase is one trace the waterfall draws: the first trace of key whose
@@ -294,8 +310,8 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			}
 		}
 		if s == "slow-handler" {
-			if n, mean := slowCalls(tel.collector, demoNamespace+"/busy"); n > 0 {
-				u.status("slow-handler: *main.slowHandler took %s per call on demo/busy (%s)", ms(mean), plural(n, "call"))
+			if n, _ := slowCalls(tel.collector, demoNamespace+"/busy", "slowHandler"); n > 0 {
+				u.status("%s", slowLine(tel.collector, "slowHandler"))
 			}
 		}
 		for i := before; i < len(e.show); i++ {
@@ -419,11 +435,13 @@ func (e *embedded) step(name string) error {
 }
 
 func (e *embedded) addLate() error {
-	h := lateHandler{newSeen()}
+	// A pointer, so that its listener is "*main.lateHandler#N", as the
+	// lesson's line says.
+	h := &lateHandler{newSeen()}
 	if _, err := e.informer.AddEventHandlerWithResyncPeriod(h, resyncPeriod); err != nil {
 		return err
 	}
-	e.late = &h
+	e.late = h
 	e.show = append(e.show, sc("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", rootIs(tracing.SpanAddEventHandle, "")))
 	return e.handlersCaughtUp("the late handler's synthetic adds")
 }
@@ -451,14 +469,15 @@ func maxPoppedTogether(c *collector, key string) int {
 	return n
 }
 
-// slowCalls is the number and mean duration of the slow handler's calls for
-// key: the calls it does sleep on, unlike the filler pods'.
-func slowCalls(c *collector, key string) (int, time.Duration) {
+// slowCalls is the number and mean duration of handler's calls for key
+// (handler: the type's name, e.g. slowHandler): the calls it does sleep
+// on, unlike the filler pods'.
+func slowCalls(c *collector, key, handler string) (int, time.Duration) {
 	spans, _ := c.snapshot()
 	n, sum := 0, time.Duration(0)
 	for i := range spans {
 		s := &spans[i]
-		if spancheck.IsHandlerCall(s) && s.Attr(tracing.KeyObjectKey) == key && strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), "slowHandler") {
+		if spancheck.IsHandlerCall(s) && s.Attr(tracing.KeyObjectKey) == key && strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), handler+"#") {
 			n++
 			sum += s.Duration()
 		}

@@ -11,8 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -68,7 +72,7 @@ type liveUI struct {
 	mu sync.Mutex
 	// Guarded by mu:
 	informer processor.SharedIndexInformer
-	probe    *liveview.ReflectorProbe // nil on a cluster
+	probe    *liveview.ReflectorProbe
 	source   string
 	name     string
 	controls []liveview.Control
@@ -115,8 +119,8 @@ func (l *liveUI) stop() {
 	<-l.done
 }
 
-// attach shows inf on the page; probe may be nil (a cluster informer's
-// ListerWatcher is the factory's own).
+// attach shows inf on the page; probe wraps its ListerWatcher
+// (probedInformerFor).
 func (l *liveUI) attach(inf processor.SharedIndexInformer, probe *liveview.ReflectorProbe, name, source string, controls []liveview.Control) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,11 +146,7 @@ func (l *liveUI) pipeline() liveview.Pipeline {
 		p.Source += " (" + err.Error() + ")"
 		return p
 	}
-	if probe != nil {
-		p.Reflector = probe.State()
-	} else {
-		p.Reflector = liveview.ReflectorState{Phase: "–", ResourceVersion: st.LastSyncResourceVersion}
-	}
+	p.Reflector = probe.State()
 	p.Queue = liveview.QueueState{Kind: st.Queue.String(), Depth: st.QueueLen}
 	p.HandleDeltas, p.Indexer = st.Distributed, st.Cached
 	for _, ls := range st.Listeners {
@@ -155,6 +155,10 @@ func (l *liveUI) pipeline() liveview.Pipeline {
 	}
 	return p
 }
+
+// tunableListener is the page's name for the tunable handler's listener:
+// its type and its index among the informer's handlers.
+const tunableListener = "*main.tunableHandler#2"
 
 // tunableHandler is the live view's third handler: fast or slow at the
 // press of a button, to show its ring buffer filling while the others stay
@@ -195,22 +199,42 @@ type liveEmbedded struct {
 	extras  []processor.ResourceEventHandlerRegistration
 }
 
-// probedInformerFor is filteredInformerFor for pods with the ListerWatcher
-// wrapped in a probe, so the page can show the reflector's LIST and WATCH.
+// probedInformerFor is probedResourceInformerFor for the embedded run's
+// pods.
 func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
+	return probedResourceInformerFor(f, corev1.SchemeGroupVersion.WithResource("pods"), namespace, q, tel.tp, filter)
+}
+
+// probedResourceInformerFor registers with f, for gvr, the informer the page
+// shows: built as filteredInformerFor builds it (the factory's namespace,
+// index, name and tracer provider; queue q; filter), with its
+// ListerWatcher wrapped in a probe so that the page can show the
+// reflector's LIST and WATCH. The factory's own informers build their
+// ListerWatcher inside, where nothing can wrap it; InformerFor with our
+// constructor is the way in (the first caller's wins, as upstream), for a
+// typed resource and, under the unstructured type, for any other: the run
+// has this one informer.
+func probedResourceInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
 	var probe *liveview.ReflectorProbe
-	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	inf := f.InformerFor(&corev1.Pod{}, func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
-		rc, err := c.RESTClient(gvr.GroupVersion())
+	example, typed := typedExamples[gvr]
+	if !typed {
+		example = func() runtime.Object { return &unstructured.Unstructured{} }
+	}
+	inf := f.InformerFor(example(), func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {
+		client := c.RESTClient
+		if !typed {
+			client = c.UnstructuredClient
+		}
+		rc, err := client(gvr.GroupVersion())
 		if err != nil {
-			panic(err) // cannot happen: NewForConfig makes every typed client
+			panic(err) // cannot happen: NewForConfig makes every typed client, and runCluster made this unstructured one
 		}
 		probe = liveview.NewReflectorProbe(reflector.NewFilteredListWatchFromClient(rc, gvr.Resource, namespace, func(*metav1.ListOptions) {}))
-		return processor.NewSharedIndexInformerWithOptions(probe, &corev1.Pod{}, processor.SharedIndexInformerOptions{
+		return processor.NewSharedIndexInformerWithOptions(probe, example(), processor.SharedIndexInformerOptions{
 			ResyncPeriod:   resync,
 			Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
 			Name:           gvr.Resource,
-			TracerProvider: tel.tp,
+			TracerProvider: tp,
 			Queue:          q,
 			TraceFilter:    filter,
 		})
@@ -296,7 +320,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				return "deleted " + demoNamespace + "/" + name + " (DELETED)", e.srv.Delete(apiserver.Pods, demoNamespace, name)
 			})},
 		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1",
-			LookFor: "the queue and the slow handler's pending fill, then drain; the fast handlers keep up. The counters count every update, traced or not",
+			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not",
 			Do: le.locked(func(_ context.Context, n int) (string, error) {
 				for i := range n {
 					le.made++
@@ -306,26 +330,31 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				}
 				return fmt.Sprintf("%d updates of %s/web-1 written", n, demoNamespace), nil
 			})},
-		{Name: "slow", Label: "make the handler slow", LookFor: lookForLine("slow-handler"),
+		{Name: "slow", Label: "make the handler slow",
+			LookFor: "from its next call on, " + tunableListener + " takes " + liveSlowDelay.String() + " (its max time shows it); after a burst its pending grows while the other listeners' stay at 0 and the queue empties: one slow handler never delays the others or the queue. In its events' waterfalls its pop span (informer.listener.pending > 0) is the long one",
 			Do: func(context.Context, int) (string, error) {
 				le.tunable.delay.Store(int64(liveSlowDelay))
-				return fmt.Sprintf("*main.tunableHandler now takes %v per call", liveSlowDelay), nil
+				return fmt.Sprintf("%s now takes %v per call", tunableListener, liveSlowDelay), nil
 			}},
-		{Name: "fast", Label: "make the handler fast", LookFor: "its pending drains; mean handler time falls",
+		{Name: "fast", Label: "make the handler fast", LookFor: tunableListener + "'s pending drains within moments; its mean time falls as fast calls add up, its max stays",
 			Do: func(context.Context, int) (string, error) {
 				le.tunable.delay.Store(0)
-				return "*main.tunableHandler now returns at once", nil
+				return tunableListener + " now returns at once", nil
 			}},
-		{Name: "add-handler", Label: "add a handler", LookFor: lookForLine("late-handler"),
+		{Name: "add-handler", Label: "add a handler", LookFor: lookForLine("late-handler") + " Its row appears last, with one call per cached object",
 			Do: le.locked(func(context.Context, int) (string, error) {
-				reg, err := e.informer.AddEventHandler(extraHandler{newSeen()})
+				reg, err := e.informer.AddEventHandler(&extraHandler{newSeen()})
 				if err != nil {
 					return "", err
 				}
 				le.extras = append(le.extras, reg)
-				return "added *main.extraHandler: it is given every cached object as a synthetic add", nil
+				name := "*main.extraHandler"
+				if st, err := processor.ReadStats(e.informer); err == nil && len(st.Listeners) > 0 {
+					name = st.Listeners[len(st.Listeners)-1].Name // sorted by index: the newest is last
+				}
+				return "added " + name + ": it is given every cached object as a synthetic add", nil
 			})},
-		{Name: "remove-handler", Label: "remove a handler", LookFor: "its listener's row disappears; the others go on",
+		{Name: "remove-handler", Label: "remove a handler", LookFor: "the last *main.extraHandler row disappears; the others go on",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				if len(le.extras) == 0 {
 					return "", fmt.Errorf("no handler added from the page to remove")
@@ -353,7 +382,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				e.srv.CloseWatches()
 				return "history compacted and watches closed: the rewatch gets 410 Expired", nil
 			})},
-		{Name: "restart", Label: "restart the API server", LookFor: "the reflector's WATCH fails while the server is down, then resumes from its resourceVersion (history was kept)",
+		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a LIST (history was kept; a request sent while the server is down fails and is retried)",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				e.srv.Stop()
 				return "API server stopped and started again", e.srv.Restart()
@@ -391,11 +420,18 @@ func (le *liveEmbedded) runLessons() {
 			le.u.status("lesson script stopped before %s", s)
 			return
 		}
-		le.u.lesson(s, lessons[s])
+		text := lessons[s]
+		if s == "slow-handler" {
+			text = slowLesson("*main.tunableHandler", time.Duration(le.tunable.delay.Load()))
+		}
+		le.u.lesson(s, text)
 		le.u.println(lookFor[s])
 		if err := le.step(s); err != nil {
 			le.u.warn("lesson %s: %v", s, err)
 			return
+		}
+		if s == "slow-handler" {
+			le.u.status("%s", slowLine(le.tel.collector, "tunableHandler"))
 		}
 	}
 	le.u.status("lesson script done")

@@ -317,6 +317,16 @@ func TestLiveViewOnAClusterHasNoControls(t *testing.T) {
 		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
 	})
 	assert.Contains(t, st.Pipeline.Source, "cluster "+srv.URL)
+	// The reflector box is the probe's, as on the embedded server: the
+	// first LIST, then a WATCH from its resourceVersion.
+	rs := d.waitState(t, "the cluster informer's reflector watching", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Phase == "WATCH"
+	}).Pipeline.Reflector
+	assert.Equal(t, 1, rs.Lists)
+	require.GreaterOrEqual(t, len(rs.Requests), 2)
+	assert.Equal(t, "LIST", rs.Requests[0].Verb)
+	assert.Equal(t, "WATCH", rs.Requests[1].Verb)
+	assert.NotEmpty(t, rs.ResourceVersion)
 	code, r := d.press(t, "create-pod")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, r.Message, "no controls on a real cluster")
