@@ -31,6 +31,12 @@ function drawPipeline(p) {
   text("reflector-watches", r.watches);
   text("reflector-events", r.watchEvents);
   text("reflector-errors", r.watchErrors);
+  // Without a probe on the reflector's requests (phase "–": an informer
+  // whose ListerWatcher the factory built), say so rather than show
+  // counters stuck at 0.
+  const probed = r.phase !== "–";
+  $("reflector-counts").hidden = !probed;
+  $("reflector-unprobed").hidden = probed;
   text("reflector-error", r.lastError || "");
   $("st-reflector").classList.toggle("busy", r.phase === "LIST");
   text("queue-kind", p.queue.kind === "deltafifo" ? "DeltaFIFO" : "RealFIFO");
@@ -52,6 +58,7 @@ function drawPipeline(p) {
     p.listeners.forEach((l, i) => {
       const row = document.createElement("div");
       row.className = "listener";
+      row.dataset.listener = l.name;
       row.innerHTML = `<span class="name"></span>
         <div class="stage" data-k="addCh"><h2>addCh</h2><span class="v"></span></div><span>→</span>
         <div class="stage" data-k="pending"><h2>pending</h2><span class="v"></span></div><span>→</span>
@@ -85,6 +92,8 @@ function drawEvents(st) {
   body.innerHTML = "";
   for (const e of st.events) {
     const tr = body.insertRow();
+    tr.dataset.key = e.key;
+    tr.dataset.type = e.type;
     for (const v of [e.type, e.key, e.rv, e.handlerCalls, e.totalMicros ? fmtMicros(e.totalMicros) : "…"]) {
       tr.insertCell().textContent = v;
     }
@@ -156,19 +165,23 @@ async function openWaterfall(e) {
   const draw = (parent, s) => {
     const d = document.createElement("details");
     d.open = true;
+    d.dataset.span = s.name;
     const sum = document.createElement("summary");
     const attrs = Object.entries(s.attrs).filter(([k]) => k !== "informer.name").map(([k, v]) => `${k.replace("informer.", "")}=${v}`).join(" ");
     sum.textContent = `${s.name} +${fmtMicros(s.offsetMicros)} ${fmtMicros(s.micros)}  ${attrs}`;
+    sum.title = sum.textContent;
+    // The bars share one time axis: a track of 30em at the right of the
+    // box (see app.css), whatever the indentation and length of the text.
     const bar = document.createElement("span");
     bar.className = "wbar" + (waits.has(s.name) ? " wait" : "");
-    bar.style.marginLeft = (0.5 + 30 * s.offsetMicros / total) + "em";
+    bar.style.left = `calc(100% - 31em + ${30 * s.offsetMicros / total}em)`;
     bar.style.width = Math.max(0.1, 30 * s.micros / total) + "em";
     sum.appendChild(bar);
     d.appendChild(sum);
     for (const l of s.links || []) {
       const div = document.createElement("div");
       div.className = "link";
-      div.textContent = `↪ link to ${l.name || "a span no longer kept"} (trace ${l.traceID.slice(0, 8)}…)`;
+      div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
       d.appendChild(div);
     }
     for (const c of kids[s.spanID] || []) draw(d, c);
