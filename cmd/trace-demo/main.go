@@ -198,6 +198,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
 		return 2
 	}
+	if o.ui {
+		tel.collector.limit = uiCollected // the page keeps its own window
+	}
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)

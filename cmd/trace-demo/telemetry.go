@@ -16,6 +16,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
@@ -24,22 +26,54 @@ import (
 // still go to the exporter; the summary says how many the waterfall missed.
 const maxCollected = 500_000
 
+// uiCollected is the bound with --ui, where the page (liveview.SpanStore)
+// is the viewer and the collector only feeds the closing summary: half a
+// million spans, about 30,000 traced events, were some 200 MB kept twice
+// for a summary of the run's first minutes.
+const uiCollected = 100_000
+
 // collector keeps every ended span for the waterfall and summary. It is a
 // SpanProcessor of its own, beside the exporter's, so the terminal shows
 // the very spans that were exported.
+//
+// Past its limit a trace is whole or absent in the snapshot: a trace with
+// spans kept before the limit and spans dropped after it would read as a
+// broken contract ("lost: no queue wait span and no HandleDeltas") when
+// only the collector had run out of room, and the demo would exit 1.
 type collector struct {
+	limit int // maxCollected when 0; set before the first span
+
 	mu      sync.Mutex
 	spans   []spancheck.Span // guarded by mu
 	dropped int              // guarded by mu
+	// traces are the trace IDs in spans, built when the limit is first
+	// reached; cut are those of them that lost a span to the limit, left
+	// out of snapshot. Both guarded by mu; neither grows past the kept
+	// traces.
+	traces map[trace.TraceID]bool
+	cut    map[trace.TraceID]bool
 }
 
 func (c *collector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
-	sp := spancheck.FromReadOnly(s)
+	limit := c.limit
+	if limit == 0 {
+		limit = maxCollected
+	}
+	sp := spancheck.FromReadOnly(s) // outside the lock, as before the limit
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.spans) >= maxCollected {
+	if len(c.spans) >= limit {
 		c.dropped++
+		if c.traces == nil {
+			c.traces, c.cut = map[trace.TraceID]bool{}, map[trace.TraceID]bool{}
+			for i := range c.spans {
+				c.traces[c.spans[i].TraceID] = true
+			}
+		}
+		if c.traces[sp.TraceID] {
+			c.cut[sp.TraceID] = true
+		}
 		return
 	}
 	c.spans = append(c.spans, sp)
@@ -47,10 +81,23 @@ func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
 func (c *collector) Shutdown(context.Context) error   { return nil }
 func (c *collector) ForceFlush(context.Context) error { return nil }
 
+// snapshot returns the kept spans of the traces kept whole, and how many
+// spans the limit took (including the kept spans of cut traces).
 func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]spancheck.Span(nil), c.spans...), c.dropped
+	if len(c.cut) == 0 {
+		return append([]spancheck.Span(nil), c.spans...), c.dropped
+	}
+	dropped = c.dropped
+	for _, sp := range c.spans {
+		if c.cut[sp.TraceID] {
+			dropped++
+			continue
+		}
+		spans = append(spans, sp)
+	}
+	return spans, dropped
 }
 
 func (c *collector) count() int {
