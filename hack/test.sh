@@ -6,7 +6,10 @@
 #     workshop's selfcheck (cmd/workshop);
 #  3. the e2e tests against a real kube-apiserver + etcd on loopback, which
 #     hack/local-cluster.sh builds (first time: several minutes), starts, and
-#     stops again when this script exits.
+#     stops again when this script exits;
+#  4. the live view in headless Chromium (test/browser, build tag browser),
+#     on the embedded server and on that cluster; hack/chromium.sh installs
+#     Debian's chromium when missing and prints its path.
 #
 # It stops at the first failure with a non-zero exit code.
 set -euo pipefail
@@ -23,6 +26,7 @@ fi
 echo "== go vet"
 go vet ./...
 go vet -tags e2e ./test/...
+go vet -tags browser ./test/...
 
 echo "== go test -race ./..."
 go test -race -count=1 ./...
@@ -39,3 +43,10 @@ trap './hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
 ./hack/local-cluster.sh up >/dev/null
 eval "$(./hack/local-cluster.sh env)"
 go test -race -count=1 -tags e2e ./test/e2e
+
+# Without -race: what this test exercises runs in other processes (the demo
+# and the browser); the race detector would only slow the build of chromedp.
+echo "== the live view in headless Chromium (hack/chromium.sh)"
+INFORMER_ANATOMY_CHROMIUM=$(./hack/chromium.sh path)
+export INFORMER_ANATOMY_CHROMIUM
+go test -count=1 -tags browser ./test/browser

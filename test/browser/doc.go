@@ -1,0 +1,22 @@
+// Package browser opens the live view (`trace-demo --ui`, internal/liveview)
+// in a real, headless Chromium driven over the DevTools protocol
+// (github.com/chromedp/chromedp), and checks what a room would see: every
+// stage drawn, the controls moving the counters, an event opening its
+// waterfall, the reflector's rewatch and relist; on the embedded API server
+// and on the real cluster of hack/local-cluster.sh.
+//
+// The tests are behind the "browser" build tag, so `go test ./...` needs no
+// browser. hack/test.sh (the project's test command, and CI's) gets Chromium
+// from hack/chromium.sh, exports its path as INFORMER_ANATOMY_CHROMIUM and
+// runs them with the e2e cluster up. Without a Chromium they fail, they do
+// not skip. By hand:
+//
+//	hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"
+//	export INFORMER_ANATOMY_CHROMIUM=$(hack/chromium.sh path)
+//	go test -tags browser -v ./test/browser
+//	hack/local-cluster.sh down
+//
+// Screenshots go to _output/screenshots/ (git-ignored; the test logs each
+// path). `go test -tags browser ./test/browser -run Embedded -update-screenshot`
+// also copies the live view's picture to docs/img/liveview.png.
+package browser

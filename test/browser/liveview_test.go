@@ -1,0 +1,673 @@
+//go:build browser
+
+package browser
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "copy the live view's screenshot to docs/img/liveview.png")
+
+// chromiumEnv names the browser binary; hack/test.sh sets it from
+// hack/chromium.sh.
+const chromiumEnv = "INFORMER_ANATOMY_CHROMIUM"
+
+// waitTimeout bounds every wait for the page: generous, since the machine
+// may be busy; a wait ends as soon as its condition holds.
+const waitTimeout = 60 * time.Second
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// chromium is the browser to drive. A missing browser fails the test: the
+// feature under test is what a browser shows, and a skip would pass CI
+// without it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(chromiumEnv); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("no Chromium: run hack/chromium.sh path (it installs Debian's chromium as root) and set %s to the path it prints", chromiumEnv)
+	return ""
+}
+
+var (
+	buildOnce sync.Once
+	demoBin   string
+	buildErr  error
+	buildOut  []byte
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildDemo compiles cmd/trace-demo once for the package.
+func buildDemo(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "browser-test-"); buildErr != nil {
+			return
+		}
+		demoBin = filepath.Join(buildDir, "trace-demo")
+		buildOut, buildErr = exec.Command("go", "build", "-o", demoBin, filepath.Join(repoRoot(), "cmd", "trace-demo")).CombinedOutput()
+	})
+	require.NoError(t, buildErr, "go build ./cmd/trace-demo: %s", buildOut)
+	return demoBin
+}
+
+// syncBuffer is the demo's output, read while the demo writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// demo is `trace-demo --ui --ui-addr 127.0.0.1:0` running as a user runs it.
+type demo struct {
+	url  string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error // set when done is closed
+}
+
+func startDemo(t *testing.T, args ...string) *demo {
+	t.Helper()
+	bin := buildDemo(t)
+	d := &demo{out: &syncBuffer{}, done: make(chan struct{})}
+	// --duration: a test that dies without its cleanup leaves no demo
+	// running for long.
+	d.cmd = exec.Command(bin, append([]string{"--ui", "--ui-addr", "127.0.0.1:0", "--duration", "10m"}, args...)...)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	require.NoError(t, d.cmd.Start())
+	go func() { d.err = d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			_ = d.cmd.Process.Kill()
+			<-d.done
+		}
+		t.Logf("trace-demo %s output:\n%s", strings.Join(args, " "), d.out)
+	})
+	// Port 0 is the kernel's choice: the printed URL must carry the real
+	// port, or nobody could open the page.
+	urlRe := regexp.MustCompile(`live view: (http://127\.0\.0\.1:(\d+)/) `)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if m := urlRe.FindStringSubmatch(d.out.String()); m != nil {
+			require.NotEqual(t, "0", m[2], "the URL names the bound port")
+			d.url = m[1]
+			return d
+		}
+		select {
+		case <-d.done:
+			t.Fatalf("trace-demo ended before printing the live view's URL (%v):\n%s", d.err, d.out)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("trace-demo printed no live view URL within %v:\n%s", waitTimeout, d.out)
+		}
+	}
+}
+
+// stop presses Ctrl-C, as a user does, and returns the exit code.
+func (d *demo) stop(t *testing.T) int {
+	t.Helper()
+	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
+	select {
+	case <-d.done:
+	case <-time.After(waitTimeout):
+		t.Fatalf("trace-demo did not stop within %v of Ctrl-C:\n%s", waitTimeout, d.out)
+	}
+	var exit *exec.ExitError
+	if errors.As(d.err, &exit) {
+		return exit.ExitCode()
+	}
+	require.NoError(t, d.err)
+	return 0
+}
+
+// page is one browser tab on the live view.
+type page struct {
+	t    *testing.T
+	ctx  context.Context // the tab's; actions run with a timeout derived from it
+	name string          // prefix of this page's screenshots
+	demo *demo
+
+	mu      sync.Mutex
+	console []string // errors and uncaught exceptions the page reported
+}
+
+// openPage starts a headless Chromium with a 1280x800 window and opens url.
+func openPage(t *testing.T, d *demo, name string) *page {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
+	if os.Geteuid() == 0 {
+		// Chromium refuses to run as root inside its sandbox (CI containers).
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	p := &page{t: t, ctx: ctx, name: name, demo: d}
+	// This page's screenshots of an earlier run would mislead.
+	old, _ := filepath.Glob(filepath.Join(screenshotDir(), name+"-*.png"))
+	for _, f := range old {
+		_ = os.Remove(f)
+	}
+	// Subscribing starts the browser (without a timeout: a timeout on the
+	// first call would end the browser with it).
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				p.mu.Lock()
+				p.console = append(p.console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				p.mu.Unlock()
+			}
+		}
+	}()
+	// 1280x800 exactly (the window's size leaves less for the page).
+	p.do("open "+d.url, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(d.url))
+	return p
+}
+
+// do runs actions on the tab, failing the test (with a screenshot) on error.
+func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, waitTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.failed(what, err)
+	}
+}
+
+func (p *page) failed(what string, err error) {
+	p.t.Helper()
+	p.screenshot("FAILED", true)
+	p.t.Fatalf("%s: %v\ndemo output so far:\n%s", what, err, p.demo.out)
+}
+
+// consoleErrors is what the page reported as errors so far.
+func (p *page) consoleErrors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.console)
+}
+
+// screenshotDir is where a developer finds the screenshots (git-ignored).
+func screenshotDir() string { return filepath.Join(repoRoot(), "_output", "screenshots") }
+
+// screenshot writes _output/screenshots/<page>-<step>.png, the whole page
+// or the 1280x800 window, logs its path and returns it.
+func (p *page) screenshot(step string, full bool) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, waitTimeout)
+	defer cancel()
+	shot := chromedp.CaptureScreenshot()
+	if full {
+		shot = chromedp.FullScreenshot(100) // 100: PNG
+	}
+	b, err := chromedp.Run(ctx, shot)
+	if err != nil {
+		p.t.Errorf("screenshot %s: %v", step, err)
+		return ""
+	}
+	dir := screenshotDir()
+	path := filepath.Join(dir, p.name+"-"+step+".png")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		p.t.Errorf("screenshot %s: %v", step, err)
+		return ""
+	}
+	abs, _ := filepath.Abs(path)
+	p.t.Logf("screenshot: %s", abs)
+	return abs
+}
+
+// listenerRow is one listener as the page draws it.
+type listenerRow struct {
+	Name       string   `json:"name"`
+	Stages     []string `json:"stages"` // the visible boxes, in order
+	AddCh      int      `json:"addCh"`
+	Pending    int      `json:"pending"`
+	PendingHot bool     `json:"pendingBusy"` // drawn orange
+	Handler    string   `json:"handler"`     // "N calls · mean … · max …"
+}
+
+var callsRe = regexp.MustCompile(`^(\d+) calls · mean \S+ [µm]?s · max \S+ [µm]?s$`)
+
+// calls is the handler box's call count, -1 if the text is not as drawn.
+func (l listenerRow) calls() int {
+	m := callsRe.FindStringSubmatch(l.Handler)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// shown is what the page shows, read from the DOM (what a person reads on
+// it), not from the data endpoint.
+type shown struct {
+	Source        string        `json:"source"`
+	Status        string        `json:"status"`
+	Probed        bool          `json:"probed"` // the reflector's request counters shown
+	Phase         string        `json:"phase"`
+	RV            string        `json:"rv"`
+	Lists         int           `json:"lists"`
+	Watches       int           `json:"watches"`
+	WatchErrors   int           `json:"watchErrors"`
+	QueueKind     string        `json:"queueKind"`
+	QueueDepth    int           `json:"queueDepth"`
+	HandleDeltas  int           `json:"handleDeltas"`
+	Indexer       int           `json:"indexer"`
+	Stages        []string      `json:"stages"` // visible pipeline boxes
+	Arrows        int           `json:"arrows"`
+	Listeners     []listenerRow `json:"listeners"`
+	Events        [][]string    `json:"events"` // type, key, rv, handlers, total
+	Controls      []string      `json:"controls"`
+	ControlsText  string        `json:"controlsText"`
+	ControlResult string        `json:"controlResult"`
+}
+
+const readPage = `(() => {
+  const $ = (id) => document.getElementById(id);
+  const t = (id) => $(id).textContent;
+  const n = (id) => Number(t(id));
+  const visible = (e) => !!e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+  return {
+    source: t("source"), status: t("status"),
+    probed: visible($("reflector-counts")) && !visible($("reflector-unprobed")),
+    phase: t("reflector-phase"), rv: t("reflector-rv"), lists: n("reflector-lists"), watches: n("reflector-watches"), watchErrors: n("reflector-errors"),
+    queueKind: t("queue-kind"), queueDepth: n("queue-depth"), handleDeltas: n("handledeltas"), indexer: n("indexer"),
+    stages: [...document.querySelectorAll("#pipeline .stage[id]")].filter(visible).map((e) => e.id),
+    arrows: [...document.querySelectorAll("#pipeline > .arrow")].filter(visible).length,
+    listeners: [...document.querySelectorAll("#listeners .listener")].map((r) => ({
+      name: r.dataset.listener,
+      stages: [...r.querySelectorAll(".stage")].filter(visible).map((s) => s.dataset.k),
+      addCh: Number(r.querySelector('[data-k="addCh"] .v').textContent),
+      pending: Number(r.querySelector('[data-k="pending"] .v').textContent),
+      pendingBusy: r.querySelector('[data-k="pending"]').classList.contains("busy"),
+      handler: r.querySelector('[data-k="handler"] .v').textContent,
+    })),
+    events: [...document.querySelectorAll("#events tbody tr")].filter(visible).map((tr) => [...tr.cells].map((c) => c.textContent)),
+    controls: [...document.querySelectorAll("#controls button")].filter(visible).map((b) => b.dataset.name),
+    controlsText: t("controls"), controlResult: t("control-result"),
+  };
+})()`
+
+func (p *page) read() (shown, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, waitTimeout)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[shown](readPage))
+}
+
+// waitFor reads the page until cond holds, and fails (with a screenshot
+// and the last reading) when it does not within waitTimeout. The page
+// redraws five times a second; reading every 50 ms sees each redraw.
+func (p *page) waitFor(what string, cond func(shown) bool) shown {
+	p.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		s, err := p.read()
+		if err != nil {
+			p.failed("reading the page, waiting for "+what, err)
+		}
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.failed("waiting for "+what, fmt.Errorf("not within %v; the page showed: %+v", waitTimeout, s))
+		}
+		time.Sleep(50 * time.Millisecond) // a polling interval, not an assertion
+	}
+}
+
+func (p *page) click(what, selector string) {
+	p.t.Helper()
+	p.do("click "+what, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+func (p *page) press(control string) {
+	p.t.Helper()
+	p.click(control, fmt.Sprintf(`#controls button[data-name=%q]`, control))
+}
+
+// event is the first row of the event list for key and type.
+func (s shown) event(typ, key string) []string {
+	for _, e := range s.Events {
+		if len(e) == 5 && e[0] == typ && e[1] == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// settled: nothing queued or buffered, and every listener has handled every
+// change HandleDeltas distributed (want of them).
+func (s shown) settled(listeners, changes int) bool {
+	if len(s.Listeners) != listeners || s.QueueDepth != 0 || s.HandleDeltas != changes {
+		return false
+	}
+	for _, l := range s.Listeners {
+		if l.calls() != changes || l.Pending != 0 || l.AddCh != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// pipelineStages are the boxes the page draws for every informer, in order.
+var pipelineStages = []string{"st-reflector", "st-queue", "st-handledeltas", "st-indexer", "st-distribute"}
+
+// everyStageDrawn checks the pipeline and each listener's
+// addCh → pending → nextCh → handler on screen.
+func everyStageDrawn(t *testing.T, s shown, listeners []string) {
+	t.Helper()
+	assert.Equal(t, pipelineStages, s.Stages, "the pipeline's boxes, visible and in order")
+	assert.Equal(t, 4, s.Arrows, "an arrow between each stage")
+	require.Len(t, s.Listeners, len(listeners))
+	for i, l := range s.Listeners {
+		assert.Equal(t, listeners[i], l.Name)
+		assert.Equal(t, []string{"addCh", "pending", "nextCh", "handler"}, l.Stages, l.Name)
+		assert.NotEqual(t, -1, l.calls(), "%s's handler box: %q", l.Name, l.Handler)
+	}
+}
+
+// waterfall is the open waterfall as drawn: for each handler span, the span
+// names from the root down to it; each span's direct children; the links.
+type waterfall struct {
+	Title    string              `json:"title"`
+	Chains   [][]string          `json:"chains"`
+	Children map[string][]string `json:"children"` // by span name (first of that name)
+	AddChs   []string            `json:"addChs"`   // the addCh rows' text
+	Links    []string            `json:"links"`
+}
+
+const readWaterfall = `(() => {
+  const box = document.getElementById("waterfall");
+  if (document.getElementById("waterfall-box").hidden) return null;
+  const all = [...box.querySelectorAll("details")];
+  const up = (d) => { const c = []; for (let e = d; e; e = e.parentElement.closest("details")) c.unshift(e.dataset.span); return c; };
+  const children = {};
+  for (const d of all) {
+    if (!(d.dataset.span in children)) children[d.dataset.span] = [...d.children].filter((c) => c.tagName === "DETAILS").map((c) => c.dataset.span);
+  }
+  return {
+    title: document.getElementById("waterfall-title").textContent,
+    chains: all.filter((d) => /^On(Add|Update|Delete)$/.test(d.dataset.span)).map(up),
+    children,
+    addChs: all.filter((d) => d.dataset.span === "addCh").map((d) => d.querySelector(":scope > summary").textContent),
+    links: [...box.querySelectorAll(".link")].map((l) => l.textContent),
+  };
+})()`
+
+// waitWaterfall waits until the open waterfall satisfies cond.
+func (p *page) waitWaterfall(what string, cond func(*waterfall) bool) *waterfall {
+	p.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, waitTimeout)
+		w, err := chromedp.Run(ctx, chromedp.Evaluate[*waterfall](readWaterfall))
+		cancel()
+		if err != nil {
+			p.failed("reading the waterfall, waiting for "+what, err)
+		}
+		if w != nil && cond(w) {
+			return w
+		}
+		if time.Now().After(deadline) {
+			p.failed("waiting for "+what, fmt.Errorf("not within %v; the waterfall showed: %+v", waitTimeout, w))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The live view on the embedded API server, in Chromium: every stage
+// drawn; "create a pod" puts the event in the list and moves every
+// counter; a click opens the contract's chain for each listener; "drop the
+// watch" shows a rewatch without a LIST, "compact + force a 410 relist" a
+// LIST after a 410, whose listed objects link to the RealFIFO.ReplacedAll;
+// a slow handler's pending grows while the others stay empty.
+func TestLiveViewEmbeddedInChromium(t *testing.T) {
+	d := startDemo(t)
+	p := openPage(t, d, "embedded")
+	p.do("the pipeline's boxes", chromedp.WaitVisible(chromedp.CSS("#st-reflector")), chromedp.WaitVisible(chromedp.CSS("#st-distribute")))
+
+	listeners := []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.tunableHandler#2"}
+	s := p.waitFor("the informer synced and watching, its controls shown", func(s shown) bool {
+		return s.Phase == "WATCH" && s.Indexer == 1 && s.settled(3, 1) && slices.Contains(s.Controls, "create-pod")
+	})
+	everyStageDrawn(t, s, listeners)
+	assert.Equal(t, "RealFIFO", s.QueueKind)
+	assert.Contains(t, s.Source, "embedded API server at http://127.0.0.1:")
+	assert.Equal(t, 1, s.Lists)
+	assert.True(t, s.Probed, "the reflector box counts LISTs and WATCHes")
+	assert.NotEmpty(t, s.RV)
+	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "restart", "lessons"}, s.Controls)
+	p.screenshot("1-started", true)
+
+	// create a pod: its ADDED in the list, handled by all three; the
+	// indexer, HandleDeltas and each handler's calls move by one.
+	p.press("create-pod")
+	s = p.waitFor("demo/live-1's ADDED in the event list, handled by all three listeners", func(s shown) bool {
+		e := s.event("ADDED", "demo/live-1")
+		return e != nil && e[3] == "3" && s.Indexer == 2 && s.settled(3, 2)
+	})
+	assert.Contains(t, s.ControlResult, "create a pod: created demo/live-1 (ADDED). Look for: one trace per change")
+	ev := s.event("ADDED", "demo/live-1")
+	assert.Equal(t, s.RV, ev[2], "the reflector's resourceVersion is the event's")
+	assert.NotEqual(t, "…", ev[4], "the total time is shown once every handler has run")
+
+	// Its waterfall: per listener the contract's chain, root to handler.
+	p.click("demo/live-1's row", `#events tbody tr[data-key="demo/live-1"][data-type="ADDED"]`)
+	p.do("the waterfall", chromedp.WaitVisible(chromedp.CSS("#waterfall-box")))
+	w := p.waitWaterfall("demo/live-1's three chains", func(w *waterfall) bool { return len(w.Chains) == 3 })
+	assert.Equal(t, "ADDED demo/live-1 rv "+ev[2], w.Title)
+	root := tracing.SpanRootPrefix + "watch"
+	for _, c := range w.Chains {
+		assert.Equal(t, []string{root, tracing.SpanHandleDeltas, tracing.SpanDistribute, tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh, "OnAdd"}, c)
+	}
+	assert.ElementsMatch(t, []string{tracing.SpanRealFIFOQueued, tracing.SpanHandleDeltas}, w.Children[root])
+	assert.ElementsMatch(t, []string{"Indexer.Add", tracing.SpanDistribute}, w.Children[tracing.SpanHandleDeltas])
+	var named []string
+	for _, a := range w.AddChs {
+		if m := regexp.MustCompile(`listener=(\S+)`).FindStringSubmatch(a); m != nil {
+			named = append(named, m[1])
+		}
+	}
+	assert.ElementsMatch(t, listeners, named, "each addCh names its listener")
+	// The root links to its reflector cycle (Reflector.ListAndWatch, which
+	// is still running, so the page says it is not kept yet).
+	assert.NotEmpty(t, w.Links, "the root's link to its cycle span is drawn")
+	p.screenshot("2-waterfall", true)
+
+	// drop the watch: the watch had an event, so the reflector WATCHes
+	// again from its resourceVersion, without a LIST.
+	r0 := s
+	p.press("drop-watch")
+	s = p.waitFor("a new WATCH in the reflector box", func(s shown) bool { return s.Watches > r0.Watches && s.Phase == "WATCH" })
+	assert.Equal(t, r0.Lists, s.Lists, "a dropped watch resumes without a LIST")
+	assert.Contains(t, s.ControlResult, "drop the watch: every watch of the API server ended. Look for:")
+	p.screenshot("3-rewatch", true)
+
+	// compact + 410: first an event on the new watch (so its end is not a
+	// "very short watch"), then the relist, seen in the reflector box and
+	// as LISTED events linked to the entry's RealFIFO.ReplacedAll.
+	p.press("create-pod")
+	r1 := p.waitFor("demo/live-2 cached", func(s shown) bool { return s.Indexer == 3 && s.settled(3, 3) })
+	p.press("relist")
+	s = p.waitFor("a 410, a LIST, a WATCH again, and demo/live-1 LISTED", func(s shown) bool {
+		return s.Lists > r1.Lists && s.WatchErrors > r1.WatchErrors && s.Phase == "WATCH" && s.event("LISTED", "demo/live-1") != nil
+	})
+	assert.Contains(t, s.ControlResult, "410")
+	assert.Equal(t, 3, s.Indexer)
+	p.click("demo/live-1's LISTED row", `#events tbody tr[data-key="demo/live-1"][data-type="LISTED"]`)
+	// demo/live-1 is unchanged since the watch saw it: HandleDeltas
+	// (ReplacedAll) updates the cache, and distribute calls no handler,
+	// since a same-resourceVersion update goes only to handlers due for a
+	// resync, as in client-go; the page draws exactly that.
+	listRoot := tracing.SpanRootPrefix + "list"
+	w = p.waitWaterfall("the LISTED waterfall", func(w *waterfall) bool {
+		return strings.HasPrefix(w.Title, "LISTED demo/live-1") && slices.Contains(w.Children[tracing.SpanHandleDeltas], tracing.SpanDistribute)
+	})
+	assert.ElementsMatch(t, []string{tracing.SpanRealFIFOQueued, tracing.SpanHandleDeltas}, w.Children[listRoot])
+	assert.ElementsMatch(t, []string{"Indexer.Update", tracing.SpanDistribute}, w.Children[tracing.SpanHandleDeltas])
+	assert.Empty(t, w.Chains, "no handler is due for an unchanged object")
+	assert.Equal(t, "0", s.event("LISTED", "demo/live-1")[3], "the list's handler column says so too")
+	assert.True(t, slices.ContainsFunc(w.Links, func(l string) bool { return strings.Contains(l, tracing.SpanRealFIFOReplacedAll) }),
+		"a listed object links to its relist's entry, by name: %q", w.Links)
+	p.screenshot("4-relist", true)
+	// The relist's changes reached the cache but no handler: the counters
+	// from here on.
+	r2 := p.waitFor("the relist handled", func(s shown) bool { return s.QueueDepth == 0 && s.HandleDeltas == r1.HandleDeltas+3 })
+
+	// A slow handler: its pending grows (orange) while the other listeners
+	// keep up; the docs' picture is taken here. Then fast again: it drains.
+	p.press("slow")
+	p.waitFor("the slow control's answer", func(s shown) bool { return strings.Contains(s.ControlResult, "now takes 10ms per call") })
+	p.do("300 updates", chromedp.SetValue(chromedp.CSS(`#controls input`), "300"))
+	p.press("burst")
+	s = p.waitFor("the slow handler's pending growing, drawn orange", func(s shown) bool {
+		return len(s.Listeners) == 3 && s.Listeners[2].Pending >= 50 && s.Listeners[2].PendingHot
+	})
+	assert.GreaterOrEqual(t, s.Listeners[0].calls(), s.Listeners[2].calls(), "the fast listener is not behind the slow one")
+	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	shot := p.screenshot("5-slow-handler", false)
+	if *updateScreenshot && shot != "" {
+		b, err := os.ReadFile(shot)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(repoRoot(), "docs", "img", "liveview.png"), b, 0o644))
+		t.Logf("copied to docs/img/liveview.png")
+	}
+	p.waitFor("the burst's answer", func(s shown) bool { return strings.Contains(s.ControlResult, "300 updates of demo/web-1 written") })
+	p.press("fast")
+	p.waitFor("the fast control's answer, and every update handled by every listener", func(s shown) bool {
+		if !strings.Contains(s.ControlResult, "returns at once") || s.HandleDeltas != r2.HandleDeltas+300 || s.QueueDepth != 0 || len(s.Listeners) != 3 {
+			return false
+		}
+		for i, l := range s.Listeners {
+			if l.calls() != r2.Listeners[i].calls()+300 || l.Pending != 0 || l.AddCh != 0 {
+				return false
+			}
+		}
+		return true
+	})
+
+	assert.Empty(t, p.consoleErrors(), "the page reported no error")
+	assert.Equal(t, 0, d.stop(t), "trace-demo exits 0 on Ctrl-C")
+}
+
+// The live view on the real cluster (--cluster), in Chromium: the same
+// pipeline drawn, the counters from the cluster's objects, a new object
+// seen in the event list, and no controls (the demo does not write to
+// your cluster).
+func TestLiveViewOnTheRealClusterInChromium(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err := kube.RESTClientFor(cfg, corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	ns := fmt.Sprintf("browser-%06d", time.Now().UnixMicro()%1_000_000)
+	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(context.Background()).Error())
+	t.Cleanup(func() { _ = client.Delete().Resource("namespaces").Name(ns).Do(context.Background()).Error() })
+	for i := range 3 {
+		createConfigMap(t, client, ns, fmt.Sprint("cm-", i))
+	}
+
+	d := startDemo(t, "--cluster", "--kubeconfig", kubeconfig, "--resource", "configmaps", "--namespace", ns)
+	p := openPage(t, d, "cluster")
+	p.do("the pipeline's boxes", chromedp.WaitVisible(chromedp.CSS("#st-reflector")), chromedp.WaitVisible(chromedp.CSS("#st-distribute")))
+	s := p.waitFor("the cluster's three configmaps cached and handled", func(s shown) bool {
+		return s.Indexer == 3 && s.settled(3, 3)
+	})
+	everyStageDrawn(t, s, []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.slowHandler#2"})
+	assert.Equal(t, "RealFIFO", s.QueueKind)
+	assert.Contains(t, s.Source, "cluster ")
+	assert.NotEmpty(t, s.RV, "the last synced resourceVersion")
+	// The reflector box counts requests when the demo has a probe on the
+	// informer's ListerWatcher, and says so otherwise: never counters
+	// stuck at 0.
+	if s.Probed {
+		assert.Equal(t, "WATCH", s.Phase)
+		assert.GreaterOrEqual(t, s.Lists, 1)
+		assert.GreaterOrEqual(t, s.Watches, 1)
+	} else {
+		assert.Equal(t, "–", s.Phase)
+	}
+	assert.Empty(t, s.Controls, "no buttons on a real cluster")
+	assert.Contains(t, s.ControlsText, "no controls on a real cluster")
+
+	createConfigMap(t, client, ns, "cm-3")
+	s = p.waitFor(ns+"/cm-3's ADDED in the list, handled by all three", func(s shown) bool {
+		e := s.event("ADDED", ns+"/cm-3")
+		return e != nil && e[3] == "3" && s.Indexer == 4 && s.settled(3, 4)
+	})
+	p.screenshot("1-watching", true)
+	assert.Empty(t, p.consoleErrors(), "the page reported no error")
+	assert.Equal(t, 0, d.stop(t), "trace-demo exits 0 on Ctrl-C")
+}
+
+func createConfigMap(t *testing.T, client *rest.RESTClient, ns, name string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": "0"}}
+	require.NoError(t, client.Post().Namespace(ns).Resource("configmaps").Body(cm).Do(context.Background()).Error())
+}
