@@ -84,8 +84,18 @@ func UnstructuredRESTClientFor(cfg *rest.Config, gv schema.GroupVersion) (*rest.
 }
 
 // unstructuredSerializer speaks JSON into and out of Unstructured, framed
-// for watch streams; what k8s.io/client-go/dynamic does internally.
+// for watch streams; what k8s.io/client-go/dynamic does internally
+// (dynamic/scheme.go: basicNegotiatedSerializer).
 type unstructuredSerializer struct{}
+
+// watchEnvelopeSerializer decodes a watch stream's frames, each a
+// metav1.WatchEvent envelope ({"type", "object"}) with no kind of its own:
+// a JSON serializer over Scheme, which registers WatchEvent, takes the
+// kind from the type decoded into. The unstructured scheme cannot: it
+// wants a kind at the top of every document, and failed each event with
+// "Object 'Kind' is missing" (an ERROR event, and a relist, per event).
+// The envelope's object is then decoded by Serializer, as Unstructured.
+var watchEnvelopeSerializer = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, Scheme, Scheme, jsonserializer.SerializerOptions{})
 
 func (unstructuredSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 	return []runtime.SerializerInfo{{
@@ -93,7 +103,7 @@ func (unstructuredSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 		EncodesAsText: true,
 		Serializer:    unstructured.UnstructuredJSONScheme,
 		StreamSerializer: &runtime.StreamSerializerInfo{
-			EncodesAsText: true, Serializer: unstructured.UnstructuredJSONScheme, Framer: jsonserializer.Framer,
+			EncodesAsText: true, Serializer: watchEnvelopeSerializer, Framer: jsonserializer.Framer,
 		},
 	}}
 }
