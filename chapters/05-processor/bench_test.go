@@ -103,6 +103,21 @@ func BenchmarkSharedInformer(b *testing.B) {
 	const events = benchListed + benchUpdates
 	for _, handlers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
+			// pass runs one informer until every handler has every event.
+			pass := func(start func(lw *benchLW, hs []*countingHandler, ctx context.Context) func()) {
+				lw := &benchLW{list: list, updates: updates}
+				hs := make([]*countingHandler, handlers)
+				for i := range hs {
+					hs[i] = &countingHandler{want: events, done: make(chan struct{})}
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				wait := start(lw, hs, ctx)
+				for _, h := range hs {
+					<-h.done
+				}
+				cancel()
+				wait()
+			}
 			run := func(b *testing.B, start func(lw *benchLW, hs []*countingHandler, ctx context.Context) func()) {
 				// Start from a collected heap (b.Loop starts the timer
 				// later): the garbage of the variant before, ours-traced's
@@ -110,25 +125,17 @@ func BenchmarkSharedInformer(b *testing.B) {
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
+				cpu := processCPU()
 				for b.Loop() {
-					lw := &benchLW{list: list, updates: updates}
-					hs := make([]*countingHandler, handlers)
-					for i := range hs {
-						hs[i] = &countingHandler{want: events, done: make(chan struct{})}
-					}
-					ctx, cancel := context.WithCancel(context.Background())
-					wait := start(lw, hs, ctx)
-					for _, h := range hs {
-						<-h.done
-					}
-					cancel()
-					wait()
+					pass(start)
 				}
+				cpu = processCPU() - cpu
 				runtime.ReadMemStats(&after)
 				n := float64(b.N) * events
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")
 				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/event")
 				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/event")
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 			ours := func(opts SharedIndexInformerOptions) func(lw *benchLW, hs []*countingHandler, ctx context.Context) func() {
 				return func(lw *benchLW, hs []*countingHandler, ctx context.Context) func() {
@@ -141,6 +148,12 @@ func BenchmarkSharedInformer(b *testing.B) {
 					return func() { <-done }
 				}
 			}
+			// One untimed run first, so that the first variant measured
+			// (ours) does not alone pay for the process's cold start (a
+			// heap still growing to the run's size, first page faults):
+			// that would favour whichever variant comes second, and the
+			// 2% asked of ours-traced-one-key ÷ ours is smaller than this.
+			pass(ours(SharedIndexInformerOptions{}))
 			b.Run("ours", func(b *testing.B) { run(b, ours(SharedIndexInformerOptions{})) })
 			b.Run("ours-traced", func(b *testing.B) {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(nopExporter{}))

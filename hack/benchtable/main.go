@@ -7,10 +7,22 @@
 // faster or smaller.
 //
 //	go test -run '^$' -bench . -count 5 ./chapters/... | go run ./hack/benchtable
+//
+// With -vs variant=baseline[,variant=baseline...] it also sets two of our own
+// variants side by side (with-liveview=traced: what the live view adds to a
+// traced run; ours-traced-one-key=ours: what tracing one key costs). Besides
+// the ratio of the medians it gives the per-round paired ratios: the i-th
+// run of the variant divided by the i-th run of its baseline, which
+// hack/bench.sh measures seconds apart in the same round, with their median
+// and spread. A drift of the machine's load between rounds moves both runs
+// of a pair and cancels in their ratio; the spread says how far apart one
+// round's two runs can still fall, that is, what difference the run can
+// resolve at all.
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -129,14 +141,116 @@ func render(w io.Writer, results map[string]*result, order []string) int {
 	return rows
 }
 
+// cpuMetric is the process CPU time per iteration some benchmarks report
+// beside the wall clock (less moved by other work on a shared machine).
+const cpuMetric = "cpu-ns/op"
+
+// vsPair is one -vs comparison: variant ÷ baseline, two of our variants.
+type vsPair struct{ variant, baseline string }
+
+func parseVs(s string) ([]vsPair, error) {
+	var out []vsPair
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		v, b, ok := strings.Cut(p, "=")
+		if !ok || v == "" || b == "" || strings.Contains(v, "/") || strings.Contains(b, "/") {
+			return nil, fmt.Errorf("-vs %q: want variant=baseline (the last element of two benchmark names), e.g. with-liveview=traced", p)
+		}
+		out = append(out, vsPair{v, b})
+	}
+	return out, nil
+}
+
+// paired is the per-round ratios a[i]/b[i]; nil unless both ran the same
+// number of times (one run each per round, as hack/bench.sh does).
+func paired(a, b []float64) []float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return nil
+	}
+	out := make([]float64, len(a))
+	for i := range a {
+		if b[i] == 0 {
+			return nil
+		}
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+// spread is "median [min–max]" of per-round ratios, or "—".
+func spread(r []float64) string {
+	if len(r) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f [%.3f–%.3f]", median(r), slices.Min(r), slices.Max(r))
+}
+
+// renderVs prints a table of variant ÷ baseline for every benchmark that
+// has both, and returns its rows.
+func renderVs(w io.Writer, results map[string]*result, order []string, pairs []vsPair) int {
+	rows := 0
+	for _, name := range order {
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			continue
+		}
+		for _, p := range pairs {
+			if name[i+1:] != p.variant {
+				continue
+			}
+			base := results[name[:i]+"/"+p.baseline]
+			if base == nil {
+				continue
+			}
+			if rows == 0 {
+				fmt.Fprintln(w, "| benchmark | variant ÷ baseline | rounds | time/op | baseline | ratio of medians | paired per round: median [min–max] | CPU/op paired per round | B/op ratio | allocs/op ratio |")
+				fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+			}
+			v := results[name]
+			vn, bn := median(v.ns), median(base.ns)
+			fmt.Fprintf(w, "| %s | %s ÷ %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+				strings.TrimPrefix(name[:i], "Benchmark"), p.variant, p.baseline, min(len(v.ns), len(base.ns)),
+				human(vn), human(bn), ratio(vn, bn), spread(paired(v.ns, base.ns)),
+				spread(paired(v.extra[cpuMetric], base.extra[cpuMetric])),
+				ratio(median(v.bytes), median(base.bytes)), ratio(median(v.allocs), median(base.allocs)))
+			rows++
+		}
+	}
+	return rows
+}
+
 func main() {
+	vs := flag.String("vs", "", "also compare our own variants: variant=baseline[,...], e.g. with-liveview=traced")
+	flag.Parse()
+	pairs, err := parseVs(*vs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(2)
+	}
 	results, order, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	if render(os.Stdout, results, order) == 0 {
-		fmt.Fprintln(os.Stderr, "benchtable: no pairs of .../ours and .../client-go benchmarks in the input")
+	var buf strings.Builder
+	n := render(&buf, results, order)
+	if n > 0 {
+		fmt.Print(buf.String())
+	}
+	if len(pairs) > 0 {
+		if n > 0 {
+			fmt.Println()
+		}
+		if renderVs(os.Stdout, results, order, pairs) == 0 {
+			fmt.Fprintf(os.Stderr, "benchtable: -vs %s: no benchmark has both variants in the input\n", *vs)
+			os.Exit(1)
+		}
+		return
+	}
+	if n == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no pairs of .../ours and .../client-go benchmarks in the input (for two of our variants, use -vs)")
 		os.Exit(1)
 	}
 }

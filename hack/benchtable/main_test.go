@@ -26,3 +26,38 @@ PASS`
 		t.Fatalf("table:\n%s\nwant row:\n%s", out.String(), want)
 	}
 }
+
+func TestVsPairsPerRound(t *testing.T) {
+	// Three rounds; the machine slows down in round 2 for both variants.
+	in := `BenchmarkLiveView/traced-2           1  100 ns/op  50 cpu-ns/op  10 B/op  1 allocs/op
+BenchmarkLiveView/with-liveview-2    1  103 ns/op  51 cpu-ns/op  12 B/op  1 allocs/op
+BenchmarkLiveView/traced-2           1  200 ns/op  50 cpu-ns/op  10 B/op  1 allocs/op
+BenchmarkLiveView/with-liveview-2    1  210 ns/op  52 cpu-ns/op  12 B/op  1 allocs/op
+BenchmarkLiveView/traced-2           1  110 ns/op  50 cpu-ns/op  10 B/op  1 allocs/op
+BenchmarkLiveView/with-liveview-2    1  111 ns/op  50 cpu-ns/op  12 B/op  1 allocs/op
+BenchmarkOther/ours-2                1  5 ns/op
+`
+	res, order, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := parseVs("with-liveview=traced, ours-traced-one-key=ours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if n := renderVs(&out, res, order, pairs); n != 1 {
+		t.Fatalf("rows = %d, want 1 (BenchmarkOther has no baseline)\n%s", n, out.String())
+	}
+	// Medians 110 and 111 (ratio 1.01); per round 1.030, 1.050, 1.009;
+	// CPU per round 1.02, 1.04, 1.00.
+	want := "| LiveView | with-liveview ÷ traced | 3 | 111ns | 110ns | 1.01 | 1.030 [1.009–1.050] | 1.020 [1.000–1.040] | 1.20 | 1.00 |"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("table:\n%s\nwant row:\n%s", out.String(), want)
+	}
+	for _, bad := range []string{"with-liveview", "a/b=c", "=x"} {
+		if _, err := parseVs(bad); err == nil {
+			t.Errorf("parseVs(%q): no error", bad)
+		}
+	}
+}

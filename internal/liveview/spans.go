@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,6 +21,13 @@ import (
 // evicted whole; a trace with more than maxSpansPerTrace spans (a long
 // reflector cycle) keeps its first ones. Its memory is so bounded however
 // long the run.
+//
+// It keeps the SDK's own read-only snapshots, as the batch processor does,
+// and turns them into [spancheck.Span]s only when the page reads them: OnEnd
+// runs on the informer's goroutines for every span, and converting there
+// (an attribute map per span, about 17 spans an event) made the live view
+// cost 13–17% of a traced embedded run; the page reads some 200 traces'
+// roots five times a second and one waterfall per click.
 type SpanStore struct {
 	maxTraces int
 
@@ -33,7 +41,7 @@ type SpanStore struct {
 }
 
 type storedTrace struct {
-	spans []spancheck.Span
+	spans []sdktrace.ReadOnlySpan // immutable once ended
 	// root is the index in spans of the per-object root, -1 until it ends.
 	root int
 }
@@ -52,22 +60,25 @@ func (s *SpanStore) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd keeps sp under its trace.
 func (s *SpanStore) OnEnd(sp sdktrace.ReadOnlySpan) {
-	span := spancheck.FromReadOnly(sp)
+	id := sp.SpanContext().TraceID()
+	root := isEventRoot(sp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.traces[span.TraceID]
+	t, ok := s.traces[id]
 	if !ok {
-		t = &storedTrace{root: -1}
-		s.traces[span.TraceID] = t
-		s.push_locked(span.TraceID)
+		// Room for a per-object trace with three listeners, so that
+		// appending rarely grows the slice.
+		t = &storedTrace{root: -1, spans: make([]sdktrace.ReadOnlySpan, 0, 20)}
+		s.traces[id] = t
+		s.push_locked(id)
 	}
 	if len(t.spans) >= maxSpansPerTrace {
 		return
 	}
-	if isEventRoot(&span) {
+	if root {
 		t.root = len(t.spans)
 	}
-	t.spans = append(t.spans, span)
+	t.spans = append(t.spans, sp)
 }
 
 // push_locked appends id to the ring, evicting the oldest trace when full.
@@ -88,8 +99,23 @@ func (s *SpanStore) ForceFlush(context.Context) error { return nil }
 
 // isEventRoot: a per-object root, "ListAndWatch <source>" or a late
 // handler's AddEventHandler.
-func isEventRoot(s *spancheck.Span) bool {
-	return s.IsRoot() && (strings.HasPrefix(s.Name, tracing.SpanRootPrefix) || s.Name == tracing.SpanAddEventHandle)
+func isEventRoot(s sdktrace.ReadOnlySpan) bool {
+	return !s.Parent().SpanID().IsValid() && (strings.HasPrefix(s.Name(), tracing.SpanRootPrefix) || s.Name() == tracing.SpanAddEventHandle)
+}
+
+// isHandlerCall is spancheck.IsHandlerCall on a snapshot.
+func isHandlerCall(s sdktrace.ReadOnlySpan) bool {
+	return spancheck.IsHandlerCall(&spancheck.Span{Name: s.Name()})
+}
+
+// attr is the attribute k of s as spancheck.FromReadOnly renders it, or "".
+func attr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
+	for _, a := range s.Attributes() {
+		if a.Key == k {
+			return a.Value.Emit()
+		}
+	}
+	return ""
 }
 
 // Event is one row of the event list: one traced object's trip.
@@ -118,23 +144,23 @@ func (s *SpanStore) Events(n int) []Event {
 		if t == nil || t.root < 0 {
 			continue
 		}
-		r := &t.spans[t.root]
-		e := Event{TraceID: id.String(), Root: r.Name, Type: r.Attr(tracing.KeyEventType), Key: r.Attr(tracing.KeyObjectKey),
-			ResourceVersion: r.Attr(tracing.KeyResourceVersion), Start: r.Start}
+		r := t.spans[t.root]
+		e := Event{TraceID: id.String(), Root: r.Name(), Type: attr(r, tracing.KeyEventType), Key: attr(r, tracing.KeyObjectKey),
+			ResourceVersion: attr(r, tracing.KeyResourceVersion), Start: r.StartTime()}
 		if e.Type == "" {
-			e.Type = r.Name
+			e.Type = r.Name()
 		}
 		var last time.Time
-		for j := range t.spans {
-			if spancheck.IsHandlerCall(&t.spans[j]) {
+		for _, sp := range t.spans {
+			if isHandlerCall(sp) {
 				e.HandlerCalls++
-				if t.spans[j].End.After(last) {
-					last = t.spans[j].End
+				if sp.EndTime().After(last) {
+					last = sp.EndTime()
 				}
 			}
 		}
 		if !last.IsZero() {
-			e.TotalMicros = last.Sub(r.Start).Microseconds()
+			e.TotalMicros = last.Sub(r.StartTime()).Microseconds()
 		}
 		out = append(out, e)
 	}
@@ -153,10 +179,14 @@ func (s *SpanStore) Counts() (kept, evicted int) {
 func (s *SpanStore) Trace(id trace.TraceID) (spans []spancheck.Span, ok bool) {
 	s.mu.Lock()
 	t := s.traces[id]
+	var kept []sdktrace.ReadOnlySpan
 	if t != nil {
-		spans = slices.Clone(t.spans)
+		kept = slices.Clone(t.spans)
 	}
 	s.mu.Unlock()
+	for _, sp := range kept {
+		spans = append(spans, spancheck.FromReadOnly(sp))
+	}
 	slices.SortStableFunc(spans, func(a, b spancheck.Span) int { return a.Start.Compare(b.Start) })
 	return spans, t != nil
 }
@@ -164,13 +194,18 @@ func (s *SpanStore) Trace(id trace.TraceID) (spans []spancheck.Span, ok bool) {
 // span finds one kept span, for a link.
 func (s *SpanStore) span(sc trace.SpanContext) (spancheck.Span, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var found sdktrace.ReadOnlySpan
 	if t := s.traces[sc.TraceID()]; t != nil {
 		for _, sp := range t.spans {
-			if sp.SpanID == sc.SpanID() {
-				return sp, true
+			if sp.SpanContext().SpanID() == sc.SpanID() {
+				found = sp
+				break
 			}
 		}
 	}
-	return spancheck.Span{}, false
+	s.mu.Unlock()
+	if found == nil {
+		return spancheck.Span{}, false
+	}
+	return spancheck.FromReadOnly(found), true
 }
