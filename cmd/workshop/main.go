@@ -60,7 +60,9 @@ const usage = `usage: go run ./cmd/workshop [command] [--all] [NAME]
   reset NAME      the exercise back as shipped
   verify          every checker; exit 0 only when all are solved
   warm            build everything once
-  selfcheck       for CI: every stub fails its checker, every solution passes
+  selfcheck [CHAPTER...]
+                  for CI: every stub fails its checker, every solution passes
+                  (only those chapters' exercises, when named)
 
   --all           include exercises that need a cluster or a browser`
 
@@ -128,7 +130,7 @@ func run(root string, args []string, out io.Writer) error {
 	case "warm":
 		return warm(root, exs, out)
 	case "selfcheck":
-		return selfcheck(root, out)
+		return selfcheck(root, rest, out)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }

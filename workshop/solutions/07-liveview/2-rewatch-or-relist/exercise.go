@@ -1,0 +1,47 @@
+// Package rewatch is workshop exercise 07-liveview/2-rewatch-or-relist.
+//
+// # Drop the watch, or force a 410
+//
+// Kind: predict. Minutes: 10. Needs: browser. Practises: docs/tracing.md, "Live view".
+//
+// Start the live view and open the URL it prints in a browser:
+//
+//	go run ./cmd/trace-demo --ui
+//
+// Press "create a pod" (so that the open watch delivers an event) and note
+// the resourceVersion in the reflector box: call it S. Then press "drop the
+// watch" (the API server ends every watch). Press "create a pod" again,
+// note the new S, and press "compact + force a 410 relist" (a write the pod
+// watch does not see, then compaction of the history up to it, then every
+// watch ended).
+//
+// For each of the two presses, predict the requests the reflector sends
+// next, in order, until it is watching again. Write each request as
+// "VERB FROM", VERB being LIST or WATCH and FROM the resourceVersion it asks
+// for, one of:
+//
+//	S      the resourceVersion the box showed before the press
+//	newer  a resourceVersion newer than S
+//	0      "0": any version the server has
+//
+// and add " 410" to a request answered with 410 Expired (for a WATCH: its
+// ERROR event). For example {"LIST 0", "WATCH newer"} would be the
+// informer's very first two requests.
+//
+// Check your prediction on the page: the box's LIST and WATCH counters,
+// and the reflector's last requests in the data endpoint, GET /api/state,
+// pipeline.reflector.requests (open it in a second tab). The checker
+// presses the same buttons through the page's HTTP API and reads the same
+// request log.
+package rewatch
+
+// Your predictions.
+var (
+	// A watch that ended (after delivering an event) resumes from the last
+	// resourceVersion the reflector saw: no LIST, nothing lost or repeated.
+	AfterDropWatch = []string{"WATCH S"}
+	// S is older than the compaction: the rewatch gets 410 Expired, the
+	// reflector LISTs at its last resourceVersion (never back in time; the
+	// server answers with its current one) and watches from the list's.
+	AfterRelist = []string{"WATCH S 410", "LIST S", "WATCH newer"}
+)
