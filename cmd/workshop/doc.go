@@ -10,11 +10,14 @@
 //	go run ./cmd/workshop verify        # every checker; exit 0 only when all are solved
 //	go run ./cmd/workshop warm          # build everything once, before the room needs it
 //	go run ./cmd/workshop selfcheck     # CI: every stub fails, every solution passes
+//	go run ./cmd/workshop selfcheck 07-liveview  # the same, for one chapter's exercises
 //
 // NAME is <chapter>/<exercise>, e.g. 01-store/1-bynode; the number prefix of
 // the exercise (1-) may be left out, and so may the chapter when the rest is
 // unique. --all (on the default command, list, watch and verify) includes the
-// exercises that need a cluster or a browser, which are skipped otherwise.
+// exercises that need a cluster or a browser, which are skipped otherwise;
+// --browser includes only those that need a browser (the live view's, and
+// the trace viewer's).
 //
 // # Design
 //
@@ -52,8 +55,11 @@
 // only ever the checker's own. The number of hints shown per exercise is
 // kept in workshop/.progress.json (git-ignored). Exercises whose Needs is not
 // none are skipped by the default command, list, watch and verify unless
-// --all is given; their checkers still prove the answer on the embedded API
-// server, so selfcheck runs them all.
+// --all (or, for Needs: browser, --browser) is given; their checkers still
+// prove the answer on the embedded API server, so selfcheck runs them all.
+// Those of 07-liveview run cmd/trace-demo --ui and drive the page through
+// its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
+// holds cmd/ too.
 //
 // reset restores the edited files from git HEAD, which on a fresh clone is
 // the shipped stub (if you committed your own work, `git show` an older

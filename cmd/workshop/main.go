@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,7 +51,7 @@ func findRoot() (string, error) {
 	}
 }
 
-const usage = `usage: go run ./cmd/workshop [command] [--all] [NAME]
+const usage = `usage: go run ./cmd/workshop [command] [--all|--browser] [NAME]
 
   (no command)    run the next unsolved exercise
   list            every exercise with ✓/✗, kind and minutes
@@ -64,16 +65,22 @@ const usage = `usage: go run ./cmd/workshop [command] [--all] [NAME]
                   for CI: every stub fails its checker, every solution passes
                   (only those chapters' exercises, when named)
 
-  --all           include exercises that need a cluster or a browser`
+  --all           include exercises that need a cluster or a browser
+  --browser       include exercises that need a browser (not a cluster)`
 
 // run is the whole command line, for main and for the tests.
 func run(root string, args []string, out io.Writer) error {
-	all := false
+	// needs: the Needs values included besides "none".
+	var needs []string
 	var rest []string
 	for _, a := range args {
 		switch a {
 		case "--all", "-all":
-			all = true
+			needs = []string{"cluster", "browser"}
+		case "--browser", "-browser":
+			if len(needs) == 0 {
+				needs = []string{"browser"}
+			}
 		case "-h", "--help", "help":
 			fmt.Fprintln(out, usage)
 			return nil
@@ -97,15 +104,15 @@ func run(root string, args []string, out io.Writer) error {
 	}
 	switch cmd {
 	case "":
-		return next(root, exs, all, out)
+		return next(root, exs, needs, out)
 	case "list":
-		return list(root, exs, all, out)
+		return list(root, exs, needs, out)
 	case "watch":
-		return watch(root, exs, all, out)
+		return watch(root, exs, needs, out)
 	case "hint":
 		var e *Exercise
 		if len(rest) == 0 {
-			e, _, _, err = current(root, exs, all)
+			e, _, _, err = current(root, exs, needs)
 		} else {
 			e, err = needName()
 		}
@@ -126,7 +133,7 @@ func run(root string, args []string, out io.Writer) error {
 		}
 		return reset(root, e, out)
 	case "verify":
-		return verify(root, exs, all, out)
+		return verify(root, exs, needs, out)
 	case "warm":
 		return warm(root, exs, out)
 	case "selfcheck":
@@ -135,11 +142,12 @@ func run(root string, args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
 
-// included is the exercises the participant is asked to do.
-func included(exs []*Exercise, all bool) []*Exercise {
+// included is the exercises the participant is asked to do: those that
+// need nothing, and those whose Needs is in needs (--all, --browser).
+func included(exs []*Exercise, needs []string) []*Exercise {
 	var out []*Exercise
 	for _, e := range exs {
-		if all || e.Needs == "none" {
+		if e.Needs == "none" || slices.Contains(needs, e.Needs) {
 			out = append(out, e)
 		}
 	}
@@ -150,8 +158,8 @@ func included(exs []*Exercise, all bool) []*Exercise {
 // the checker results it ran. It checks a chapter at a time, in order, and
 // stops at the first chapter with an unsolved exercise: solved checkers are
 // served from go test's cache, so this costs about one chapter's checkers.
-func current(root string, exs []*Exercise, all bool) (*Exercise, map[string]*Result, int, error) {
-	inc := included(exs, all)
+func current(root string, exs []*Exercise, needs []string) (*Exercise, map[string]*Result, int, error) {
+	inc := included(exs, needs)
 	solved := 0
 	for start := 0; start < len(inc); {
 		end := start
@@ -207,9 +215,9 @@ func report(out io.Writer, e *Exercise, r *Result) {
 	fmt.Fprintf(out, "  (the task is in the file's doc comment; `go run ./cmd/workshop hint` for a hint; by hand: %s)\n", goCommand(e))
 }
 
-func next(root string, exs []*Exercise, all bool, out io.Writer) error {
-	inc := included(exs, all)
-	e, res, solved, err := current(root, exs, all)
+func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
+	inc := included(exs, needs)
+	e, res, solved, err := current(root, exs, needs)
 	if err != nil {
 		return err
 	}
@@ -220,15 +228,15 @@ func next(root string, exs []*Exercise, all bool, out io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(out, "All %d exercises solved.", len(inc))
-	if !all && len(inc) < len(exs) {
-		fmt.Fprintf(out, " %d more need a cluster or a browser: go run ./cmd/workshop list --all", len(exs)-len(inc))
+	if len(inc) < len(exs) {
+		fmt.Fprintf(out, " %d more need a cluster or a browser: go run ./cmd/workshop list --all (or --browser)", len(exs)-len(inc))
 	}
 	fmt.Fprintln(out)
 	return nil
 }
 
-func list(root string, exs []*Exercise, all bool, out io.Writer) error {
-	res, err := runCheckers(root, included(exs, all))
+func list(root string, exs []*Exercise, needs []string, out io.Writer) error {
+	res, err := runCheckers(root, included(exs, needs))
 	if err != nil {
 		return err
 	}
@@ -255,14 +263,14 @@ func list(root string, exs []*Exercise, all bool, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d of %d solved", solved, counted)
 	if counted < len(exs) {
-		fmt.Fprintf(out, " (- : needs a cluster or a browser, not checked; add --all)")
+		fmt.Fprintf(out, " (- : needs a cluster or a browser, not checked; add --all, or --browser for the browser ones)")
 	}
 	fmt.Fprintln(out)
 	return nil
 }
 
-func verify(root string, exs []*Exercise, all bool, out io.Writer) error {
-	inc := included(exs, all)
+func verify(root string, exs []*Exercise, needs []string, out io.Writer) error {
+	inc := included(exs, needs)
 	res, err := runCheckers(root, inc)
 	if err != nil {
 		return err
@@ -364,9 +372,9 @@ func warm(root string, exs []*Exercise, out io.Writer) error {
 // watch reruns the current exercise whenever a file of its directory
 // changes (polling modification times: no new dependency), and moves on
 // when it is solved.
-func watch(root string, exs []*Exercise, all bool, out io.Writer) error {
+func watch(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	for {
-		e, _, _, err := current(root, exs, all)
+		e, _, _, err := current(root, exs, needs)
 		if err != nil {
 			return err
 		}
@@ -380,7 +388,7 @@ func watch(root string, exs []*Exercise, all bool, out io.Writer) error {
 				return err
 			}
 			fmt.Fprintf(out, "\n[%s]\n", time.Now().Format("15:04:05"))
-			header(out, included(exs, all), e)
+			header(out, included(exs, needs), e)
 			report(out, e, res[e.ImportPath()])
 			if res[e.ImportPath()].Pass {
 				break

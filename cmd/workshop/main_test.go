@@ -212,3 +212,29 @@ func TestWaitForChangeSeesASave(t *testing.T) {
 		t.Fatal("waitForChange did not notice the save")
 	}
 }
+
+// By default the runner asks for the exercises that need nothing; --browser
+// adds those that need a browser (the live view's), --all those that need
+// a cluster too.
+func TestIncludedFollowsTheNeedsFlags(t *testing.T) {
+	exs := []*Exercise{{Dir: "1-a", Needs: "none"}, {Dir: "2-b", Needs: "cluster"}, {Dir: "3-c", Needs: "browser"}}
+	names := func(needs []string) string {
+		var out []string
+		for _, e := range included(exs, needs) {
+			out = append(out, e.Dir)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		needs []string
+		want  string
+	}{
+		{nil, "1-a"},
+		{[]string{"browser"}, "1-a 3-c"},
+		{[]string{"cluster", "browser"}, "1-a 2-b 3-c"},
+	} {
+		if got := names(c.needs); got != c.want {
+			t.Errorf("included with %v: %q, want %q", c.needs, got, c.want)
+		}
+	}
+}

@@ -21,6 +21,10 @@
 //     calls ("Replace default/a default/b", "Add default/c").
 //   - [Requests] describes the server's LIST and WATCH requests with their
 //     resourceVersion and limit; [CountRequests] counts them by verb.
+//   - [StartLiveView] runs `trace-demo --ui` (the live view) and drives
+//     its page through the page's own HTTP API: [LiveView.Press] a
+//     control, [LiveView.State] and [LiveView.WaitState] read the boxes and
+//     the event list, [LiveView.Trace] opens an event's waterfall.
 //   - [Run] runs a Reflector's, Controller's or informer's RunWithContext
 //     and returns a stop that waits for it; [WaitFor] waits for a
 //     condition, failing the test with its description.
