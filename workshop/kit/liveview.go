@@ -190,12 +190,22 @@ func (l *LiveView) Press(control string, n int) liveview.ControlResult {
 	return r
 }
 
-// Synced waits until the informer has listed and is watching, with every
-// listener idle, and returns that state.
+// Synced waits until the informer has listed and is watching, and every
+// listener has handled every change HandleDeltas distributed (call it
+// first: a listener added later has handled fewer), and returns that state.
 func (l *LiveView) Synced() liveview.State {
 	l.t.Helper()
 	return l.WaitState("the page to show the informer synced and watching", func(st liveview.State) bool {
-		return st.Pipeline.Reflector.Phase == "WATCH" && st.Pipeline.HandleDeltas > 0 && Settled(st.Pipeline)
+		p := st.Pipeline
+		if p.Reflector.Phase != "WATCH" || p.HandleDeltas == 0 || !Settled(p) {
+			return false
+		}
+		for _, ls := range p.Listeners {
+			if ls.Calls != p.HandleDeltas {
+				return false
+			}
+		}
+		return true
 	})
 }
 

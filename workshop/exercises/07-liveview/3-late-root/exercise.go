@@ -8,7 +8,8 @@
 //
 //	go run ./cmd/trace-demo --ui
 //
-// The informer has listed demo/web-1. Press "create a pod" twice: three
+// On a fresh run (restart the demo if you have pressed buttons already)
+// the informer has listed demo/web-1. Press "create a pod" twice: three
 // pods are cached (the Indexer box says 3). Note the HandleDeltas box, then
 // press "add a handler": a fourth listener row appears, and new rows in the
 // event list. Predict, then click one of the new rows to open its

@@ -14,7 +14,8 @@
 // handlers, main.auditHandler#0 and main.metricsHandler#1 return at once;
 // *main.tunableHandler#2 is the one the buttons make slow or fast.
 //
-// Predict first, then look: press "make the handler slow" (10 ms per call
+// Predict first, then look, on a fresh run (restart the demo if you have
+// pressed buttons already): press "make the handler slow" (10 ms per call
 // from then on), then "burst of N updates" with N = 200 (200 updates of one
 // pod, written one after another).
 //
