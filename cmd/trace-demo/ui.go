@@ -320,7 +320,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				return "deleted " + demoNamespace + "/" + name + " (DELETED)", e.srv.Delete(apiserver.Pods, demoNamespace, name)
 			})},
 		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1",
-			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not",
+			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not",
 			Do: le.locked(func(_ context.Context, n int) (string, error) {
 				for i := range n {
 					le.made++
