@@ -25,8 +25,9 @@
 //	0      "0": any version the server has
 //
 // and add " 410" to a request answered with 410 Expired (for a WATCH: its
-// ERROR event). For example {"LIST 0", "WATCH newer"} would be the
-// informer's very first two requests.
+// ERROR event). For example, the informer's very first request was
+// "LIST 0", and its second a WATCH from the resourceVersion that LIST
+// answered with.
 //
 // Check your prediction on the page: the box's LIST and WATCH counters,
 // and the reflector's last requests in the data endpoint, GET /api/state,
