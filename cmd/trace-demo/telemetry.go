@@ -60,23 +60,40 @@ func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
 	if limit == 0 {
 		limit = maxCollected
 	}
-	sp := spancheck.FromReadOnly(s) // outside the lock, as before the limit
+	c.mu.Lock()
+	full := len(c.spans) >= limit
+	if full {
+		c.drop_locked(s.SpanContext().TraceID())
+	}
+	c.mu.Unlock()
+	if full {
+		return // not converted: past the limit most spans are dropped
+	}
+	sp := spancheck.FromReadOnly(s) // outside the lock: OnEnd runs on every traced goroutine
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.spans) >= limit {
-		c.dropped++
-		if c.traces == nil {
-			c.traces, c.cut = map[trace.TraceID]bool{}, map[trace.TraceID]bool{}
-			for i := range c.spans {
-				c.traces[c.spans[i].TraceID] = true
-			}
-		}
-		if c.traces[sp.TraceID] {
-			c.cut[sp.TraceID] = true
-		}
+	if c.traces != nil {
+		// The limit was reached while sp was converted: sp's trace may be
+		// unknown to traces, and keeping sp could leave it partial.
+		c.drop_locked(sp.TraceID)
 		return
 	}
 	c.spans = append(c.spans, sp)
+}
+
+// drop_locked counts a span past the limit and marks its trace cut if
+// spans of it are kept.
+func (c *collector) drop_locked(id trace.TraceID) {
+	c.dropped++
+	if c.traces == nil {
+		c.traces, c.cut = map[trace.TraceID]bool{}, map[trace.TraceID]bool{}
+		for i := range c.spans {
+			c.traces[c.spans[i].TraceID] = true
+		}
+	}
+	if c.traces[id] {
+		c.cut[id] = true
+	}
 }
 func (c *collector) Shutdown(context.Context) error   { return nil }
 func (c *collector) ForceFlush(context.Context) error { return nil }
