@@ -321,6 +321,7 @@ type shown struct {
 	Lists         int           `json:"lists"`
 	Watches       int           `json:"watches"`
 	WatchErrors   int           `json:"watchErrors"`
+	Requests      []string      `json:"requests"` // the reflector box's last requests, oldest first
 	QueueKind     string        `json:"queueKind"`
 	QueueDepth    int           `json:"queueDepth"`
 	HandleDeltas  int           `json:"handleDeltas"`
@@ -343,6 +344,7 @@ const readPage = `(() => {
     source: t("source"), status: t("status"),
     probed: visible($("reflector-counts")) && !visible($("reflector-unprobed")),
     phase: t("reflector-phase"), rv: t("reflector-rv"), lists: n("reflector-lists"), watches: n("reflector-watches"), watchErrors: n("reflector-errors"),
+    requests: [...document.querySelectorAll("#reflector-requests li")].map((li) => li.textContent),
     queueKind: t("queue-kind"), queueDepth: n("queue-depth"), handleDeltas: n("handledeltas"), indexer: n("indexer"),
     stages: [...document.querySelectorAll("#pipeline .stage[id]")].filter(visible).map((e) => e.id),
     arrows: [...document.querySelectorAll("#pipeline > .arrow")].filter(visible).length,
@@ -552,6 +554,12 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p.press("drop-watch")
 	s = p.waitFor("a new WATCH in the reflector box", func(s shown) bool { return s.Watches > r0.Watches && s.Phase == "WATCH" })
 	assert.Equal(t, r0.Lists, s.Lists, "a dropped watch resumes without a LIST")
+	// The box's request list says from where: the new WATCH follows the
+	// dropped one and asks for the resourceVersion of the last event it
+	// delivered, the one the reflector box showed before the drop.
+	require.GreaterOrEqual(t, len(s.Requests), 2, "%q", s.Requests)
+	assert.True(t, strings.HasPrefix(s.Requests[len(s.Requests)-2], "WATCH from "), "the dropped WATCH: %q", s.Requests)
+	assert.Equal(t, "WATCH from "+r0.RV, s.Requests[len(s.Requests)-1], "the WATCH after the drop: %q", s.Requests)
 	assert.Contains(t, s.ControlResult, "drop the watch: every watch of the API server ended. Look for:")
 	p.screenshot("3-rewatch", true)
 
@@ -565,6 +573,11 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 		return s.Lists > r1.Lists && s.WatchErrors > r1.WatchErrors && s.Phase == "WATCH" && s.event("LISTED", "demo/live-1") != nil
 	})
 	assert.Contains(t, s.ControlResult, "410")
+	// In the request list: a WATCH ended by ERROR Expired, then a LIST.
+	expired := slices.IndexFunc(s.Requests, func(r string) bool { return strings.HasSuffix(r, " · ERROR Expired") })
+	require.GreaterOrEqual(t, expired, 0, "a WATCH that ended with 410 Expired in %q", s.Requests)
+	require.Greater(t, len(s.Requests), expired+1, "%q", s.Requests)
+	assert.True(t, strings.HasPrefix(s.Requests[expired+1], "LIST from "), "a LIST after the 410: %q", s.Requests)
 	assert.Equal(t, 3, s.Indexer)
 	p.click("demo/live-1's LISTED row", `#events tbody tr[data-key="demo/live-1"][data-type="LISTED"]`)
 	// demo/live-1 is unchanged since the watch saw it: HandleDeltas

@@ -20,6 +20,19 @@ function pulse(el, key, value) {
   last[key] = value;
 }
 
+// drawRequests lists the reflector's last requests, oldest first, so a
+// reader sees which request followed a dropped watch (a WATCH from the same
+// resourceVersion) or a 410 (a LIST): the counters alone cannot say.
+const shownRequests = 4;
+function drawRequests(reqs) {
+  const lines = reqs.slice(-shownRequests).map((q) =>
+    `${q.verb} from ${q.rv === "" ? "the latest" : q.rv}${q.outcome ? " · " + q.outcome : ""}`);
+  const ol = $("reflector-requests");
+  if (ol.dataset.lines === lines.join("|")) return;
+  ol.dataset.lines = lines.join("|");
+  ol.replaceChildren(...lines.map((l) => { const li = document.createElement("li"); li.textContent = l; return li; }));
+}
+
 function drawPipeline(p) {
   p.listeners = p.listeners || []; // none before the informer is attached
   text("informer", p.informer);
@@ -38,6 +51,7 @@ function drawPipeline(p) {
   $("reflector-counts").hidden = !probed;
   $("reflector-unprobed").hidden = probed;
   text("reflector-error", r.lastError || "");
+  drawRequests(r.requests || []);
   $("st-reflector").classList.toggle("busy", r.phase === "LIST");
   text("queue-kind", p.queue.kind === "deltafifo" ? "DeltaFIFO" : "RealFIFO");
   text("queue-depth", p.queue.depth);
