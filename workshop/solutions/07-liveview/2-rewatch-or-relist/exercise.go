@@ -30,10 +30,11 @@
 // answered with.
 //
 // Check your prediction on the page: the box's LIST and WATCH counters,
-// and the reflector's last requests in the data endpoint, GET /api/state,
-// pipeline.reflector.requests (open it in a second tab). The checker
-// presses the same buttons through the page's HTTP API and reads the same
-// request log.
+// and under them the reflector's last four requests, oldest first ("WATCH
+// from 7 · ERROR Expired" is a WATCH from 7 ended by 410 Expired; the data
+// endpoint, GET /api/state, has the last eight in
+// pipeline.reflector.requests). The checker presses the same buttons
+// through the page's HTTP API and reads the same request log.
 package rewatch
 
 // Your predictions.
