@@ -6,7 +6,7 @@
 //	go run ./cmd/workshop watch         # rerun the current exercise whenever a file is saved
 //	go run ./cmd/workshop hint [NAME]   # the next hint (each call shows one more)
 //	go run ./cmd/workshop solution NAME # the reference solution
-//	go run ./cmd/workshop reset NAME    # the exercise back as shipped (from git HEAD)
+//	go run ./cmd/workshop reset NAME    # the exercise back as shipped (from the tracked branch, or HEAD)
 //	go run ./cmd/workshop verify        # every checker; exit 0 only when all are solved
 //	go run ./cmd/workshop warm          # build everything once, before the room needs it
 //	go run ./cmd/workshop selfcheck     # CI: every stub fails, every solution passes
@@ -61,9 +61,9 @@
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
 // holds cmd/ too.
 //
-// reset restores the edited files from git HEAD, which on a fresh clone is
-// the shipped stub (if you committed your own work, `git show` an older
-// revision instead).
+// reset restores the edited files as the course shipped them: from the
+// branch the checkout tracks (on a clone, origin's), so that work you
+// committed does not come back as the "stub"; without one, from git HEAD.
 //
 // Helpers for checkers and answers live in workshop/kit.
 package main

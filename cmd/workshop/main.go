@@ -337,19 +337,35 @@ func solution(root string, e *Exercise, out io.Writer) error {
 	return nil
 }
 
+// shippedRevision is the revision reset restores from: the branch this
+// checkout tracks (on a clone, the course as published, origin/main) when
+// there is one, so that a participant who committed their own work still
+// gets the stub back; otherwise HEAD.
+func shippedRevision(root string) string {
+	for _, rev := range []string{"@{upstream}", "origin/HEAD"} {
+		cmd := exec.Command("git", "rev-parse", "--verify", "--quiet", rev)
+		cmd.Dir = root
+		if cmd.Run() == nil {
+			return rev
+		}
+	}
+	return "HEAD"
+}
+
 func reset(root string, e *Exercise, out io.Writer) error {
+	rev := shippedRevision(root)
 	for _, f := range e.Files {
 		rel := filepath.ToSlash(filepath.Join(e.Path(), f))
-		cmd := exec.Command("git", "show", "HEAD:"+rel)
+		cmd := exec.Command("git", "show", rev+":"+rel)
 		cmd.Dir = root
 		b, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("cannot read %s from git HEAD (reset needs a git checkout): %v", rel, err)
+			return fmt.Errorf("cannot read %s from git %s (reset needs a git checkout): %v", rel, rev, err)
 		}
 		if err := os.WriteFile(filepath.Join(root, rel), b, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s is back as shipped.\n", rel)
+		fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", rel, rev)
 	}
 	return nil
 }

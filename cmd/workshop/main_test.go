@@ -37,11 +37,7 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "shipped"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		git(t, root, args...)
 	}
 	local, err := load(root)
 	if err != nil {
@@ -113,6 +109,22 @@ func TestRunnerInATemporaryCopy(t *testing.T) {
 	}
 	if out := runOK(t, root, "list"); !strings.Contains(out, "0 of 2 solved") {
 		t.Errorf("list after reset:\n%s", out)
+	}
+
+	// A participant who committed their answer still gets the stub back:
+	// reset reads the branch the checkout tracks, not HEAD.
+	for _, args := range [][]string{{"branch", "-q", "course"}, {"branch", "-q", "-u", "course"}} {
+		git(t, root, args...)
+	}
+	if err := putSolution(root, first); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-q", "-a", "-m", "my answer")
+	if out := runOK(t, root, "reset", first.Name()); !strings.Contains(out, "from git @{upstream}") {
+		t.Errorf("reset with an upstream branch:\n%s", out)
+	}
+	if back, _ := os.ReadFile(filepath.Join(root, first.Path(), first.Files[0])); !bytes.Equal(back, stub) {
+		t.Errorf("reset after a commit of the answer did not bring the stub back")
 	}
 
 	// A participant's compile error is reported as such, with the
@@ -236,5 +248,14 @@ func TestIncludedFollowsTheNeedsFlags(t *testing.T) {
 		if got := names(c.needs); got != c.want {
 			t.Errorf("included with %v: %q, want %q", c.needs, got, c.want)
 		}
+	}
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
