@@ -356,18 +356,29 @@ func reset(root string, e *Exercise, out io.Writer) error {
 	rev := shippedRevision(root)
 	for _, f := range e.Files {
 		rel := filepath.ToSlash(filepath.Join(e.Path(), f))
-		cmd := exec.Command("git", "show", rev+":"+rel)
-		cmd.Dir = root
-		b, err := cmd.Output()
+		from := rev
+		b, err := gitShow(root, from, rel)
+		if err != nil && from != "HEAD" {
+			// An exercise added in this checkout and not yet on the
+			// tracked branch (a course author's) is restored from HEAD.
+			from = "HEAD"
+			b, err = gitShow(root, from, rel)
+		}
 		if err != nil {
 			return fmt.Errorf("cannot read %s from git %s (reset needs a git checkout): %v", rel, rev, err)
 		}
 		if err := os.WriteFile(filepath.Join(root, rel), b, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", rel, rev)
+		fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", rel, from)
 	}
 	return nil
+}
+
+func gitShow(root, rev, rel string) ([]byte, error) {
+	cmd := exec.Command("git", "show", rev+":"+rel)
+	cmd.Dir = root
+	return cmd.Output()
 }
 
 func warm(root string, exs []*Exercise, out io.Writer) error {
