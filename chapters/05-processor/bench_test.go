@@ -93,8 +93,10 @@ func (c *countingHandler) OnDelete(any)      { c.tick() }
 // DeltaFIFO (the 1.23 design) with no TracerProvider, and
 // client-go's SharedIndexInformer on its default path (RealFIFO). Metrics
 // per event: ns/event, B/event, allocs/event (an event is one of the 110k
-// objects reaching every handler). hack/benchtable sets each of ours beside
-// client-go's and reports the ratios.
+// objects reaching every handler), and cpu-ns/op, the process's CPU time
+// per iteration. hack/benchtable sets each of ours beside client-go's and
+// reports the ratios; with -vs ours-traced-one-key=ours it also sets the
+// one-key variant beside untraced ours, round by round.
 //
 // Each handler must receive all 110k calls: even when the DeltaFIFO pops
 // several updates of one key together, HandleDeltas still delivers each one.
