@@ -207,11 +207,11 @@ func TestLiveViewUnder100kEventsDropsNothingAndStaysBounded(t *testing.T) {
 	// is full: the page's liveTraces traces, the closing summary's
 	// uiCollected spans, the API server's history of 1000 events. From
 	// there the heap in use must not grow with the events: at most 10% of
-	// the first measurement over the next 80,000 events (about 25 MiB
-	// under -race), so a leak of some 300 bytes an event fails, far less
-	// than one span kept per event (a trace is 17 spans here). Before the
-	// page's run bounded the summary's collector to uiCollected, it grew
-	// 255 → 391 MiB from 20k to 40k events.
+	// the first measurement over the next 80,000 events (about 16 MiB of
+	// some 160, with or without -race), so a leak of some 200 bytes an
+	// event fails, far less than one span kept per event (a trace is 17
+	// spans here). Before the page's run bounded the summary's collector
+	// to uiCollected, it grew 255 → 391 MiB from 20k to 40k events.
 	t.Logf("%d polls, %d waterfalls opened; HeapInuse (MiB) after each 20k events: %v", polls, waterfalls, mib(heap))
 	assert.LessOrEqual(t, heap[len(heap)-1], heap[0]+heap[0]/10, "the heap grew with the events: %v MiB", mib(heap))
 	res := d.stop()
