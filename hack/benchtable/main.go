@@ -122,7 +122,9 @@ func render(w io.Writer, results map[string]*result, order []string) int {
 			continue
 		}
 		variant := name[i+1:]
-		if !strings.HasPrefix(variant, "ours") {
+		// A ...-vs-... benchmark measures two of ours in one loop and
+		// reports their ratio (renderRatios); its ns/op is the pair's.
+		if !strings.HasPrefix(variant, "ours") || strings.Contains(variant, "-vs-") {
 			continue
 		}
 		theirs := results[name[:i]+"/client-go"]
@@ -221,6 +223,32 @@ func renderVs(w io.Writer, results map[string]*result, order []string, pairs []v
 	return rows
 }
 
+// renderRatios prints the ratio metrics some benchmarks report themselves
+// (a unit with "÷", such as one-key÷ours: two variants measured in one loop,
+// in alternating order), the median and spread over the rounds.
+func renderRatios(w io.Writer, results map[string]*result, order []string) int {
+	rows := 0
+	for _, name := range order {
+		units := make([]string, 0, len(results[name].extra))
+		for u := range results[name].extra {
+			if strings.Contains(u, "÷") {
+				units = append(units, u)
+			}
+		}
+		sort.Strings(units)
+		for _, u := range units {
+			if rows == 0 {
+				fmt.Fprintln(w, "| benchmark | ratio measured in one loop | rounds | median [min–max] |")
+				fmt.Fprintln(w, "|---|---|---:|---:|")
+			}
+			v := results[name].extra[u]
+			fmt.Fprintf(w, "| %s | %s | %d | %s |\n", strings.TrimPrefix(name, "Benchmark"), u, len(v), spread(v))
+			rows++
+		}
+	}
+	return rows
+}
+
 func main() {
 	vs := flag.String("vs", "", "also compare our own variants: variant=baseline[,...], e.g. with-liveview=traced")
 	flag.Parse()
@@ -238,6 +266,14 @@ func main() {
 	n := render(&buf, results, order)
 	if n > 0 {
 		fmt.Print(buf.String())
+	}
+	buf.Reset()
+	if renderRatios(&buf, results, order) > 0 {
+		if n > 0 {
+			fmt.Println()
+		}
+		fmt.Print(buf.String())
+		n++
 	}
 	if len(pairs) > 0 {
 		if n > 0 {

@@ -61,3 +61,30 @@ BenchmarkOther/ours-2                1  5 ns/op
 		}
 	}
 }
+
+func TestRatiosMeasuredInOneLoop(t *testing.T) {
+	in := `BenchmarkSharedInformer/handlers=1/ours-vs-one-key-2   10  400 ns/op  1.02 one-key÷ours  0.99 cpu-one-key÷ours
+BenchmarkSharedInformer/handlers=1/client-go-2         10  200 ns/op
+BenchmarkSharedInformer/handlers=1/ours-vs-one-key-2   10  410 ns/op  1.04 one-key÷ours  1.01 cpu-one-key÷ours
+BenchmarkSharedInformer/handlers=1/ours-vs-one-key-2   10  420 ns/op  0.98 one-key÷ours  1.00 cpu-one-key÷ours
+`
+	res, order, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if n := render(&out, res, order); n != 0 {
+		t.Fatalf("a -vs- benchmark got a row against client-go (its ns/op is two runs'):\n%s", out.String())
+	}
+	if n := renderRatios(&out, res, order); n != 2 {
+		t.Fatalf("rows = %d, want 2\n%s", n, out.String())
+	}
+	for _, want := range []string{
+		"| SharedInformer/handlers=1/ours-vs-one-key | cpu-one-key÷ours | 3 | 1.000 [0.990–1.010] |",
+		"| SharedInformer/handlers=1/ours-vs-one-key | one-key÷ours | 3 | 1.020 [0.980–1.040] |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table:\n%s\nwant row:\n%s", out.String(), want)
+		}
+	}
+}
