@@ -97,7 +97,9 @@ func (c *countingHandler) OnDelete(any)      { c.tick() }
 // objects reaching every handler), and cpu-ns/op, the process's CPU time
 // per iteration. hack/benchtable sets each of ours beside client-go's and
 // reports the ratios; with -vs ours-traced-one-key=ours it also sets the
-// one-key variant beside untraced ours, round by round.
+// one-key variant beside untraced ours, round by round. ours-vs-one-key
+// runs those two in one loop, in alternating order, and reports
+// one-key÷ours itself.
 //
 // Each handler must receive all 110k calls: even when the DeltaFIFO pops
 // several updates of one key together, HandleDeltas still delivers each one.
