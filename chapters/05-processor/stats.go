@@ -66,12 +66,21 @@ func (l ListenerStats) MeanHandlerTime() time.Duration {
 // ReadStats returns a snapshot of informer, which must have been made by
 // this package. Each number is read atomically on its own; the snapshot as
 // a whole is not one instant (a reader polling it sees them converge).
+//
+// The stages are read from the last to the first: the listeners, then
+// distribute's count, the cache and the queue. Read the other way round, a
+// burst handled between the first read and the last showed handlers that
+// had made more calls than distribute had handed out, and an empty cache
+// behind them. Read this way, a snapshot never shows a listener's calls
+// ahead of Distributed (a late handler's synthetic adds aside, which do not
+// pass through distribute).
 func ReadStats(informer SharedInformer) (InformerStats, error) {
 	s, ok := informer.(*sharedIndexInformer)
 	if !ok {
 		return InformerStats{}, fmt.Errorf("ReadStats: %T is not an informer of this package", informer)
 	}
-	st := InformerStats{Queue: s.queueKind, Distributed: s.processor.distributed.Load()}
+	st := InformerStats{Queue: s.queueKind, Listeners: s.processor.stats()}
+	st.Distributed = s.processor.distributed.Load()
 	// Chapter 1's cache counts itself without listing its keys; an indexer
 	// from elsewhere is counted the long way.
 	if l, ok := s.indexer.(interface{ Len() int }); ok {
@@ -91,7 +100,6 @@ func ReadStats(informer SharedInformer) (InformerStats, error) {
 	if c != nil {
 		st.LastSyncResourceVersion = c.LastSyncResourceVersion()
 	}
-	st.Listeners = s.processor.stats()
 	return st, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +75,63 @@ func TestReadStats(t *testing.T) {
 	}
 	_, err := ReadStats(nil)
 	assert.Error(t, err, "an informer of another package is refused")
+}
+
+// TestReadStatsNeverShowsAListenerAheadOfDistribute polls ReadStats as fast
+// as it can while a burst of updates flows through two listeners: no
+// snapshot may show a listener with more handler calls than distribute has
+// handed out. (ReadStats once read distribute's count first and the
+// listeners last, and TestReadStats saw a snapshot with every call made and
+// Distributed still 0.)
+func TestReadStatsNeverShowsAListenerAheadOfDistribute(t *testing.T) {
+	srv, inf := newInformer(t, 0)
+	for range 2 {
+		_, err := inf.AddEventHandler(newRecorder())
+		require.NoError(t, err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	_, err := srv.Create(pod)
+	require.NoError(t, err)
+	runInformer(t, inf)
+	until(t, "synced", inf.HasSynced)
+	const n = 2000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			pod.Labels = map[string]string{"i": fmt.Sprint(i)}
+			if _, err := srv.Update(pod); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	polls, ahead := 0, 0
+	var first InformerStats
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		st, err := ReadStats(inf)
+		require.NoError(t, err)
+		polls++
+		for _, l := range st.Listeners {
+			if l.Calls > st.Distributed {
+				if ahead == 0 {
+					first = st
+				}
+				ahead++
+			}
+		}
+	}
+	var last InformerStats
+	if !assert.Eventually(t, func() bool {
+		last, _ = ReadStats(inf)
+		return last.Distributed == n+1 && last.Listeners[0].Calls == n+1 && last.Listeners[1].Calls == n+1
+	}, 20*time.Second, 2*time.Millisecond, "every update handled") {
+		t.Fatalf("the informer ended at %+v", last)
+	}
+	assert.Zero(t, ahead, "%d of %d snapshots showed a listener ahead of distribute; the first: %+v", ahead, polls, first)
 }
