@@ -8,9 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
@@ -255,6 +258,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	// constructor picks it (queuedInformerFor); the typed accessor then
 	// returns this same informer, because the first wins.
 	e.informer = filteredInformerFor(e.factory, corev1.SchemeGroupVersion.WithResource("pods"), demoNamespace, e.queue, tel.tp, e.filter)
+	_ = e.informer.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
 	podLister := e.factory.Core().V1().Pods().Lister()
 	if e.factory.Core().V1().Pods().Informer() != e.informer {
 		return result{}, fmt.Errorf("the factory made a second pod informer: InformerFor's first-wins rule is broken")
@@ -486,4 +490,27 @@ func slowCalls(c *collector, key, handler string) (int, time.Duration) {
 		return 0, 0
 	}
 	return n, sum / time.Duration(n)
+}
+
+// embeddedWatchErrors is the embedded runs' WatchErrorHandler. The relist
+// lesson and the page's controls stop the API server and compact its
+// history on purpose, so two reports are the lesson at work, not trouble:
+// a refused WATCH while the server is down (retried from the same
+// resourceVersion, no relist) and a 410 (answered with a LIST). They are
+// status lines with --verbose, and otherwise left to the lesson's own
+// text; anything else is a warning on the demo's stderr. Without a handler
+// every report went to log/slog, and a refused WATCH printed a raw log
+// line in the middle of the lessons, telling the reader to check a
+// kubeconfig the embedded run does not have.
+func embeddedWatchErrors(u *ui, verbose bool) reflector.WatchErrorHandler {
+	return func(_ *reflector.Reflector, err error) {
+		switch {
+		case utilnet.IsConnectionRefused(err), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+			if verbose {
+				u.status("reflector: %v", err)
+			}
+		default:
+			u.warn("reflector: %v (the informer retries)", err)
+		}
+	}
 }

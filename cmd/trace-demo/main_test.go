@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -582,4 +585,29 @@ func TestSlowHandlerLessonMatchesItsNumbers(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, perCall, float64(embeddedSlowDelay)/float64(time.Millisecond), "each call sleeps %v", embeddedSlowDelay)
 	assert.Equal(t, "6", m[2], "its ADDED and the five updates")
+}
+
+// The embedded runs stop and compact their own API server in the relist
+// lesson and the page's controls: a refused WATCH and a 410 are the lesson,
+// said only with --verbose; anything else the reflector reports is a
+// warning on stderr (before, all of it went to log/slog, outside the
+// demo's output).
+func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
+	refused := fmt.Errorf("pods: the API server refused the connection for the watch of *v1.Pod: %w", syscall.ECONNREFUSED)
+	expired := apierrors.NewResourceExpired("too old resource version: 624 (627)")
+	other := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("no"))
+	for _, verbose := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		h := embeddedWatchErrors(newUI(&out, &errOut, false), verbose)
+		h(nil, refused)
+		h(nil, expired)
+		if verbose {
+			assert.Equal(t, "· reflector: "+refused.Error()+"\n· reflector: "+expired.Error()+"\n", out.String())
+		} else {
+			assert.Empty(t, out.String())
+		}
+		assert.Empty(t, errOut.String())
+		h(nil, other)
+		assert.Equal(t, "trace-demo: reflector: "+other.Error()+" (the informer retries)\n", errOut.String())
+	}
 }

@@ -260,6 +260,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	}
 	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
 	e.informer = inf
+	_ = inf.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
 	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
 	le.tunable.delay.Store(int64(embeddedSlowDelay))
 	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, le.tunable} {
