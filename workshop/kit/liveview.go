@@ -1,24 +1,14 @@
 package kit
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 )
 
@@ -38,98 +28,28 @@ const liveViewLife = 5 * time.Minute
 
 // StartLiveView builds cmd/trace-demo (a no-op when the binary is up to
 // date), starts `trace-demo --ui --ui-addr 127.0.0.1:0` with extra args,
-// waits for the URL it prints, and stops it (as Ctrl-C does) when t ends.
+// waits up to WaitTimeout for the URL it prints, and stops it (as Ctrl-C
+// does) when t ends.
 func StartLiveView(t testing.TB, args ...string) *LiveView {
 	t.Helper()
-	bin := buildTraceDemo(t)
-	args = append([]string{"--ui", "--ui-addr", "127.0.0.1:0", "--duration", liveViewLife.String()}, args...)
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("kit: cannot start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	urls := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`live view: (http://\S+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	l := &LiveView{t: t}
-	select {
-	case l.URL = <-urls:
-	case err := <-exited:
-		t.Fatalf("kit: trace-demo %s ended before printing its URL (%v):\n%s", strings.Join(args, " "), err, stderr.String())
-	case <-time.After(WaitTimeout):
-		_ = cmd.Process.Kill()
-		t.Fatalf("kit: trace-demo printed no URL within %v:\n%s", WaitTimeout, stderr.String())
-	}
-	t.Cleanup(func() {
-		// Interrupt is Ctrl-C; where a process cannot be sent one
-		// (Windows), it is killed.
-		if runtime.GOOS == "windows" || cmd.Process.Signal(os.Interrupt) != nil {
-			_ = cmd.Process.Kill()
-		}
-		select {
-		case <-exited:
-		case <-time.After(WaitTimeout):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return l
+	kt := kitT{t}
+	args = append([]string{"--duration", liveViewLife.String()}, args...)
+	p := demoproc.Start(kt, WaitTimeout, demoproc.Build(kt), args...)
+	return &LiveView{URL: p.URL, t: t}
 }
 
-// buildTraceDemo builds cmd/trace-demo of the module the test runs in,
-// into a directory of the temporary directory named after the module's
-// path, where the go command finds it up to date on the next call instead
-// of linking it again (a few seconds each time).
-func buildTraceDemo(t testing.TB) string {
-	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
-		t.Fatalf("kit: cannot find the module (go env GOMOD: %q, %v): run the checker inside the checkout", gomod, err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	sum := sha256.Sum256([]byte(root))
-	bin := filepath.Join(os.TempDir(), "informer-anatomy-workshop-"+hex.EncodeToString(sum[:6]), "trace-demo")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/trace-demo")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kit: go build ./cmd/trace-demo: %v\n%s", err, out)
-	}
-	return bin
+// kitT prefixes the failures of internal/demoproc with "kit: ", so that a
+// participant sees that the kit, not their answer, could not run the demo.
+type kitT struct{ testing.TB }
+
+func (k kitT) Fatal(args ...any) {
+	k.TB.Helper()
+	k.TB.Fatal(append([]any{"kit: "}, args...)...)
 }
 
-// lockedBuffer is a bytes.Buffer written by a process and read by a test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+func (k kitT) Fatalf(format string, args ...any) {
+	k.TB.Helper()
+	k.TB.Fatalf("kit: "+format, args...)
 }
 
 // get decodes the JSON answer of GET path into v.
