@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,40 +18,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// syncBuffer is a bytes.Buffer a test can read while the demo writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // liveDemo is a trace-demo --ui run on 127.0.0.1:0.
 type liveDemo struct {
 	url    string
 	stop   func() runResult
-	stdout *syncBuffer
+	stdout *demoproc.LockedBuffer
 }
 
 func startLiveDemo(t *testing.T, args ...string) *liveDemo {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb demoproc.LockedBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb) }()
 	urlRe := regexp.MustCompile(`live view: (http://\S+)`)
