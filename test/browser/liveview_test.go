@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -34,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -70,119 +70,31 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-var (
-	buildOnce sync.Once
-	demoBin   string
-	buildErr  error
-	buildOut  []byte
-	buildDir  string
-)
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// buildDemo compiles cmd/trace-demo once for the package.
-func buildDemo(t *testing.T) string {
+// startDemo runs `trace-demo --ui --ui-addr 127.0.0.1:0` as a user runs
+// it, and logs its output when the test ends.
+func startDemo(t *testing.T, args ...string) *demoproc.Proc {
 	t.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "browser-test-"); buildErr != nil {
-			return
-		}
-		demoBin = filepath.Join(buildDir, "trace-demo")
-		buildOut, buildErr = exec.Command("go", "build", "-o", demoBin, filepath.Join(repoRoot(), "cmd", "trace-demo")).CombinedOutput()
-	})
-	require.NoError(t, buildErr, "go build ./cmd/trace-demo: %s", buildOut)
-	return demoBin
-}
-
-// syncBuffer is the demo's output, read while the demo writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// demo is `trace-demo --ui --ui-addr 127.0.0.1:0` running as a user runs it.
-type demo struct {
-	url  string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error // set when done is closed
-}
-
-func startDemo(t *testing.T, args ...string) *demo {
-	t.Helper()
-	bin := buildDemo(t)
-	d := &demo{out: &syncBuffer{}, done: make(chan struct{})}
 	// --duration: a test that dies without its cleanup leaves no demo
 	// running for long.
-	d.cmd = exec.Command(bin, append([]string{"--ui", "--ui-addr", "127.0.0.1:0", "--duration", "10m"}, args...)...)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	require.NoError(t, d.cmd.Start())
-	go func() { d.err = d.cmd.Wait(); close(d.done) }()
+	d := demoproc.Start(t, waitTimeout, demoproc.Build(t), append([]string{"--duration", "10m"}, args...)...)
 	t.Cleanup(func() {
-		select {
-		case <-d.done:
-		default:
-			_ = d.cmd.Process.Kill()
-			<-d.done
-		}
-		t.Logf("trace-demo %s output:\n%s", strings.Join(args, " "), d.out)
+		_, _ = d.Stop()
+		t.Logf("trace-demo %s output:\n%s", strings.Join(args, " "), d.Output())
 	})
 	// Port 0 is the kernel's choice: the printed URL must carry the real
 	// port, or nobody could open the page.
-	urlRe := regexp.MustCompile(`live view: (http://127\.0\.0\.1:(\d+)/) `)
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		if m := urlRe.FindStringSubmatch(d.out.String()); m != nil {
-			require.NotEqual(t, "0", m[2], "the URL names the bound port")
-			d.url = m[1]
-			return d
-		}
-		select {
-		case <-d.done:
-			t.Fatalf("trace-demo ended before printing the live view's URL (%v):\n%s", d.err, d.out)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("trace-demo printed no live view URL within %v:\n%s", waitTimeout, d.out)
-		}
-	}
+	m := regexp.MustCompile(`^http://127\.0\.0\.1:(\d+)/$`).FindStringSubmatch(d.URL)
+	require.NotNil(t, m, "the live view's URL %q is http://127.0.0.1:<port>/", d.URL)
+	require.NotEqual(t, "0", m[1], "the URL names the bound port")
+	return d
 }
 
-// stop presses Ctrl-C, as a user does, and returns the exit code.
-func (d *demo) stop(t *testing.T) int {
+// stopDemo presses Ctrl-C, as a user does, and returns the exit code.
+func stopDemo(t *testing.T, d *demoproc.Proc) int {
 	t.Helper()
-	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
-	select {
-	case <-d.done:
-	case <-time.After(waitTimeout):
-		t.Fatalf("trace-demo did not stop within %v of Ctrl-C:\n%s", waitTimeout, d.out)
-	}
-	var exit *exec.ExitError
-	if errors.As(d.err, &exit) {
-		return exit.ExitCode()
-	}
-	require.NoError(t, d.err)
-	return 0
+	code, err := d.Stop()
+	require.NoError(t, err, "trace-demo output:\n%s", d.Output())
+	return code
 }
 
 // page is one browser tab on the live view.
@@ -190,14 +102,14 @@ type page struct {
 	t    *testing.T
 	ctx  context.Context // the tab's; actions run with a timeout derived from it
 	name string          // prefix of this page's screenshots
-	demo *demo
+	demo *demoproc.Proc
 
 	mu      sync.Mutex
 	console []string // errors and uncaught exceptions the page reported
 }
 
 // openPage starts a headless Chromium with a 1280x800 window and opens url.
-func openPage(t *testing.T, d *demo, name string) *page {
+func openPage(t *testing.T, d *demoproc.Proc, name string) *page {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
 	if os.Geteuid() == 0 {
@@ -229,7 +141,7 @@ func openPage(t *testing.T, d *demo, name string) *page {
 		}
 	}()
 	// 1280x800 exactly (the window's size leaves less for the page).
-	p.do("open "+d.url, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(d.url))
+	p.do("open "+d.URL, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(d.URL))
 	return p
 }
 
@@ -246,7 +158,7 @@ func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 func (p *page) failed(what string, err error) {
 	p.t.Helper()
 	p.screenshot("FAILED", true)
-	p.t.Fatalf("%s: %v\ndemo output so far:\n%s", what, err, p.demo.out)
+	p.t.Fatalf("%s: %v\ndemo output so far:\n%s", what, err, p.demo.Output())
 }
 
 // consoleErrors is what the page reported as errors so far.
@@ -641,7 +553,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	})
 
 	assert.Empty(t, p.consoleErrors(), "the page reported no error")
-	assert.Equal(t, 0, d.stop(t), "trace-demo exits 0 on Ctrl-C")
+	assert.Equal(t, 0, stopDemo(t, d), "trace-demo exits 0 on Ctrl-C")
 }
 
 // The live view on the real cluster (--cluster), in Chromium: the same
@@ -689,7 +601,7 @@ func TestLiveViewOnTheRealClusterInChromium(t *testing.T) {
 	})
 	p.screenshot("1-watching", true)
 	assert.Empty(t, p.consoleErrors(), "the page reported no error")
-	assert.Equal(t, 0, d.stop(t), "trace-demo exits 0 on Ctrl-C")
+	assert.Equal(t, 0, stopDemo(t, d), "trace-demo exits 0 on Ctrl-C")
 }
 
 // updateDocsPicture writes the screenshot at shot to docs/img/liveview.png
