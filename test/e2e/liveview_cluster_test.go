@@ -3,17 +3,12 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 )
 
@@ -37,7 +33,7 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
 	c := newCluster(t)
-	bin := buildDemo(t)
+	bin := demoproc.Build(t)
 	for _, resource := range []string{"configmaps", "secrets"} {
 		t.Run(resource, func(t *testing.T) {
 			create := func(name string) string {
@@ -52,44 +48,13 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 			}
 			listedRV := create("listed-" + resource)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "--ui", "--ui-addr", "127.0.0.1:0", "--cluster", "--kubeconfig", kubeconfig,
+			p := demoproc.Start(t, time.Minute, bin, "--cluster", "--kubeconfig", kubeconfig,
 				"--resource", resource, "--namespace", c.ns, "--exporter", "none")
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			var stderr lvBuffer
-			cmd.Stderr = &stderr
-			require.NoError(t, cmd.Start())
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			urls := make(chan string, 1)
-			go func() {
-				sc := bufio.NewScanner(stdout)
-				re := regexp.MustCompile(`live view: (http://\S+)`)
-				for sc.Scan() {
-					if m := re.FindStringSubmatch(sc.Text()); m != nil {
-						urls <- m[1]
-					}
-				}
-			}()
-			var url string
-			select {
-			case url = <-urls:
-			case err := <-exited:
-				t.Fatalf("trace-demo --ui --cluster ended before printing its URL: %v\n%s", err, stderr.String())
-			case <-time.After(time.Minute):
-				t.Fatalf("no URL printed within a minute; stderr:\n%s", stderr.String())
-			}
+			url := p.URL
 			defer func() {
-				_ = cmd.Process.Signal(os.Interrupt)
-				select {
-				case err := <-exited:
-					assert.NoError(t, err, "trace-demo ends cleanly on Ctrl-C; stderr:\n%s", stderr.String())
-				case <-time.After(30 * time.Second):
-					_ = cmd.Process.Kill()
-					t.Errorf("trace-demo did not end within 30s of Ctrl-C")
-				}
+				code, err := p.Stop()
+				assert.NoError(t, err, "trace-demo ends on Ctrl-C; output:\n%s", p.Output())
+				assert.Equal(t, 0, code, "trace-demo ends cleanly on Ctrl-C; output:\n%s", p.Output())
 			}()
 
 			st := lvWaitState(t, url, "the informer synced and watching", func(st liveview.State) bool {
@@ -160,22 +125,4 @@ func lvRV(t *testing.T, rv string) uint64 {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	require.NoError(t, err, "resourceVersion %q", rv)
 	return n
-}
-
-// lvBuffer is a bytes.Buffer the test reads while the demo writes it.
-type lvBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lvBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lvBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

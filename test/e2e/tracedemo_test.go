@@ -19,19 +19,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// buildDemo compiles cmd/trace-demo once per test into a temp dir.
-func buildDemo(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "trace-demo")
-	out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repoRoot(), "cmd", "trace-demo")).CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/trace-demo: %s", out)
-	return bin
-}
 
 // The demo as a user runs it against their cluster: --generate makes
 // ConfigMaps in a namespace of its own, every one is traced from
@@ -39,7 +31,7 @@ func buildDemo(t *testing.T) string {
 func TestTraceDemoGenerateOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	bin := buildDemo(t)
+	bin := demoproc.Build(t)
 	spansFile := filepath.Join(t.TempDir(), "spans.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -106,7 +98,7 @@ func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
 	c := newCluster(t)
-	bin := buildDemo(t)
+	bin := demoproc.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// configmaps: the local cluster runs no controllers, so it has no pods.
@@ -125,7 +117,7 @@ func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
 	c := newCluster(t)
-	bin := buildDemo(t)
+	bin := demoproc.Build(t)
 	c.create("queued")
 	for _, q := range []struct{ flag, want, not string }{
 		{"realfifo", tracing.SpanRealFIFOReplacedAll, tracing.SpanQueued},
@@ -161,7 +153,7 @@ func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
 func TestTraceDemoExplainsRealClusterProblems(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
-	bin := buildDemo(t)
+	bin := demoproc.Build(t)
 
 	// A copy of the kubeconfig without the certificate authority: the
 	// server's self-signed certificate is then not trusted.
