@@ -18,6 +18,7 @@ import (
 	kcache "k8s.io/client-go/tools/cache"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 )
 
 const (
@@ -130,11 +131,11 @@ func BenchmarkSharedInformer(b *testing.B) {
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					pass(start)
 				}
-				cpu = processCPU() - cpu
+				cpu = cputime.Process() - cpu
 				runtime.ReadMemStats(&after)
 				n := float64(b.N) * events
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")
@@ -196,10 +197,10 @@ func BenchmarkSharedInformer(b *testing.B) {
 					for j := range 2 {
 						v := j ^ (i & 1)
 						runtime.GC() // each pass starts from a collected heap
-						t0, c0 := time.Now(), processCPU()
+						t0, c0 := time.Now(), cputime.Process()
 						pass(variants[v])
 						wall[v] += time.Since(t0)
-						cpu[v] += processCPU() - c0
+						cpu[v] += cputime.Process() - c0
 					}
 					i++
 				}

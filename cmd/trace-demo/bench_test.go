@@ -15,6 +15,7 @@ import (
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 )
 
@@ -78,11 +79,11 @@ func BenchmarkLiveView(b *testing.B) {
 				}
 			}
 			v := 0
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				v = benchLiveIteration(b, e, live, v)
 			}
-			cpu = processCPU() - cpu
+			cpu = cputime.Process() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(benchPods+benchUpdates)), "ns/event")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})

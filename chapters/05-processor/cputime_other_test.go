@@ -1,8 +1,0 @@
-//go:build !unix
-
-package processor
-
-import "time"
-
-// processCPU is not measured here: the cpu-ns/op metric reads 0.
-func processCPU() time.Duration { return 0 }
