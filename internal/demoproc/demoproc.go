@@ -139,6 +139,11 @@ func (p *Proc) Output() string {
 	return p.out.String()
 }
 
+// Done is closed when the demo has ended, whether by itself or stopped.
+func (p *Proc) Done() <-chan struct{} {
+	return p.done
+}
+
 // ErrEnded is wrapped by the error of [Proc.Stop] when the demo had already
 // ended before it was interrupted: the live view is meant to run until
 // Ctrl-C, so that is news for the test.

@@ -65,6 +65,7 @@ func TestStopReportsADemoThatHadEnded(t *testing.T) {
 	script := writeScript(t, "echo 'live view: http://127.0.0.1:1/ (Ctrl-C stops)'\nexit 3\n")
 	p := demoproc.Start(t, time.Minute, script)
 	assert.Equal(t, "http://127.0.0.1:1/", p.URL)
+	<-p.Done() // Start may return between the echo and the exit
 	code, err := p.Stop()
 	assert.ErrorIs(t, err, demoproc.ErrEnded)
 	assert.ErrorContains(t, err, "exit status 3")
