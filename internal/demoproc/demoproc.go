@@ -47,7 +47,7 @@ func buildTraceDemo() (string, error) {
 	}
 	root := filepath.Dir(gomod)
 	sum := sha256.Sum256([]byte(root))
-	bin := filepath.Join(os.TempDir(), "informer-anatomy-workshop-"+hex.EncodeToString(sum[:6]), "trace-demo")
+	bin := filepath.Join(os.TempDir(), "informer-anatomy-trace-demo-"+hex.EncodeToString(sum[:6]), "trace-demo")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
