@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestStartReportsADemoThatEndsFirst(t *testing.T) {
 // A process that runs on without printing a URL fails the test after the
 // timeout, with its output, and is killed.
 func TestStartReportsNoURLInTime(t *testing.T) {
-	script := writeScript(t, "echo starting up\nexec sleep 600\n")
+	script := standIn(t, "starting up", "sleep")
 	msg := runFailing(t, func(tb testing.TB) { demoproc.Start(tb, 100*time.Millisecond, script) })
 	assert.Contains(t, msg, "printed no live view URL within 100ms:\nstarting up")
 }
@@ -62,7 +63,7 @@ func TestStartReportsNoURLInTime(t *testing.T) {
 // A demo that had ended by itself before Stop: Stop says so and still
 // gives its exit code.
 func TestStopReportsADemoThatHadEnded(t *testing.T) {
-	script := writeScript(t, "echo 'live view: http://127.0.0.1:1/ (Ctrl-C stops)'\nexit 3\n")
+	script := standIn(t, "live view: http://127.0.0.1:1/ (Ctrl-C stops)", "3")
 	p := demoproc.Start(t, time.Minute, script)
 	assert.Equal(t, "http://127.0.0.1:1/", p.URL)
 	<-p.Done() // Start may return between the echo and the exit
@@ -97,16 +98,36 @@ func TestLockedBuffer(t *testing.T) {
 	assert.Equal(t, map[rune]int{'0': 100, '1': 100, '2': 100, '3': 100}, counts)
 }
 
-// writeScript writes a shell script that stands in for trace-demo (it
-// ignores its arguments).
-func writeScript(t *testing.T, body string) string {
-	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in for trace-demo is a shell script")
+// standInEnv makes this test binary the stand-in for trace-demo; see
+// TestMain.
+const standInEnv = "DEMOPROC_STAND_IN"
+
+// TestMain doubles as a stand-in for trace-demo, so that the tests of an
+// odd demo need neither a shell nor a special build: with standInEnv set
+// to "line\nend", the binary prints line, then exits with the code end
+// names, or with end "sleep" runs until it is killed.
+func TestMain(m *testing.M) {
+	if spec, ok := os.LookupEnv(standInEnv); ok {
+		line, end, _ := strings.Cut(spec, "\n")
+		fmt.Println(line)
+		if end == "sleep" {
+			time.Sleep(time.Hour)
+		}
+		code, _ := strconv.Atoi(end)
+		os.Exit(code)
 	}
-	p := filepath.Join(t.TempDir(), "fake-demo")
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
-	return p
+	os.Exit(m.Run())
+}
+
+// standIn returns the path of a trace-demo stand-in that prints line and
+// then ends as end says (an exit code, or "sleep"); it ignores its
+// arguments. The child inherits the environment set here.
+func standIn(t *testing.T, line, end string) string {
+	t.Helper()
+	t.Setenv(standInEnv, line+"\n"+end)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
 }
 
 // runFailing runs f with a testing.TB that records the first Fatal instead
