@@ -337,29 +337,28 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // AddWithContext is Add; ctx carries the reflector's cycle span, which the
 // entry's trace links to.
 func (f *RealFIFO) AddWithContext(ctx context.Context, obj any) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.populated = true
-	f.checkSynced_locked()
-	return f.enqueue_locked(ctx, Added, obj, true, sourceWatch, "ADDED")
+	return f.enqueueWatched(ctx, Added, obj, "ADDED")
 }
 
 // UpdateWithContext is Update with the reflector's context.
 func (f *RealFIFO) UpdateWithContext(ctx context.Context, obj any) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.populated = true
-	f.checkSynced_locked()
-	return f.enqueue_locked(ctx, Updated, obj, true, sourceWatch, "MODIFIED")
+	return f.enqueueWatched(ctx, Updated, obj, "MODIFIED")
 }
 
 // DeleteWithContext is Delete with the reflector's context.
 func (f *RealFIFO) DeleteWithContext(ctx context.Context, obj any) error {
+	return f.enqueueWatched(ctx, Deleted, obj, "DELETED")
+}
+
+// enqueueWatched is Add, Update and Delete: a watch event (event names it
+// for the trace) queued as one entry, transformed, after marking the queue
+// populated.
+func (f *RealFIFO) enqueueWatched(ctx context.Context, typ DeltaType, obj any, event string) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.populated = true
 	f.checkSynced_locked()
-	return f.enqueue_locked(ctx, Deleted, obj, true, sourceWatch, "DELETED")
+	return f.enqueue_locked(ctx, typ, obj, true, sourceWatch, event)
 }
 
 // enqueue_locked queues one per-object entry. transform is false for
