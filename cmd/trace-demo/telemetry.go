@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
-
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
