@@ -3,6 +3,7 @@
 package slowlistener
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -16,7 +17,16 @@ func TestFindings(t *testing.T) {
 	spans := kit.NewSpans()
 	fast, slow := &kit.Recorder{}, &kit.Recorder{Delay: 20 * time.Millisecond}
 	inf := kit.StartInformer(t, srv, kit.InformerOptions{Queue: processor.RealFIFOQueue, Spans: spans}, fast, slow)
-	kit.CreatePods(t, srv, "p", 30)
+	// One pod at a time, each created once the fast handler has the one
+	// before: its buffer is then empty whenever a notification arrives
+	// (pending 0, always), while the slow one, 20 ms a call, falls behind.
+	// Created all at once, a burst that reached both listeners before
+	// either handler ran (a loaded machine: the selfcheck runs checkers in
+	// parallel) filled both buffers alike and the two maxima tied.
+	for i := range 30 {
+		kit.CreatePods(t, srv, fmt.Sprint("p", i), 1)
+		kit.WaitFor(t, "the fast handler has the new pod", func() bool { return fast.Len() == i+1 })
+	}
 	kit.WaitFor(t, "every pod at both handlers", func() bool { return fast.Len() == 30 && slow.Len() == 30 })
 	inf.Stop()
 

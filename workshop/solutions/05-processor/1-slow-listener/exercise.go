@@ -7,7 +7,8 @@
 // Chapter 5's shared informer, on the RealFIFO (processor.RealFIFOQueue,
 // its default), watches pods of the embedded API server with two handlers
 // added in this order: a fast kit.Recorder and a kit.Recorder with Delay
-// 20 ms. Then 30 pods are created at once. Use kit.StartInformer with
+// 20 ms. Then 30 pods are created one by one, each as soon as the fast
+// handler has the one before. Use kit.StartInformer with
 // kit.InformerOptions{Spans: kit.NewSpans()} and look at the "pop" spans:
 // informer.listener names the listener ("<handler type>#<index>") and
 // informer.listener.pending is how long its ring buffer was when the
