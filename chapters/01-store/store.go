@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // Store is a key→object cache that computes keys itself with a [KeyFunc].
 // It is what the reflector (chapter 3) writes into and what listers
 // (chapter 2) read from.
@@ -34,21 +36,53 @@ type Store interface {
 	Bookmark(rv string)
 }
 
+// TransformFunc rewrites an object before it is stored or queued, typically
+// to drop fields nobody reads (managedFields) and save memory. It must not
+// mutate its argument: that object may be shared.
+//
+// Mirrors [k8s.io/client-go/tools/cache.TransformFunc] (delta_fifo.go). It
+// lives here, not in chapter 4 beside the queues, because a store takes one
+// too ([WithTransformer]) and chapter 3's reflector hands its queue's
+// transformer to the temporary store of a streamed list.
+type TransformFunc func(any) (any, error)
+
+// StoreOption configures a store made by [NewStore] or [NewIndexer].
+//
+// Mirrors [k8s.io/client-go/tools/cache.StoreOption] (store.go).
+type StoreOption = func(*cache)
+
+// WithTransformer makes the store pass every object it is given through
+// transformer before keeping it (Add, Update and each item of Replace; not
+// Delete, whose object is only read for its key).
+//
+// Mirrors [k8s.io/client-go/tools/cache.WithTransformer] (store.go).
+func WithTransformer(transformer TransformFunc) StoreOption {
+	return func(c *cache) { c.transformer = transformer }
+}
+
 // NewStore returns a Store with no indexes.
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewStore] (store.go), without the
-// transformer and metrics options.
-func NewStore(keyFunc KeyFunc) Store {
-	return &cache{cacheStorage: NewThreadSafeStore(Indexers{}, Indices{}), keyFunc: keyFunc}
+// metrics option.
+func NewStore(keyFunc KeyFunc, opts ...StoreOption) Store {
+	c := &cache{cacheStorage: NewThreadSafeStore(Indexers{}, Indices{}), keyFunc: keyFunc}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // NewIndexer returns an [Indexer] with the given index functions; the informer's
 // cache is NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}).
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewIndexer] (store.go), without the
-// transformer and metrics options.
-func NewIndexer(keyFunc KeyFunc, indexers Indexers) Indexer {
-	return &cache{cacheStorage: NewThreadSafeStore(indexers, Indices{}), keyFunc: keyFunc}
+// metrics option.
+func NewIndexer(keyFunc KeyFunc, indexers Indexers, opts ...StoreOption) Indexer {
+	c := &cache{cacheStorage: NewThreadSafeStore(indexers, Indices{}), keyFunc: keyFunc}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // cache turns a ThreadSafeStore into an Indexer by computing keys. It holds no
@@ -59,6 +93,23 @@ func NewIndexer(keyFunc KeyFunc, indexers Indexers) Indexer {
 type cache struct {
 	cacheStorage ThreadSafeStore
 	keyFunc      KeyFunc
+	// transformer, if set, rewrites each object on its way in; see
+	// WithTransformer.
+	transformer TransformFunc
+}
+
+// transform applies the store's transformer, if any. The key is computed
+// from the object as given, before this, as upstream does: a transformer
+// that dropped metadata must not move the object to another key.
+func (c *cache) transform(obj any) (any, error) {
+	if c.transformer == nil {
+		return obj, nil
+	}
+	t, err := c.transformer(obj)
+	if err != nil {
+		return nil, fmt.Errorf("transforming: %w", err)
+	}
+	return t, nil
 }
 
 var _ Indexer = &cache{}
@@ -76,6 +127,9 @@ func (c *cache) Add(obj any) error {
 	if err != nil {
 		return err
 	}
+	if obj, err = c.transform(obj); err != nil {
+		return err
+	}
 	c.cacheStorage.Add(key, obj)
 	return nil
 }
@@ -83,6 +137,9 @@ func (c *cache) Add(obj any) error {
 func (c *cache) Update(obj any) error {
 	key, err := c.key(obj)
 	if err != nil {
+		return err
+	}
+	if obj, err = c.transform(obj); err != nil {
 		return err
 	}
 	c.cacheStorage.Update(key, obj)
@@ -123,6 +180,9 @@ func (c *cache) Replace(list []any, resourceVersion string) error {
 	for _, item := range list {
 		key, err := c.key(item)
 		if err != nil {
+			return err
+		}
+		if item, err = c.transform(item); err != nil {
 			return err
 		}
 		items[key] = item

@@ -29,7 +29,7 @@ func TestBadResourceVersionOnAWatchEventIsRefusedAndRelists(t *testing.T) {
 			e := newEnv(t)
 			e.createPods("a", 2)
 			s, errs := newRecordingStore(), &errorLog{}
-			r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+			r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 			run(t, r)
 			eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 			synced := r.LastSyncResourceVersion()
@@ -74,7 +74,7 @@ func TestNamelessWatchEventIsRefusedAndReported(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 
@@ -116,7 +116,7 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 			return e.srv.List(ctx, apiserver.ConfigMaps, "", o)
 		})
 		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(lw, s, errs, ReflectorOptions{})
+		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		run(t, r)
 		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 		_, err := e.srv.Create(pod("a", "live"))
@@ -145,7 +145,7 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 			return list, nil
 		})
 		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(lw, s, errs, ReflectorOptions{})
+		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		run(t, r)
 		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 
@@ -177,7 +177,7 @@ func TestListItemsOfTheWrongGVKAreRefused(t *testing.T) {
 	}
 	s, errs := newRecordingStore(), &errorLog{}
 	expected := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod"}}
-	r := NewReflectorWithOptions(lw, expected, s, ReflectorOptions{Backoff: fastBackoff})
+	r := NewReflectorWithOptions(lw, expected, s, ReflectorOptions{Backoff: fastBackoff, UseWatchList: listFirst})
 	r.SetWatchErrorHandler(errs.handler)
 	run(t, r)
 	eventually(t, "listed", func() bool { return r.LastSyncResourceVersion() == "5" })
@@ -204,7 +204,7 @@ func TestListWithABadResourceVersionIsNotRecordedAndRelists(t *testing.T) {
 		return obj, err
 	})
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 )
 
 // handleWatch applies w's events to dst until the watch ends, and always
@@ -44,8 +43,18 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 	}()
 	pastSynthetic := false
 	count := 0
+	var waiting <-chan time.Time // ticks while a stream's bookmark is awaited
+	var lastEvent time.Time
+	if exitOnInitialEventsEnd {
+		t := time.NewTicker(bookmarkWarningInterval)
+		defer t.Stop()
+		waiting = t.C
+	}
 	for {
 		select {
+		case <-waiting:
+			r.warnBookmarkOverdue(ctx, start, lastEvent, count)
+			continue
 		case <-ctx.Done():
 			return initialEventsEnd, errorStopRequested
 		case err := <-resyncErr:
@@ -152,73 +161,34 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				keepOpen = true
 				return initialEventsEnd, nil
 			}
+			if waiting != nil {
+				lastEvent = time.Now()
+			}
 		}
 	}
 }
 
-// watchList gets the initial state as a stream: a WATCH with
-// sendInitialEvents=true sends every object as a synthetic ADDED event, then
-// a bookmark annotated "k8s.io/initial-events-end". The objects are gathered
-// in a temporary store, the real store is Replaced with them at the
-// bookmark's RV, and the same watch goes on carrying changes. It saves the API
-// server from building one huge LIST response in memory.
-//
-// It returns (nil, nil) when stopped and an error the caller answers with a
-// classic LIST.
-//
-// Mirrors Reflector.watchList in upstream reflector.go.
-func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
-	for {
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-		temp := store.NewStore(store.MetaNamespaceKeyFunc)
-		timeout := r.watchTimeoutSeconds()
-		sendInitialEvents := true
-		options := metav1.ListOptions{
-			ResourceVersion:      r.rewatchResourceVersion(),
-			AllowWatchBookmarks:  true,
-			SendInitialEvents:    &sendInitialEvents,
-			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
-			TimeoutSeconds:       &timeout,
-		}
-		start := time.Now()
-		w, err := r.listerWatcher.WatchWithContext(ctx, options)
-		if err == nil {
-			var rv string
-			var done bool
-			done, err = r.handleWatch(ctx, start, w, temp, true, nil, func(v string, pastSynthetic bool) {
-				if pastSynthetic {
-					rv = v
-				}
-			})
-			if err == nil && done {
-				r.setIsLastSyncResourceVersionUnavailable(false)
-				if err := replace(ctx, r.store, temp.List(), rv); err != nil {
-					w.Stop()
-					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
-				}
-				r.setLastSyncResourceVersion(rv)
-				return w, nil
-			}
-			if err == nil {
-				err = fmt.Errorf("watch-list stream for %v closed before the initial-events-end bookmark", r.typeDescription)
-			}
-		}
-		switch {
-		case err == errorStopRequested:
-			return nil, nil
-		case isWatchErrorRetriable(err):
-			d := r.backoff.delay()
-			r.reportWatchRetry(ctx, options.ResourceVersion, d, err)
-			if !r.sleep(ctx, d) {
-				return nil, nil
-			}
-		case isExpiredError(err) || isTooLargeResourceVersionError(err):
-			r.setIsLastSyncResourceVersionUnavailable(true)
-		default:
-			return nil, err
-		}
+// bookmarkWarningInterval is how often a watch-list stream still waiting for
+// its initial-events-end bookmark is reported, as upstream's
+// initialEventsEndBookmarkTicker warns (reflector.go), every 10 seconds.
+const bookmarkWarningInterval = 10 * time.Second
+
+// warnBookmarkOverdue reports a stream that has gone bookmarkWarningInterval
+// without an event and without its initial-events-end bookmark: the
+// informer cannot sync until it comes. Upstream logs the same warning; ours
+// reaches the WatchErrorHandler and says what to do, because the usual cause
+// is a server or fake client that ignores sendInitialEvents and so will
+// never send the bookmark.
+func (r *Reflector) warnBookmarkOverdue(ctx context.Context, start, lastEvent time.Time, count int) {
+	switch {
+	case lastEvent.IsZero():
+		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v has sent no event in %v and no initial-events-end bookmark; "+
+			"the informer cannot sync until it does. If this server or client ignores sendInitialEvents (a fake clientset, a proxy), "+
+			"make its ListerWatcher implement IsWatchListSemanticsUnSupported() returning true, or set KUBE_FEATURE_WatchListClient=false",
+			r.name, r.typeDescription, time.Since(start).Round(time.Second)))
+	case time.Since(lastEvent) >= bookmarkWarningInterval:
+		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v sent %d events, the last %v ago, but not yet its initial-events-end bookmark; "+
+			"the informer cannot sync until it does", r.name, r.typeDescription, count, time.Since(lastEvent).Round(time.Second)))
 	}
 }
 

@@ -25,6 +25,12 @@ import (
 // in fake time, in synctest_test.go.
 var fastBackoff = &Backoff{Duration: 5 * time.Millisecond, Factor: 2, Cap: 40 * time.Millisecond, ResetAfter: time.Minute}
 
+// listFirst makes a test reflector LIST its initial state, as client-go's
+// does with the WatchListClient gate off: the tests of the LIST path use it.
+// The default (streamed) path has its own tests (watchlist_test.go) and the
+// differential ones against client-go.
+var listFirst = new(false)
+
 // recordingStore is a chapter-1 store that also records the calls the
 // reflector made, and can be told to fail the next Replace.
 type recordingStore struct {

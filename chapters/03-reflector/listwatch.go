@@ -176,17 +176,64 @@ func NewListWatchFromClient(c Getter, resource, namespace string, fieldSelector 
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewFilteredListWatchFromClient] (listwatch.go).
 func NewFilteredListWatchFromClient(c Getter, resource, namespace string, optionsModifier func(*metav1.ListOptions)) *ListWatch {
-	request := func(options metav1.ListOptions) *rest.Request {
+	request := func(options metav1.ListOptions, isWatch bool) *rest.Request {
+		// Watch is set before the modifier runs, as upstream does, so a
+		// modifier sees the request it is shaping.
+		options.Watch = isWatch
 		optionsModifier(&options)
 		return c.Get().Namespace(namespace).Resource(resource).VersionedParams(&options, metav1.ParameterCodec)
 	}
+	// All four functions, as upstream fills them: a caller that reaches for
+	// the plain List or Watch (old code, or a wrapper that only knows
+	// those) must find them set, not nil.
 	return &ListWatch{
+		ListFunc: func(options metav1.ListOptions) (runtime.Object, error) {
+			return request(options, false).Do(context.Background()).Get()
+		},
+		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
+			return request(options, true).Watch(context.Background())
+		},
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-			return request(options).Do(ctx).Get()
+			return request(options, false).Do(ctx).Get()
 		},
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			options.Watch = true
-			return request(options).Watch(ctx)
+			return request(options, true).Watch(ctx)
 		},
 	}
 }
+
+// DoesClientNotSupportWatchListSemantics reports whether client says it
+// cannot stream the initial state: it has a method
+// IsWatchListSemanticsUnSupported() that returns true. Anything else,
+// including a client that knows nothing of watch-list, is taken to support
+// it; the reflector still falls back to a LIST if the server refuses.
+//
+// Why a client would say so: a fake clientset (k8s.io/client-go/kubernetes/fake)
+// answers a WATCH with no initial events and no bookmark, so a reflector
+// streaming from it would wait for a bookmark that never comes. The opt-out
+// lets it LIST instead.
+//
+// Mirrors [k8s.io/client-go/util/watchlist.DoesClientNotSupportWatchListSemantics] (watch_list.go).
+func DoesClientNotSupportWatchListSemantics(client any) bool {
+	c, ok := client.(interface{ IsWatchListSemanticsUnSupported() bool })
+	return ok && c.IsWatchListSemanticsUnSupported()
+}
+
+// ToListWatcherWithWatchListSemantics returns lw as a ListerWatcher that
+// carries client's answer to [DoesClientNotSupportWatchListSemantics], so a
+// reflector built on lw streams or LISTs first as client allows. client-go's
+// generated informers wrap their ListWatch this way, passing the clientset.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ToListWatcherWithWatchListSemantics] (listwatch.go).
+func ToListWatcherWithWatchListSemantics(lw *ListWatch, client any) ListerWatcher {
+	return &listWatchWithSemantics{ListWatch: lw, unsupported: DoesClientNotSupportWatchListSemantics(client)}
+}
+
+// listWatchWithSemantics is a ListWatch that answers
+// IsWatchListSemanticsUnSupported.
+type listWatchWithSemantics struct {
+	*ListWatch
+	unsupported bool
+}
+
+func (lw *listWatchWithSemantics) IsWatchListSemanticsUnSupported() bool { return lw.unsupported }

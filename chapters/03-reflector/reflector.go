@@ -104,11 +104,18 @@ type ReflectorOptions struct {
 	MinWatchTimeout time.Duration
 	// Backoff replaces the default retry pacing (800ms doubling to 30s).
 	Backoff *Backoff
-	// UseWatchList fetches the initial state with a streaming watch
-	// (sendInitialEvents) instead of a LIST, falling back to a LIST on any
-	// error. Off by default. Upstream switches this with the WatchListClient
-	// feature gate.
-	UseWatchList bool
+	// UseWatchList, if set, decides for this reflector whether the initial
+	// state is streamed (a WATCH with sendInitialEvents=true, falling back to
+	// a LIST when the server cannot stream) or LISTed. nil, the default,
+	// follows the WatchListClient feature gate ([FeatureGates]), which is on
+	// in v0.37.2 unless KUBE_FEATURE_WatchListClient=false. Either way a
+	// ListerWatcher that opts out ([DoesClientNotSupportWatchListSemantics])
+	// is LISTed.
+	//
+	// Not in client-go, where only the process-wide gate decides: ours lets
+	// one program run both conversations side by side (the demo, the
+	// tests) without touching the environment.
+	UseWatchList *bool
 	// TracerProvider for the Reflector.* cycle spans; default the global one.
 	TracerProvider trace.TracerProvider
 }
@@ -131,8 +138,11 @@ type Reflector struct {
 	backoff       *backoffManager
 	minWatchTimeout,
 	maxWatchTimeout time.Duration
-	useWatchList bool
-	tracer       trace.Tracer
+	// useWatchList: the initial state is streamed (watchList) before any
+	// LIST; decided once, at construction, as upstream.
+	useWatchList   bool
+	tracer         trace.Tracer
+	tracerProvider trace.TracerProvider
 	// nameAttr is built once: it goes on every span.
 	nameAttr attribute.KeyValue
 
@@ -204,8 +214,8 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 		backoff:           newBackoffManager(bo),
 		minWatchTimeout:   minTimeout,
 		maxWatchTimeout:   2 * minTimeout,
-		useWatchList:      options.UseWatchList,
 		tracer:            tracing.Tracer(options.TracerProvider, tracerName),
+		tracerProvider:    options.TracerProvider,
 		watchErrorHandler: DefaultWatchErrorHandler,
 	}
 	if u, ok := expectedType.(*unstructured.Unstructured); ok {
@@ -226,8 +236,24 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 		r.name = r.typeDescription
 	}
 	r.nameAttr = tracing.KeyInformerName.String(r.name)
+
+	// The gate first, then the ListerWatcher's own say: a client that
+	// cannot stream (a fake clientset) is LISTed whatever the gate says.
+	// Asked of lw as given, before any wrapping, as upstream does.
+	r.useWatchList = FeatureGates().Enabled(WatchListClient)
+	if options.UseWatchList != nil {
+		r.useWatchList = *options.UseWatchList
+	}
+	if r.useWatchList && DoesClientNotSupportWatchListSemantics(lw) {
+		r.useWatchList = false
+	}
 	return r
 }
+
+// UsesWatchList reports whether the reflector streams the initial state
+// (see [ReflectorOptions].UseWatchList). Not in client-go, whose field is
+// unexported; the demo and the tests show which conversation to expect.
+func (r *Reflector) UsesWatchList() bool { return r.useWatchList }
 
 // Name returns the reflector's name.
 func (r *Reflector) Name() string { return r.name }
@@ -293,9 +319,12 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 	return r.ListAndWatchWithContext(wait.ContextForChannel(stopCh))
 }
 
-// ListAndWatchWithContext lists (or, with UseWatchList, streams the initial
-// state), replaces the store with it, then watches until the watch fails in a
-// way that needs a relist. It returns nil when ctx is done.
+// ListAndWatchWithContext fetches the whole state, replaces the store with
+// it, then watches until the watch fails in a way that needs a relist. The
+// state is streamed (watchList) when the reflector uses watch-list, the
+// default; it is LISTed when it does not, or when the stream fails in a way
+// that streaming again cannot mend (a server that cannot stream). It
+// returns nil when ctx is done.
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.ListAndWatchWithContext] (reflector.go).
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
@@ -318,9 +347,16 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 			return nil // stopped
 		}
 		if err != nil {
-			// Any error, including a server that does not support
-			// sendInitialEvents, falls back to the classic LIST.
-			w = nil
+			// The server cannot stream (422 from one whose WatchList is
+			// off, or a stream that ends at once), or the store refused
+			// the result: the classic LIST still works there. The
+			// fallback is an event on the cycle span; upstream logs it at
+			// V(4) and tells no handler, and neither do we: the LIST that
+			// follows is the answer, and its own failure is reported.
+			if span.IsRecording() {
+				span.AddEvent(tracing.EventWatchListFallback, trace.WithAttributes(r.nameAttr, tracing.KeyFallbackReason.String(err.Error())))
+			}
+			w, err = nil, nil
 		}
 	}
 	if w == nil {

@@ -25,7 +25,7 @@ func TestFirstListAtZeroThenWatchFromTheListRV(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 3)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "store synced", func() bool { return len(s.keys()) == 3 })
 	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
@@ -49,7 +49,7 @@ func TestWatchExpiredRelistsAtLastSyncedRV(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 2)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 
@@ -78,7 +78,7 @@ func TestExpiredOrTooLargeListRetriesAtOnceWithEmptyRV(t *testing.T) {
 			e.createPods("a", 2)
 			e.srv.Inject(f)
 			s, errs := newRecordingStore(), &errorLog{}
-			run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+			run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 			eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 
 			lists := e.requests("list")
@@ -95,7 +95,7 @@ func TestPagingRules(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 1200)
 		s := newRecordingStore()
-		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{}))
+		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst}))
 		eventually(t, "synced", func() bool { return len(s.keys()) == 1200 })
 		lists := e.requests("list")
 		require.Len(t, lists, 3, "1200 objects in pages of 500")
@@ -108,7 +108,7 @@ func TestPagingRules(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 5)
 		s := newRecordingStore()
-		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{}))
+		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst}))
 		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
 		e.forceRelist()
 		assert.Empty(t, e.requests("list")[1].Query.Get("limit"))
@@ -117,7 +117,7 @@ func TestPagingRules(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 5)
 		s := newRecordingStore()
-		r := newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{})
+		r := newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst})
 		r.WatchListPageSize = 2
 		run(t, r)
 		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
@@ -139,7 +139,7 @@ func TestPagingRules(t *testing.T) {
 			},
 			WatchFuncWithContext: e.lw.WatchWithContext,
 		}
-		r := newTestReflector(lw, s, &errorLog{}, ReflectorOptions{})
+		r := newTestReflector(lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst})
 		r.WatchListPageSize = 2
 		run(t, r)
 		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
@@ -156,7 +156,7 @@ func TestReplaceHappensBeforeTheRVIsRecorded(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 2)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	var rvDuringReplace []string
 	s.onReplace = func() { rvDuringReplace = append(rvDuringReplace, r.LastSyncResourceVersion()) }
 	s.failReplace = 1
@@ -174,7 +174,7 @@ func TestNormalWatchCloseReopensWithoutRelist(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
@@ -204,7 +204,7 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 		},
 	}
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
@@ -239,7 +239,7 @@ func TestTooManyRequestsOnWatchBacksOffWithoutRelist(t *testing.T) {
 	e.createPods("a", 1)
 	e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
 	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 	eventually(t, "third watch opened", func() bool { return len(e.requests("watch")) == 3 })
 	_, err := e.srv.Create(pod("a", "b"))
 	require.NoError(t, err)
@@ -257,7 +257,7 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 	t.Run("relist by default", func(t *testing.T) {
 		e := newEnv(t)
 		s, errs := newRecordingStore(), &errorLog{}
-		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 		e.srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
 		eventually(t, "relisted", func() bool { return len(e.requests("list")) == 2 })
@@ -268,7 +268,7 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 	t.Run("re-watch within MaxInternalErrorRetryDuration", func(t *testing.T) {
 		e := newEnv(t)
 		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+		r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		r.MaxInternalErrorRetryDuration = 10 * 60e9
 		run(t, r)
 		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
@@ -283,7 +283,7 @@ func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
 	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
+	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other-resource"}})
@@ -297,7 +297,7 @@ func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 func TestWrongTypeIsDroppedAndReported(t *testing.T) {
 	e := newEnv(t)
 	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.srv.InjectWatchEvent(apiserver.Pods, watch.Added,
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "intruder", ResourceVersion: "1"}})
@@ -314,7 +314,7 @@ func TestWrongTypeIsDroppedAndReported(t *testing.T) {
 func TestMalformedWatchDataIsReportedAndRecovered(t *testing.T) {
 	e := newEnv(t)
 	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.srv.InjectRawWatchData(apiserver.Pods, []byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":12}}}`+"\n"))
 	eventually(t, "reported", func() bool { return len(errs.all()) > 0 })
@@ -330,7 +330,7 @@ func TestForbiddenIsReportedClearlyAndRetried(t *testing.T) {
 	e.createPods("a", 1)
 	e.srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusForbidden})
 	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 	eventually(t, "synced after the 403", func() bool { return len(s.keys()) == 1 })
 	require.Len(t, errs.all(), 1)
 	err := errs.all()[0]
@@ -339,11 +339,11 @@ func TestForbiddenIsReportedClearlyAndRetried(t *testing.T) {
 }
 
 func TestWatchList(t *testing.T) {
-	t.Run("streams the initial state instead of listing", func(t *testing.T) {
+	t.Run("by default streams the initial state instead of listing", func(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 3)
 		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: true})
+		r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
 		run(t, r)
 		eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
 		assert.Empty(t, e.requests("list"))
@@ -363,7 +363,7 @@ func TestWatchList(t *testing.T) {
 		e.createPods("a", 2)
 		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
 		s, errs := newRecordingStore(), &errorLog{}
-		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: true}))
+		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
 		eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 		assert.Empty(t, e.requests("list"), "a 429 is retried, not answered with a LIST")
 		require.Len(t, errs.all(), 2, "%v", errs.all())
@@ -377,7 +377,7 @@ func TestWatchList(t *testing.T) {
 		e.createPods("a", 3)
 		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
 		s, errs := newRecordingStore(), &errorLog{}
-		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: true}))
+		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
 		eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
 		assert.Len(t, e.requests("list"), 1)
 		assert.Empty(t, errs.all(), "the fallback is silent: the LIST worked")
@@ -391,7 +391,7 @@ func TestForbiddenWatchIsReportedAndRelists(t *testing.T) {
 	e.createPods("a", 1)
 	e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
 	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
+	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
 	eventually(t, "watching after the 403", func() bool { return e.srv.WatchCount() == 1 })
 	require.Len(t, errs.all(), 1)
 	assert.True(t, apierrors.IsForbidden(errs.all()[0]))

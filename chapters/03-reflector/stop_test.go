@@ -15,9 +15,9 @@ func TestStopWhileARequestIsInFlightReportsNothing(t *testing.T) {
 		name, verb string
 		opts       ReflectorOptions
 	}{
-		{"LIST", "list", ReflectorOptions{}},
-		{"WATCH", "watch", ReflectorOptions{}},
-		{"watch-list", "watch", ReflectorOptions{UseWatchList: true}},
+		{"LIST", "list", ReflectorOptions{UseWatchList: listFirst}},
+		{"WATCH", "watch", ReflectorOptions{UseWatchList: listFirst}},
+		{"watch-list (the default)", "watch", ReflectorOptions{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -78,7 +78,7 @@ func TestReflectorRetriesAFailingListWithTheBackoff(t *testing.T) {
 		}
 		errs := &errorLog{}
 		s := newRecordingStore()
-		r := NewReflectorWithOptions(lw, nil, s, ReflectorOptions{}) // the default backoff
+		r := NewReflectorWithOptions(lw, nil, s, ReflectorOptions{UseWatchList: listFirst}) // the default backoff
 		r.SetWatchErrorHandler(errs.handler)
 		stop := runInBubble(r)
 		time.Sleep(time.Minute)
@@ -159,7 +159,7 @@ func TestResyncRunsOnlyWhileWatchingAndWhenAllowed(t *testing.T) {
 		srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: 1000})
 		synctest.Test(t, func(t *testing.T) {
 			s := newRecordingStore()
-			stop := runInBubble(newTestReflector(directLW(srv), s, &errorLog{}, ReflectorOptions{ResyncPeriod: time.Second}))
+			stop := runInBubble(newTestReflector(directLW(srv), s, &errorLog{}, ReflectorOptions{ResyncPeriod: time.Second, UseWatchList: listFirst}))
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
 			stop()
@@ -197,7 +197,7 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 		}
 		errs := &errorLog{}
 		s := newRecordingStore()
-		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{}) // the default backoff
+		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: listFirst}) // the default backoff
 		r.SetWatchErrorHandler(errs.handler)
 		stop := runInBubble(r)
 		defer stop()

@@ -18,7 +18,7 @@ func TestCycleSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	e := newEnv(t)
 	e.createPods("a", 2)
-	r := newTestReflector(e.lw, newRecordingStore(), &errorLog{}, ReflectorOptions{Name: "pods", TracerProvider: tp})
+	r := newTestReflector(e.lw, newRecordingStore(), &errorLog{}, ReflectorOptions{Name: "pods", TracerProvider: tp, UseWatchList: listFirst})
 	run(t, r)
 	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.forceRelist() // ends the first cycle with a 410

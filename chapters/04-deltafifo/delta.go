@@ -127,12 +127,12 @@ type KeyListerGetter interface {
 	GetByKey(key string) (value any, exists bool, err error)
 }
 
-// TransformFunc rewrites an object before it is queued, typically to drop
-// fields nobody reads (managedFields) and save memory. It must not mutate its
-// argument: that object may be shared.
+// TransformFunc rewrites an object before it is queued; see
+// [store.TransformFunc], which this names here so that code written against
+// chapter 4's queues finds it where upstream keeps it.
 //
 // Mirrors [k8s.io/client-go/tools/cache.TransformFunc] (delta_fifo.go).
-type TransformFunc func(any) (any, error)
+type TransformFunc = store.TransformFunc
 
 // PopProcessFunc processes what Pop took off the queue: the key's Deltas,
 // and whether they belong to the initial list.

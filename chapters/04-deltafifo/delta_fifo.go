@@ -423,14 +423,15 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
 	}
+	source, arrived := replaceSource(ctx)
 	listed := sets.New[string]()
-	for _, item := range list {
+	for i, item := range list {
 		key, err := f.KeyOf(item)
 		if err != nil {
 			return store.KeyError{Obj: item, Err: err}
 		}
 		listed.Insert(key)
-		if err := f.queueAction_locked(ctx, action, Replaced, item, sourceList, event); err != nil {
+		if err := f.queueAction_locked(withArrival(ctx, arrived, i), action, Replaced, item, source, event); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %v", err)
 		}
 	}
@@ -449,7 +450,7 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 			}
 		}
 		tombstones++
-		if err := f.queueAction_locked(ctx, Deleted, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, sourceList, "TOMBSTONE"); err != nil {
+		if err := f.queueAction_locked(ctx, Deleted, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, source, "TOMBSTONE"); err != nil {
 			return err
 		}
 	}
@@ -466,7 +467,7 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 				last = nil
 			}
 			tombstones++
-			if err := f.queueAction_locked(ctx, Deleted, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, sourceList, "TOMBSTONE"); err != nil {
+			if err := f.queueAction_locked(ctx, Deleted, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, source, "TOMBSTONE"); err != nil {
 				return err
 			}
 		}

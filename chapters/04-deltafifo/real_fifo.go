@@ -436,6 +436,9 @@ func (f *RealFIFO) enqueueReplacedAll_locked(ctx context.Context, list []any, re
 	d := Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}}
 	if tracing.Enabled(f.tp) {
 		d.trace = f.startAtomicEntry(ctx, ReplacedAll, len(objs), resourceVersion)
+		if d.trace != nil {
+			d.trace.atomic.source, d.trace.atomic.arrived = f.streamedArrivals(ctx, list)
+		}
 	}
 	f.push_locked(d)
 	return nil
@@ -445,6 +448,7 @@ func (f *RealFIFO) enqueueReplacedAll_locked(ctx context.Context, list []any, re
 // reconcileReplacement (the_real_fifo.go). Keys are checked before anything
 // is queued, so a list with an unkeyable object queues nothing.
 func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
+	source, arrived := replaceSource(ctx)
 	listed := make(sets.Set[string], len(list))
 	for _, obj := range list {
 		key, err := f.KeyOf(obj)
@@ -476,7 +480,7 @@ func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
 			// consumer will hear of it already.
 			continue
 		}
-		if err := f.enqueue_locked(ctx, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last.Object}, false, sourceList, "TOMBSTONE"); err != nil {
+		if err := f.enqueue_locked(ctx, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last.Object}, false, source, "TOMBSTONE"); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}
@@ -494,12 +498,12 @@ func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
 		if err != nil || !exists {
 			last = nil
 		}
-		if err := f.enqueue_locked(ctx, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, false, sourceList, "TOMBSTONE"); err != nil {
+		if err := f.enqueue_locked(ctx, Deleted, DeletedFinalStateUnknown{Key: key, Obj: last}, false, source, "TOMBSTONE"); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}
-	for _, obj := range list {
-		if err := f.enqueue_locked(ctx, Replaced, obj, true, sourceList, "LISTED"); err != nil {
+	for i, obj := range list {
+		if err := f.enqueue_locked(withArrival(ctx, arrived, i), Replaced, obj, true, source, "LISTED"); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}

@@ -31,6 +31,12 @@ type atomicTrace struct {
 	// the objects of a SyncAll, and a relist's tombstones, are only known
 	// there.
 	filter TraceFilter
+	// source is the <source> of the roots of a ReplacedAll's objects
+	// ("list", or "watchlist" for a streamed list); arrived, for a streamed
+	// one, when each key arrived on the stream. Both are the entry's own
+	// data, carried to where the per-object roots are made.
+	source  string
+	arrived map[string]time.Time
 }
 
 // startObjectRoot starts an object's root span "ListAndWatch <source>"
@@ -164,12 +170,20 @@ func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, ke
 		// Not popped yet (a misuse): end the wait now rather than at year 1.
 		poppedAt = time.Now()
 	}
-	source := sourceList
-	if entry.Type == SyncAll {
+	source, start := sourceList, t.queuedAt
+	switch {
+	case entry.Type == SyncAll:
 		source = sourceResync
+	case t.atomic.source != "":
+		source = t.atomic.source
+		if at, ok := t.atomic.arrived[key]; ok {
+			// A streamed object's root starts when it arrived: it waited
+			// in the reflector's temporary store for the bookmark.
+			start = at
+		}
 	}
 	nameAttr := tracing.KeyInformerName.String(informerName)
-	root := startObjectRoot(tracer, nameAttr, t.root, t.queuedAt, obj, key, source, event)
+	root := startObjectRoot(tracer, nameAttr, t.root, start, obj, key, source, event)
 	recording := root.IsRecording()
 	// The hand-off to the queue was the entry's enqueue: the root covers
 	// that instant, as a per-object root covers its own enqueue.
@@ -203,4 +217,25 @@ func StartHandleDeltasInBatch(tracer trace.Tracer, informerName, key string, d D
 		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(key),
 		tracing.KeyDeltaType.String(string(d.Type)), tracing.KeyDeltasCount.Int(1),
 		tracing.KeyBatchSize.Int(batchSize), tracing.KeyInitialList.Bool(isInInitialList)))
+}
+
+// streamedArrivals returns the <source> of a ReplacedAll's per-object roots
+// and, for a streamed list, each object's arrival by key (the consumer
+// knows an object by its key when it makes its root; the list's order is
+// not the processing order of a relist's tombstones and objects).
+func (f *RealFIFO) streamedArrivals(ctx context.Context, list []any) (string, map[string]time.Time) {
+	source, arrived := replaceSource(ctx)
+	if len(arrived) == 0 {
+		return source, nil
+	}
+	byKey := make(map[string]time.Time, len(arrived))
+	for i, obj := range list {
+		if i >= len(arrived) {
+			break
+		}
+		if key, err := f.KeyOf(obj); err == nil {
+			byKey[key] = arrived[i]
+		}
+	}
+	return source, byKey
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -94,6 +95,9 @@ const (
 	sourceWatch  = "watch"
 	sourceList   = "list"
 	sourceResync = "resync"
+	// sourceWatchList: the object came in a streamed initial state
+	// (watch-list), not a LIST; see replaceSource.
+	sourceWatchList = "watchlist"
 )
 
 // Span options that never change, hoisted so an untraced enqueue allocates
@@ -101,7 +105,8 @@ const (
 var (
 	rootKind   = trace.WithSpanKind(trace.SpanKindProducer)
 	newRoot    = trace.WithNewRoot()
-	rootNames  = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList, sourceResync: tracing.SpanRootPrefix + sourceResync}
+	rootNames  = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
+		sourceResync: tracing.SpanRootPrefix + sourceResync, sourceWatchList: tracing.SpanRootPrefix + sourceWatchList}
 	internal   = trace.WithSpanKind(trace.SpanKindInternal)
 	consumer   = trace.WithSpanKind(trace.SpanKindConsumer)
 	background = context.Background()
@@ -125,8 +130,13 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event s
 
 // startEnqueueTrace is startRoot for either queue: the DeltaFIFO's deltas
 // and the RealFIFO's per-object entries start their traces the same way.
+//
+// A streamed object's root starts when it arrived on the stream
+// (arrivedAt in ctx), so the root spans the wait in the reflector's
+// temporary store for the bookmark; every other root starts now.
 func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj any, key, source, event string) *deltaTrace {
-	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), time.Time{}, obj, key, source, event)
+	start, _ := ctx.Value(arrivedAtKey{}).(time.Time)
+	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), start, obj, key, source, event)
 	defer span.End()
 	if !span.IsRecording() {
 		return nil
@@ -260,4 +270,29 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 		}
 	}
 	return ctxs, spans
+}
+
+// replaceSource is the <source> of the roots a Replace starts: "watchlist"
+// when the reflector streamed the list (it says so in ctx), "list" for a
+// LIST's result. A streamed relist's tombstones get "watchlist" too: no
+// LIST was made, and a reader who filters on "ListAndWatch list" must not
+// find one. arrived is when each listed object arrived on the stream (empty
+// unless the reflector traced it).
+func replaceSource(ctx context.Context) (source string, arrived []time.Time) {
+	if s, ok := reflector.StreamedListFrom(ctx); ok {
+		return sourceWatchList, s.Arrived
+	}
+	return sourceList, nil
+}
+
+type arrivedAtKey struct{}
+
+// withArrival returns ctx for enqueueing the i-th object of a streamed
+// list: carrying its arrival time, if known, for startEnqueueTrace. Only
+// called while tracing (arrived is empty otherwise).
+func withArrival(ctx context.Context, arrived []time.Time, i int) context.Context {
+	if i >= len(arrived) || arrived[i].IsZero() {
+		return ctx
+	}
+	return context.WithValue(ctx, arrivedAtKey{}, arrived[i])
 }

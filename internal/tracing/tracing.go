@@ -17,6 +17,13 @@ const (
 	SpanListAndWatchCycle = "Reflector.ListAndWatch"
 	SpanList              = "Reflector.list"
 	SpanWatch             = "Reflector.watch"
+	// SpanWatchList is one streaming request of a watch-list (WATCH with
+	// sendInitialEvents=true), from the request to its initial-events-end
+	// bookmark or to the failure that ends it.
+	SpanWatchList = "Reflector.watchlist"
+	// EventWatchListFallback is the cycle span's event when a watch-list
+	// gives way to a LIST; KeyFallbackReason says why.
+	EventWatchListFallback = "watchlist.fallback"
 
 	// Per-object spans (chapters 4 and 5). The root is "ListAndWatch <source>".
 	SpanRootPrefix     = "ListAndWatch "
@@ -58,6 +65,9 @@ const (
 	// stopped before the delta was popped (the contract's "dropped at stop").
 	KeyQueueDropped = attribute.Key("informer.queue.dropped")
 	KeyNamespace    = attribute.Key("k8s.namespace.name")
+	// KeyFallbackReason is the error that made a watch-list fall back to a
+	// LIST (on the watchlist.fallback event).
+	KeyFallbackReason = attribute.Key("informer.fallback.reason")
 )
 
 // Tracer returns the tracer a chapter starts its spans with: from tp, or

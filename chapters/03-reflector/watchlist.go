@@ -1,0 +1,221 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// TransformingStore is a ReflectorStore with a transformer (chapter 4's
+// queues). A reflector that streams the initial state gathers it in a
+// temporary store first; it gives that store the same transformer, so the
+// objects held while the stream runs are already the slim ones, not the
+// full objects the transformer exists to drop.
+//
+// Mirrors [k8s.io/client-go/tools/cache.TransformingStore] (reflector.go).
+type TransformingStore interface {
+	ReflectorStore
+	Transformer() store.TransformFunc
+}
+
+// StreamedList tells a store, through the context of a Replace, that the
+// list was streamed (watch-list) rather than LISTed, and when each object
+// arrived on the stream. A traced queue (chapter 4) uses it to give each
+// object a "ListAndWatch watchlist" root that starts when the object
+// arrived: the time an object waited in the temporary store for the
+// bookmark is then visible in its own trace.
+//
+// Not in client-go, which does not trace.
+type StreamedList struct {
+	// Arrived holds, for the i-th object of the Replace's list, when it
+	// arrived. It is filled only while a TracerProvider records spans;
+	// otherwise it is empty and a store treats each object as arriving at
+	// the Replace.
+	Arrived []time.Time
+}
+
+type streamedListKey struct{}
+
+// WithStreamedList returns ctx carrying s, for a Replace of a streamed list.
+func WithStreamedList(ctx context.Context, s StreamedList) context.Context {
+	return context.WithValue(ctx, streamedListKey{}, s)
+}
+
+// StreamedListFrom returns the StreamedList in ctx; ok is false when the
+// Replace carries a LIST's result.
+func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
+	s, ok = ctx.Value(streamedListKey{}).(StreamedList)
+	return s, ok
+}
+
+// arrivalStore is the temporary store of a watch-list that also notes when
+// each key arrived, for StreamedList. Only used while tracing.
+type arrivalStore struct {
+	store.Store
+	keyFunc store.KeyFunc
+	arrived map[string]time.Time
+}
+
+func (s *arrivalStore) Add(obj any) error {
+	if key, err := s.keyFunc(obj); err == nil {
+		s.arrived[key] = time.Now()
+	}
+	return s.Store.Add(obj)
+}
+
+// arrivals returns, for each object of list, when it arrived.
+func (s *arrivalStore) arrivals(list []any) []time.Time {
+	out := make([]time.Time, len(list))
+	for i, obj := range list {
+		if key, err := s.keyFunc(obj); err == nil {
+			out[i] = s.arrived[key]
+		}
+	}
+	return out
+}
+
+// watchList fetches the initial state as a stream: one WATCH with
+// sendInitialEvents=true, resourceVersionMatch=NotOlderThan and bookmarks.
+// The server sends every object as a synthetic ADDED event, then a BOOKMARK
+// annotated "k8s.io/initial-events-end" at the resourceVersion the state is
+// consistent at. The objects are gathered in a temporary store; at the
+// bookmark the real store is Replaced with them, the bookmark's RV becomes
+// the last synced one, and the same watch is returned open, so the changes
+// after the bookmark arrive on it without a second request.
+//
+// Why it is the default (KEP-3157): a LIST makes the API server build the
+// whole response in memory at once, and a thousand informers relisting after
+// a restart can take it down; a stream is served object by object from the
+// watch cache.
+//
+// What happens when the stream fails, as upstream:
+//   - the request is refused as "connection refused" or 429: back off, then
+//     stream again from the same RV;
+//   - 410 Expired or "too large resourceVersion", on the request or as an
+//     ERROR event: stream again at once from RV "" (the latest state);
+//   - the stream closes before the bookmark, after some events: stream again
+//     at once, with a fresh temporary store;
+//   - anything else (a server that cannot stream answers 422 Invalid; a
+//     stream closed within a second with no events is a VeryShortWatchError;
+//     the store refuses the Replace): return the error, and the caller falls
+//     back to a LIST.
+//
+// It returns (nil, nil) when ctx is done.
+//
+// Mirrors Reflector.watchList in upstream reflector.go. Differences: the
+// backoff wait ends when ctx does (upstream's does not, so a stop during a
+// refused stream waits out the delay, up to a minute); a store that refuses
+// the Replace gets the open watch stopped (upstream's leaks it); each retry
+// is reported to the WatchErrorHandler as the watch path's are (upstream
+// logs at V(2)).
+func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
+	var transformOpts []store.StoreOption
+	if ts, ok := r.store.(TransformingStore); ok && ts.Transformer() != nil {
+		transformOpts = append(transformOpts, store.WithTransformer(ts.Transformer()))
+	}
+	traced := tracing.Enabled(r.tracerProvider)
+	for {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		// A fresh temporary store per attempt: what a failed stream
+		// delivered must not leak into the next one's result.
+		//
+		// Upstream keys it with DeletionHandlingMetaNamespaceKeyFunc, which
+		// differs from MetaNamespaceKeyFunc only for a
+		// DeletedFinalStateUnknown (chapter 4's tombstone, which this
+		// chapter cannot name). No stream carries one: handleWatch refuses
+		// an object without metadata before it reaches the store, as
+		// upstream's handleAnyWatch does, so the two keys never differ here.
+		var temp store.Store = store.NewStore(store.MetaNamespaceKeyFunc, transformOpts...)
+		var arrivals *arrivalStore
+		if traced {
+			arrivals = &arrivalStore{Store: temp, keyFunc: store.MetaNamespaceKeyFunc, arrived: map[string]time.Time{}}
+			temp = arrivals
+		}
+		timeout := r.watchTimeoutSeconds()
+		sendInitialEvents := true
+		options := metav1.ListOptions{
+			ResourceVersion:      r.rewatchResourceVersion(),
+			AllowWatchBookmarks:  true,
+			SendInitialEvents:    &sendInitialEvents,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			TimeoutSeconds:       &timeout,
+		}
+		wctx, span := r.tracer.Start(ctx, tracing.SpanWatchList, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(r.nameAttr, attribute.String("informer.request.resource_version", options.ResourceVersion)))
+		start := time.Now()
+		w, err := r.listerWatcher.WatchWithContext(wctx, options)
+		var bookmarkRV string
+		if err == nil {
+			var done bool
+			done, err = r.handleWatch(ctx, start, w, temp, true, nil, func(rv string, pastSynthetic bool) {
+				// Only the bookmark (the first non-ADDED event) carries the
+				// RV the whole state is consistent at; the synthetic ADDED
+				// events come in no RV order.
+				if pastSynthetic {
+					bookmarkRV = rv
+				}
+			})
+			if err == nil && done {
+				list := temp.List()
+				span.SetAttributes(tracing.KeyResourceVersion.String(bookmarkRV), tracing.KeyListCount.Int(len(list)))
+				endSpan(span, nil)
+				r.setIsLastSyncResourceVersionUnavailable(false)
+				streamed := StreamedList{}
+				if arrivals != nil {
+					streamed.Arrived = arrivals.arrivals(list)
+				}
+				if err := replace(WithStreamedList(ctx, streamed), r.store, list, bookmarkRV); err != nil {
+					w.Stop()
+					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
+				}
+				r.setLastSyncResourceVersion(bookmarkRV)
+				return w, nil
+			}
+			if err == nil {
+				// Closed after some events but before the bookmark: the
+				// state is incomplete, so it is thrown away and streamed
+				// again, at once (handleWatch already turned a close with
+				// no events into a VeryShortWatchError).
+				err = errStreamClosedEarly
+			}
+		}
+		switch {
+		case errors.Is(err, errorStopRequested) || ctx.Err() != nil:
+			endSpan(span, errorStopRequested)
+			return nil, nil
+		case errors.Is(err, errStreamClosedEarly):
+			span.SetAttributes(tracing.KeyListCount.Int(len(temp.List())))
+			endSpan(span, err)
+		case isWatchErrorRetriable(err):
+			endSpan(span, err)
+			d := r.backoff.delay()
+			r.reportWatchRetry(ctx, options.ResourceVersion, d, err)
+			if !r.sleep(ctx, d) {
+				return nil, nil
+			}
+		case isExpiredError(err) || isTooLargeResourceVersionError(err):
+			// The RV we streamed from is gone or ahead of the server:
+			// stream the latest state instead.
+			endSpan(span, err)
+			r.setIsLastSyncResourceVersionUnavailable(true)
+		default:
+			endSpan(span, err)
+			return nil, err
+		}
+	}
+}
+
+// errStreamClosedEarly ends one watch-list attempt whose stream closed after
+// some events but before the initial-events-end bookmark.
+var errStreamClosedEarly = errors.New("the watch-list stream closed before its initial-events-end bookmark; streaming again")
