@@ -57,30 +57,55 @@ func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
 	return s, ok
 }
 
-// arrivalStore is the temporary store of a watch-list that also notes when
-// each key arrived, for StreamedList. Only used while tracing.
-type arrivalStore struct {
+// streamStore is the temporary store of a watch-list. Besides holding the
+// objects it remembers the order in which their keys first arrived, so the
+// list is handed to the real store in the server's order, and, while
+// tracing, when each arrived, for StreamedList.
+type streamStore struct {
 	store.Store
 	keyFunc store.KeyFunc
-	arrived map[string]time.Time
+	order   []string
+	arrived map[string]time.Time // nil when not tracing
 }
 
-func (s *arrivalStore) Add(obj any) error {
-	if key, err := s.keyFunc(obj); err == nil {
+func (s *streamStore) Add(obj any) error {
+	key, err := s.keyFunc(obj)
+	if err != nil {
+		return store.KeyError{Obj: obj, Err: err}
+	}
+	if _, seen, _ := s.GetByKey(key); !seen {
+		s.order = append(s.order, key)
+	}
+	if s.arrived != nil {
 		s.arrived[key] = time.Now()
 	}
 	return s.Store.Add(obj)
 }
 
-// arrivals returns, for each object of list, when it arrived.
-func (s *arrivalStore) arrivals(list []any) []time.Time {
-	out := make([]time.Time, len(list))
-	for i, obj := range list {
-		if key, err := s.keyFunc(obj); err == nil {
-			out[i] = s.arrived[key]
+// list returns the gathered objects in the order they arrived, and when
+// each arrived (nil when not tracing).
+//
+// Upstream hands over its temporary store's List(), in Go map order, so the
+// initial adds reach handlers in a different order on every run; ours keep
+// the server's order (by key, from a kube-apiserver), which reads the same
+// on every run of the demo and changes nothing a handler may rely on.
+func (s *streamStore) list() ([]any, []time.Time) {
+	out := make([]any, 0, len(s.order))
+	var at []time.Time
+	if s.arrived != nil {
+		at = make([]time.Time, 0, len(s.order))
+	}
+	for _, key := range s.order {
+		obj, ok, _ := s.GetByKey(key)
+		if !ok {
+			continue
+		}
+		out = append(out, obj)
+		if at != nil {
+			at = append(at, s.arrived[key])
 		}
 	}
-	return out
+	return out, at
 }
 
 // watchList fetches the initial state as a stream: one WATCH with
@@ -136,11 +161,9 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		// chapter cannot name). No stream carries one: handleWatch refuses
 		// an object without metadata before it reaches the store, as
 		// upstream's handleAnyWatch does, so the two keys never differ here.
-		var temp store.Store = store.NewStore(store.MetaNamespaceKeyFunc, transformOpts...)
-		var arrivals *arrivalStore
+		temp := &streamStore{Store: store.NewStore(store.MetaNamespaceKeyFunc, transformOpts...), keyFunc: store.MetaNamespaceKeyFunc}
 		if traced {
-			arrivals = &arrivalStore{Store: temp, keyFunc: store.MetaNamespaceKeyFunc, arrived: map[string]time.Time{}}
-			temp = arrivals
+			temp.arrived = map[string]time.Time{}
 		}
 		timeout := r.watchTimeoutSeconds()
 		sendInitialEvents := true
@@ -167,15 +190,11 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 				}
 			})
 			if err == nil && done {
-				list := temp.List()
+				list, arrived := temp.list()
 				span.SetAttributes(tracing.KeyResourceVersion.String(bookmarkRV), tracing.KeyListCount.Int(len(list)))
 				endSpan(span, nil)
 				r.setIsLastSyncResourceVersionUnavailable(false)
-				streamed := StreamedList{}
-				if arrivals != nil {
-					streamed.Arrived = arrivals.arrivals(list)
-				}
-				if err := replace(WithStreamedList(ctx, streamed), r.store, list, bookmarkRV); err != nil {
+				if err := replace(WithStreamedList(ctx, StreamedList{Arrived: arrived}), r.store, list, bookmarkRV); err != nil {
 					w.Stop()
 					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
 				}
@@ -195,7 +214,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			endSpan(span, errorStopRequested)
 			return nil, nil
 		case errors.Is(err, errStreamClosedEarly):
-			span.SetAttributes(tracing.KeyListCount.Int(len(temp.List())))
+			span.SetAttributes(tracing.KeyListCount.Int(len(temp.order)))
 			endSpan(span, err)
 		case isWatchErrorRetriable(err):
 			endSpan(span, err)

@@ -58,7 +58,22 @@ func startInformer(t *testing.T, srv *apiserver.Server, c *calls, opts ...Inform
 	t.Helper()
 	client, err := kube.RESTClientFor(srv.Config(), corev1.SchemeGroupVersion)
 	require.NoError(t, err)
-	lw := reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything())
+	return startInformerOn(t, reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything()), c, opts...)
+}
+
+// listOnly is lw with the watch-list opt-out: its reflector LISTs the
+// initial state, as client-go's does for a client that cannot stream.
+func listOnly(lw *reflector.ListWatch) reflector.ListerWatcher {
+	return reflector.ToListWatcherWithWatchListSemantics(lw, cannotStreamClient{})
+}
+
+type cannotStreamClient struct{}
+
+func (cannotStreamClient) IsWatchListSemanticsUnSupported() bool { return true }
+
+// startInformerOn is startInformer on a given ListerWatcher.
+func startInformerOn(t *testing.T, lw reflector.ListerWatcher, c *calls, opts ...InformerOption) (Controller, func() []string) {
+	t.Helper()
 	st, ctrl := NewInformer(lw, &corev1.Pod{}, 0, c.process, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -175,10 +175,13 @@ func ourLW(srv *apiserver.Server) *reflector.ListWatch {
 }
 
 // theirLW refuses watch-list (IsWatchListSemanticsUnSupported), so that
-// client-go's reflector LISTs as ours does. With WatchListClient (on by
-// default since 1.35) client-go streams the list into a temporary store and
-// Replaces with its List(), i.e. in map order: a reflector difference, not
-// the consumer's, which this file compares.
+// client-go's reflector LISTs. With WatchListClient (on by default since
+// 1.35) client-go would stream the list into a temporary store and Replace
+// with its List(), i.e. in map order, a different order each run. Ours
+// streams (ourLW does not opt out) and hands the list over in the server's
+// order, which is the LIST's order: so the two deliver the initial adds
+// alike, and what this file compares is the consumer. The two reflectors'
+// streams are compared in chapter 3 (watchlist_oracle_test.go).
 type theirLW struct{ kcache.ListWatch }
 
 func (theirLW) IsWatchListSemanticsUnSupported() bool { return true }

@@ -27,6 +27,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -871,7 +872,7 @@ func TestRealFIFOTracesFromTheReflector(t *testing.T) {
 		},
 		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return fw, nil },
 	}
-	r := reflector.NewReflectorWithOptions(lw, &corev1.Pod{}, f, reflector.ReflectorOptions{Name: "pods", TracerProvider: tp})
+	r := reflector.NewReflectorWithOptions(lw, &corev1.Pod{}, f, reflector.ReflectorOptions{Name: "pods", TracerProvider: tp, UseWatchList: new(false)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.ListAndWatchWithContext(ctx) }()
@@ -915,4 +916,49 @@ func TestRealFIFOTracesFromTheReflector(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"3"}, bookmarks)
+}
+
+// A streamed initial state on the RealFIFO (client-go's defaults: atomic
+// relists, watch-list): each streamed object gets a root "ListAndWatch
+// watchlist" (LISTED) that starts when it arrived on the stream, ends at the
+// hand-off to the queue, and links to the one RealFIFO.ReplacedAll span of
+// the entry; the entry span is in the cycle's trace beside the
+// Reflector.watchlist request.
+func TestRealFIFOTracesAStreamedList(t *testing.T) {
+	rec, tp := recorder()
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	for _, name := range []string{"a", "b"} {
+		_, err := srv.Create(mk(name, ""))
+		require.NoError(t, err)
+	}
+	c := &calls{}
+	ctrl, _ := startInformerOn(t, ourLW(srv), c, WithRealFIFO(), WithName("pods"), WithTracerProvider(tp))
+	eventually(t, "synced", ctrl.HasSynced)
+	eventually(t, "both handled", func() bool { return len(c.snapshot()) == 2 })
+
+	ix := indexSpans(rec.Ended())
+	streams := ix.named(tracing.SpanWatchList)
+	require.Len(t, streams, 1)
+	stream := streams[0]
+	assert.Equal(t, "2", attr(stream, tracing.KeyListCount))
+	entries := ix.named(tracing.SpanRealFIFOReplacedAll)
+	require.Len(t, entries, 1)
+	entry := entries[0]
+	assert.Equal(t, stream.Parent().SpanID(), entry.Parent().SpanID(), "the entry and the stream are children of one cycle span")
+	assert.False(t, entry.StartTime().Before(stream.EndTime()), "the list is handed to the queue after the bookmark")
+	for _, key := range []string{"ns/a", "ns/b"} {
+		root := ix.rootFor(t, "LISTED", key)
+		assert.Equal(t, tracing.SpanRootPrefix+"watchlist", root.Name(), key)
+		require.Len(t, root.Links(), 1, key)
+		assert.Equal(t, entry.SpanContext().SpanID(), root.Links()[0].SpanContext.SpanID(), "%s links to its entry", key)
+		assert.False(t, root.StartTime().Before(stream.StartTime()), "%s arrived during the request", key)
+		assert.True(t, root.StartTime().Before(stream.EndTime()), "%s: the root starts at its arrival, before the bookmark", key)
+		assert.False(t, root.EndTime().Before(entry.StartTime()), "%s: the root ends at the hand-off", key)
+		queued := ix.child(t, root, tracing.SpanRealFIFOQueued)
+		require.NotNil(t, queued, key)
+		assert.Equal(t, root.EndTime(), queued.StartTime(), "%s: the wait in the queue starts at the hand-off", key)
+		require.NotNil(t, ix.child(t, root, tracing.SpanHandleDeltas), key)
+	}
 }

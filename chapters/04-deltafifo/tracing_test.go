@@ -74,14 +74,29 @@ func chains(spans []sdktrace.ReadOnlySpan) map[string]chain {
 	return out
 }
 
+// The initial state and a relist's are streamed by default (roots
+// "ListAndWatch watchlist"), LISTed when the ListerWatcher opts out
+// ("ListAndWatch list"); the rest of the chain is the same.
 func TestTracesThroughTheInformer(t *testing.T) {
+	for _, source := range []string{"watchlist", "list"} {
+		t.Run(source, func(t *testing.T) { testTracesThroughTheInformer(t, source) })
+	}
+}
+
+func testTracesThroughTheInformer(t *testing.T, source string) {
 	rec, tp := recorder()
 	srv, err := apiserver.Start(apiserver.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	_, _ = srv.Create(mk("listed", ""))
 	c := &calls{}
-	ctrl, _ := startInformer(t, srv, c, WithName("pods"), WithTracerProvider(tp))
+	client, err := kube.RESTClientFor(srv.Config(), corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	var lw reflector.ListerWatcher = reflector.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything())
+	if source == "list" {
+		lw = listOnly(lw.(*reflector.ListWatch))
+	}
+	ctrl, _ := startInformerOn(t, lw, c, WithName("pods"), WithTracerProvider(tp))
 	eventually(t, "synced", ctrl.HasSynced)
 
 	created, _ := srv.Create(mk("watched", ""))
@@ -110,10 +125,10 @@ func TestTracesThroughTheInformer(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]struct{ root, delta string }{
-		"LISTED ns/listed":     {"ListAndWatch list", "Replaced"},
+		"LISTED ns/listed":     {"ListAndWatch " + source, "Replaced"},
 		"ADDED ns/watched":     {"ListAndWatch watch", "Added"},
 		"MODIFIED ns/watched":  {"ListAndWatch watch", "Updated"},
-		"TOMBSTONE ns/watched": {"ListAndWatch list", "Deleted"},
+		"TOMBSTONE ns/watched": {"ListAndWatch " + source, "Deleted"},
 	} {
 		ch, ok := got[key]
 		require.True(t, ok, "no trace for %s; have %v", key, keysOf(got))
@@ -135,6 +150,21 @@ func TestTracesThroughTheInformer(t *testing.T) {
 	}
 	assert.Equal(t, "true", attr(got["LISTED ns/listed"].children[tracing.SpanHandleDeltas], tracing.KeyInitialList))
 	assert.Equal(t, "false", attr(got["ADDED ns/watched"].children[tracing.SpanHandleDeltas], tracing.KeyInitialList))
+	if source == "watchlist" {
+		// A streamed object's root starts when it arrived on the stream,
+		// inside the first Reflector.watchlist request, not at the
+		// hand-off after the bookmark: it spans the wait for the bookmark.
+		var first sdktrace.ReadOnlySpan
+		for _, s := range rec.Ended() {
+			if s.Name() == tracing.SpanWatchList && (first == nil || s.StartTime().Before(first.StartTime())) {
+				first = s
+			}
+		}
+		require.NotNil(t, first, "the stream's span")
+		root := got["LISTED ns/listed"].root
+		assert.False(t, root.StartTime().Before(first.StartTime()), "the root starts after the request")
+		assert.True(t, root.StartTime().Before(first.EndTime()), "the root starts when the object arrived, before the bookmark ended the request")
+	}
 }
 
 func keysOf(m map[string]chain) []string {

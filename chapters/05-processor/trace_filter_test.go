@@ -25,7 +25,7 @@ import (
 // notPerObject are the spans made whatever a TraceFilter says: the
 // reflector's cycle spans and the RealFIFO's atomic entry spans.
 var notPerObject = map[string]bool{
-	tracing.SpanListAndWatchCycle: true, tracing.SpanList: true, tracing.SpanWatch: true,
+	tracing.SpanListAndWatchCycle: true, tracing.SpanList: true, tracing.SpanWatch: true, tracing.SpanWatchList: true,
 	tracing.SpanRealFIFOReplacedAll: true, tracing.SpanRealFIFOSyncAll: true,
 }
 

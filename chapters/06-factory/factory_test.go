@@ -67,8 +67,11 @@ func TestStartIsIdempotentAndWaitForCacheSyncCoversStartedOnly(t *testing.T) {
 	synced := f.WaitForCacheSync(stop)
 	assert.Equal(t, map[reflect.Type]bool{reflect.TypeOf(&corev1.Pod{}): true}, synced,
 		"only started informers are waited for and reported")
-	assert.Len(t, requests(srv, "list", "pods"), 1, "a second Start did not start the pod informer again")
-	assert.Empty(t, requests(srv, "list", "configmaps"))
+	// Each started informer makes one request, the stream of its initial
+	// state (client-go's default since 1.35), which stays open.
+	assert.Len(t, requests(srv, "watch", "pods"), 1, "a second Start did not start the pod informer again")
+	assert.Equal(t, "true", requests(srv, "watch", "pods")[0].Query.Get("sendInitialEvents"))
+	assert.Empty(t, requests(srv, "watch", "configmaps"))
 
 	got, err := pods.Lister().Pods("ns").Get("web")
 	require.NoError(t, err)
@@ -80,7 +83,7 @@ func TestStartIsIdempotentAndWaitForCacheSyncCoversStartedOnly(t *testing.T) {
 	f.Shutdown()
 	assert.True(t, pods.Informer().IsStopped(), "Shutdown returns only after every informer has stopped")
 	f.Start(make(chan struct{}))
-	assert.Len(t, requests(srv, "list", "configmaps"), 1, "Start after Shutdown does nothing")
+	assert.Len(t, requests(srv, "watch", "configmaps"), 1, "Start after Shutdown does nothing")
 }
 
 func TestOptions(t *testing.T) {
@@ -115,8 +118,10 @@ func TestOptions(t *testing.T) {
 	require.Len(t, all, 1, "namespace a, app=web only")
 	assert.Equal(t, "a", all[0].Namespace)
 	assert.Equal(t, "yes", all[0].Annotations["transformed"])
-	assert.Equal(t, "app=web", requests(srv, "list", "pods")[0].Query.Get("labelSelector"))
-	assert.Equal(t, "a", requests(srv, "list", "pods")[0].Namespace)
+	stream := requests(srv, "watch", "pods")[0]
+	assert.Equal(t, "true", stream.Query.Get("sendInitialEvents"), "the initial state is streamed")
+	assert.Equal(t, "app=web", stream.Query.Get("labelSelector"))
+	assert.Equal(t, "a", stream.Namespace)
 	assert.Equal(t, 5*time.Second, resync, "custom resync for the type")
 }
 
