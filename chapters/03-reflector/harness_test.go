@@ -23,7 +23,8 @@ import (
 
 // fastBackoff keeps HTTP tests quick; the real pacing is tested exactly,
 // in fake time, in synctest_test.go.
-var fastBackoff = &Backoff{Duration: 5 * time.Millisecond, Factor: 2, Cap: 40 * time.Millisecond, ResetAfter: time.Minute}
+// Steps as wait.Backoff's: without it the delay would never grow.
+var fastBackoff = &Backoff{Duration: 5 * time.Millisecond, Factor: 2, Steps: 100, Cap: 40 * time.Millisecond, ResetAfter: time.Minute}
 
 // recordingStore is a chapter-1 store that also records the calls the
 // reflector made, and can be told to fail the next Replace.
