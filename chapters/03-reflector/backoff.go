@@ -42,8 +42,8 @@ type Backoff struct {
 	// Duration is the first delay.
 	Duration time.Duration
 	// Factor multiplies the delay (before jitter) after each use, while
-	// Steps lasts. Zero or less: the delay never grows, and never resets
-	// (there is nothing to reset).
+	// Steps lasts. Zero: the delay never changes. Zero or less: the pacing
+	// never starts over (upstream hands such a backoff to a plain DelayFunc).
 	Factor float64
 	// Jitter adds a random extra of up to Jitter×delay to each delay; the
 	// extra is not carried into the next one.
