@@ -23,7 +23,8 @@ import (
 
 // fastBackoff keeps HTTP tests quick; the real pacing is tested exactly,
 // in fake time, in synctest_test.go.
-var fastBackoff = &Backoff{Duration: 5 * time.Millisecond, Factor: 2, Cap: 40 * time.Millisecond, ResetAfter: time.Minute}
+// Steps as wait.Backoff's: without it the delay would never grow.
+var fastBackoff = &Backoff{Duration: 5 * time.Millisecond, Factor: 2, Steps: 100, Cap: 40 * time.Millisecond, ResetAfter: time.Minute}
 
 // listFirst makes a test reflector LIST its initial state, as client-go's
 // does with the WatchListClient gate off: the tests of the LIST path use it.

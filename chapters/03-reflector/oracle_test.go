@@ -39,7 +39,7 @@ func TestSameCacheAsClientGoReflectorUnderFaults(t *testing.T) {
 	// The same fast pacing for both, so neither waits out a 30s backoff.
 	upstream := kcache.NewReflectorWithOptions(kcache.NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything()),
 		&corev1.Pod{}, theirs, kcache.ReflectorOptions{Backoff: &wait.Backoff{
-			Duration: fastBackoff.Duration, Factor: fastBackoff.Factor, Cap: fastBackoff.Cap, Steps: 100}})
+			Duration: fastBackoff.Duration, Factor: fastBackoff.Factor, Cap: fastBackoff.Cap, Steps: fastBackoff.Steps}})
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { defer close(done); upstream.Run(stop) }()
