@@ -45,13 +45,13 @@ func cannotStream() error {
 		field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")})
 }
 
-// requestLog records the verb and options of every request a ListWatch saw.
-type requestLog struct {
+// watchRequestLog records the verb and options of every request a ListWatch saw.
+type watchRequestLog struct {
 	mu   sync.Mutex
 	reqs []string
 }
 
-func (l *requestLog) add(verb string, o metav1.ListOptions) {
+func (l *watchRequestLog) add(verb string, o metav1.ListOptions) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := verb + " rv=" + o.ResourceVersion
@@ -61,7 +61,7 @@ func (l *requestLog) add(verb string, o metav1.ListOptions) {
 	l.reqs = append(l.reqs, r)
 }
 
-func (l *requestLog) all() []string {
+func (l *watchRequestLog) all() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.reqs)
@@ -69,7 +69,7 @@ func (l *requestLog) all() []string {
 
 // logged wraps lw so every request is recorded in log, and lets watch
 // replace the watch call (nil: pass through).
-func logged(lw *ListWatch, log *requestLog, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *ListWatch {
+func logged(lw *ListWatch, log *watchRequestLog, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *ListWatch {
 	if watchFn == nil {
 		watchFn = lw.WatchWithContext
 	}
@@ -88,7 +88,7 @@ func logged(lw *ListWatch, log *requestLog, watchFn func(context.Context, metav1
 func TestWatchListFallsBackToAListWhenTheServerCannotStream(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 2)
-	log := &requestLog{}
+	log := &watchRequestLog{}
 	lw := logged(e.lw, log, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		if streaming(o) {
 			return nil, cannotStream()
@@ -175,7 +175,7 @@ func (c *cutStream) Stop()                          { c.once.Do(func() { close(c
 func TestWatchListStreamsAgainWhenTheStreamClosesBeforeItsBookmark(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 3)
-	log := &requestLog{}
+	log := &watchRequestLog{}
 	streams := 0
 	lw := logged(e.lw, log, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		w, err := e.lw.WatchWithContext(ctx, o)
@@ -201,7 +201,7 @@ func TestWatchListStreamsAgainWhenTheStreamClosesBeforeItsBookmark(t *testing.T)
 func TestWatchListAfterA410StreamsAgain(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 2)
-	log := &requestLog{}
+	log := &watchRequestLog{}
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(logged(e.lw, log, nil), s, errs, ReflectorOptions{})
 	run(t, r)
@@ -250,7 +250,7 @@ func TestAListerWatcherThatOptsOutIsListed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.createPods("a", 1)
-			log := &requestLog{}
+			log := &watchRequestLog{}
 			lw := ToListWatcherWithWatchListSemantics(logged(e.lw, log, nil), tc.client)
 			s := newRecordingStore()
 			r := newTestReflector(lw, s, &errorLog{}, ReflectorOptions{})
