@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,8 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 )
 
@@ -68,4 +72,176 @@ func TestReflectorProbeLogsRequestsInOrder(t *testing.T) {
 	require.Len(t, st.Requests, RecentRequests)
 	assert.Equal(t, "100", st.Requests[0].ResourceVersion)
 	assert.Equal(t, fmt.Sprint(100+RecentRequests-1), st.Requests[RecentRequests-1].ResourceVersion)
+}
+
+// streamOptions are the options of the reflector's streaming request.
+func streamOptions(rv string) metav1.ListOptions {
+	yes := true
+	return metav1.ListOptions{ResourceVersion: rv, SendInitialEvents: &yes, AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+}
+
+func pod(name, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+}
+
+// initialEventsEnd is the bookmark that ends a stream's initial state.
+func initialEventsEnd(rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv,
+		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+}
+
+// A streaming request (sendInitialEvents=true) is its own phase, STREAM,
+// counted apart from plain WATCHes and LISTs, with the objects it has sent
+// so far; its initial-events-end bookmark ends the phase (the same watch
+// goes on as the WATCH) and is remembered with the request. A stream that
+// closes before its bookmark says so.
+func TestReflectorProbeShowsTheStream(t *testing.T) {
+	fw, cut := watch.NewFake(), watch.NewFake()
+	streams := 0
+	p := NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			if streams++; streams == 1 {
+				return fw, nil
+			}
+			return cut, nil
+		},
+	})
+	w, err := p.WatchWithContext(context.Background(), streamOptions(""))
+	require.NoError(t, err)
+	st := p.State()
+	assert.Equal(t, VerbStream, st.Phase)
+	assert.Equal(t, []int{1, 0, 0}, []int{st.Streams, st.Lists, st.Watches}, "streams, lists, watches")
+
+	relay := func(send func()) watch.Event {
+		go send()
+		return <-w.ResultChan() // relayed once the probe has noted it
+	}
+	relay(func() { fw.Add(pod("a", "5")) })
+	relay(func() { fw.Add(pod("b", "3")) })
+	st = p.State()
+	assert.Equal(t, VerbStream, st.Phase, "no bookmark yet")
+	assert.Equal(t, 2, st.Streamed)
+	assert.Equal(t, []ProbedRequest{{Verb: VerbStream, Objects: 2}}, st.Requests)
+	assert.Empty(t, st.ResourceVersion, "the streamed objects come in no resourceVersion order: the stream is at the RV it asked for")
+
+	relay(func() { fw.Action(watch.Bookmark, initialEventsEnd("9")) })
+	st = p.State()
+	assert.Equal(t, VerbWatch, st.Phase, "the same watch goes on after the bookmark")
+	assert.Equal(t, "9", st.Bookmark)
+	assert.Equal(t, "9", st.ResourceVersion)
+	assert.Equal(t, []ProbedRequest{{Verb: VerbStream, Objects: 2, Bookmark: "9"}}, st.Requests)
+	assert.Zero(t, st.WatchEvents, "the initial state is not counted as watch events")
+
+	relay(func() { fw.Modify(pod("a", "10")) })
+	st = p.State()
+	assert.Equal(t, 1, st.WatchEvents)
+	assert.Equal(t, "10", st.ResourceVersion)
+	assert.Equal(t, 2, st.Streamed, "a change after the bookmark is not a streamed object")
+	assert.Equal(t, []int{1, 0, 0}, []int{st.Streams, st.Lists, st.Watches}, "the stream is not counted again as a WATCH")
+	w.Stop()
+
+	// A second stream, cut after one object.
+	w, err = p.WatchWithContext(context.Background(), streamOptions("10"))
+	require.NoError(t, err)
+	go func() { cut.Add(pod("a", "10")); cut.Stop() }()
+	for range w.ResultChan() {
+	}
+	st = p.State()
+	assert.Equal(t, PhaseIdle, st.Phase)
+	assert.Equal(t, 1, st.Streamed, "the count restarts with each stream")
+	assert.Equal(t, ProbedRequest{Verb: VerbStream, ResourceVersion: "10", Objects: 1, Outcome: OutcomeClosedEarly}, st.Requests[1])
+	assert.Equal(t, 2, st.Streams)
+}
+
+// The probe passes on its ListerWatcher's watch-list opt-out: a reflector
+// built on the probe of a ListerWatcher that cannot stream LISTs, as it
+// would without the probe (before, wrapping hid the opt-out and the
+// reflector streamed).
+func TestReflectorProbeKeepsTheWatchListOptOut(t *testing.T) {
+	lw := &reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{*pod("a", "7")}}, nil
+		},
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				w := watch.NewFakeWithChanSize(2, false)
+				w.Add(pod("a", "7"))
+				w.Action(watch.Bookmark, initialEventsEnd("7"))
+				return w, nil
+			}
+			return watch.NewFake(), nil
+		},
+	}
+	for _, optOut := range []bool{true, false} {
+		t.Run(fmt.Sprintf("opt-out=%t", optOut), func(t *testing.T) {
+			p := NewReflectorProbe(reflector.ToListWatcherWithWatchListSemantics(lw, noWatchList(optOut)))
+			assert.Equal(t, optOut, reflector.DoesClientNotSupportWatchListSemantics(p))
+
+			useWatchList := true
+			r := reflector.NewReflectorWithOptions(p, &corev1.Pod{}, store.NewStore(store.MetaNamespaceKeyFunc), reflector.ReflectorOptions{UseWatchList: &useWatchList})
+			assert.Equal(t, !optOut, r.UsesWatchList())
+			st := runUntilWatching(t, r, p)
+			want := []ProbedRequest{{Verb: VerbStream, Objects: 1, Bookmark: "7"}}
+			if optOut {
+				want = []ProbedRequest{{Verb: VerbList, ResourceVersion: "0", Objects: 1}, {Verb: VerbWatch, ResourceVersion: "7"}}
+			}
+			assert.Equal(t, want, st.Requests)
+		})
+	}
+}
+
+// noWatchList is a client that says whether it can stream.
+type noWatchList bool
+
+func (n noWatchList) IsWatchListSemanticsUnSupported() bool { return bool(n) }
+
+// runUntilWatching runs r until p shows an open WATCH, and returns p's
+// state then.
+func runUntilWatching(t *testing.T, r *reflector.Reflector, p *ReflectorProbe) ReflectorState {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.State().Phase != VerbWatch {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reflector did not reach WATCH within 10s; the probe shows %+v", p.State())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return p.State()
+}
+
+// A server that cannot stream answers the stream 422 Invalid: the probe
+// shows the refused stream by its status, then the LIST the reflector
+// falls back to, then the WATCH from the list's resourceVersion.
+func TestReflectorProbeShowsARefusedStreamAndTheFallback(t *testing.T) {
+	p := NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{*pod("a", "6"), *pod("b", "7")}}, nil
+		},
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				return nil, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "ListOptions"}, "",
+					field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"), "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")})
+			}
+			return watch.NewFake(), nil
+		},
+	})
+	useWatchList := true
+	r := reflector.NewReflectorWithOptions(p, &corev1.Pod{}, store.NewStore(store.MetaNamespaceKeyFunc), reflector.ReflectorOptions{UseWatchList: &useWatchList})
+	st := runUntilWatching(t, r, p)
+	assert.Equal(t, []ProbedRequest{
+		{Verb: VerbStream, Outcome: "422 Invalid"},
+		{Verb: VerbList, ResourceVersion: "0", Objects: 2},
+		{Verb: VerbWatch, ResourceVersion: "7"},
+	}, st.Requests)
+	assert.Equal(t, []int{1, 1, 1}, []int{st.Streams, st.Lists, st.Watches}, "streams, lists, watches")
+	assert.Zero(t, st.Streamed)
+	assert.Empty(t, st.Bookmark)
 }
