@@ -20,17 +20,46 @@ function pulse(el, key, value) {
   last[key] = value;
 }
 
+// requestLine is one request of the reflector, as the box lists it: the
+// verb, the resourceVersion it asked for, then what came of it. A STREAM is
+// a WATCH with sendInitialEvents=true: it sends the whole state as objects,
+// then a bookmark (k8s.io/initial-events-end) at the resourceVersion that
+// state is at, and goes on as the watch.
+function requestLine(q) {
+  const parts = [`${q.verb} from ${q.rv === "" ? "the latest" : q.rv}`];
+  const objects = (n) => `${n} object${n === 1 ? "" : "s"}`;
+  if (q.verb === "STREAM" && !q.outcome) {
+    parts.push(q.bookmark ? `${objects(q.objects)} · bookmark rv ${q.bookmark}` : `${objects(q.objects)} so far…`);
+  } else if (q.verb === "STREAM" && q.objects > 0) {
+    parts.push(objects(q.objects)); // then cut, or ended by an ERROR event
+  } else if (q.verb === "LIST" && !q.outcome) {
+    parts.push(objects(q.objects));
+  }
+  if (q.outcome) parts.push(q.outcome);
+  return parts.join(" · ");
+}
+
 // drawRequests lists the reflector's last requests, oldest first, so a
 // reader sees which request followed a dropped watch (a WATCH from the same
-// resourceVersion) or a 410 (a LIST): the counters alone cannot say.
-const shownRequests = 4;
+// resourceVersion), a 410 (a new STREAM) or a refused stream (a LIST): the
+// counters alone cannot say.
+const shownRequests = 5;
 function drawRequests(reqs) {
-  const lines = reqs.slice(-shownRequests).map((q) =>
-    `${q.verb} from ${q.rv === "" ? "the latest" : q.rv}${q.outcome ? " · " + q.outcome : ""}`);
+  const lines = reqs.slice(-shownRequests).map(requestLine);
   const ol = $("reflector-requests");
   if (ol.dataset.lines === lines.join("|")) return;
   ol.dataset.lines = lines.join("|");
   ol.replaceChildren(...lines.map((l) => { const li = document.createElement("li"); li.textContent = l; return li; }));
+}
+
+// streamLine says where the initial state stands: streaming now (how many
+// objects so far), or which bookmark ended the last stream.
+function streamLine(r) {
+  const objects = `${r.streamed} object${r.streamed === 1 ? "" : "s"}`;
+  if (r.phase === "STREAM") return `streaming the initial state: ${objects} so far, waiting for the bookmark`;
+  if (r.bookmark) return `initial state: ${objects} streamed, bookmark at rv ${r.bookmark}`;
+  if (r.lists > 0) return "initial state: listed (no stream completed)";
+  return "";
 }
 
 function drawPipeline(p) {
@@ -40,6 +69,7 @@ function drawPipeline(p) {
   const r = p.reflector;
   text("reflector-phase", r.phase);
   text("reflector-rv", r.rv || "–");
+  text("reflector-streams", r.streams);
   text("reflector-lists", r.lists);
   text("reflector-watches", r.watches);
   text("reflector-events", r.watchEvents);
@@ -50,9 +80,10 @@ function drawPipeline(p) {
   const probed = r.phase !== "–";
   $("reflector-counts").hidden = !probed;
   $("reflector-unprobed").hidden = probed;
+  text("reflector-stream", probed ? streamLine(r) : "");
   text("reflector-error", r.lastError || "");
   drawRequests(r.requests || []);
-  $("st-reflector").classList.toggle("busy", r.phase === "LIST");
+  $("st-reflector").classList.toggle("busy", r.phase === "LIST" || r.phase === "STREAM");
   text("queue-kind", p.queue.kind === "deltafifo" ? "DeltaFIFO" : "RealFIFO");
   text("queue-depth", p.queue.depth);
   $("st-queue").classList.toggle("busy", p.queue.depth > 0);
@@ -60,7 +91,7 @@ function drawPipeline(p) {
   text("handledeltas", p.handleDeltas);
   text("indexer", p.indexer);
   const arrows = document.querySelectorAll("#pipeline > .arrow");
-  pulse(arrows[0], "in", r.watchEvents + r.lists * 1e9);
+  pulse(arrows[0], "in", [r.watchEvents, r.streamed, r.lists, r.streams].join());
   pulse(arrows[1], "hd", p.handleDeltas);
   pulse(arrows[2], "dist", p.handleDeltas);
   pulse(arrows[3], "fan", p.handleDeltas);
