@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -113,6 +114,41 @@ type ProbedRequest struct {
 	Outcome string `json:"outcome,omitempty"`
 }
 
+// String is the request as the page's reflector box lists it: the verb, the
+// resourceVersion asked for ("the latest" for ""), then what came of it,
+// e.g. "STREAM from the latest · 3 objects · bookmark rv 17",
+// "STREAM from 17 · 422 Invalid", "LIST from 17 · 3 objects",
+// "WATCH from 20 · ERROR Expired". (app.js draws the same line.)
+func (r ProbedRequest) String() string {
+	from := r.ResourceVersion
+	if from == "" {
+		from = "the latest"
+	}
+	parts := []string{r.Verb + " from " + from}
+	objects := fmt.Sprintf("%d object", r.Objects)
+	if r.Objects != 1 {
+		objects += "s"
+	}
+	switch {
+	case r.Verb == VerbStream && r.Outcome == "" && r.Bookmark != "":
+		parts = append(parts, objects, "bookmark rv "+r.Bookmark)
+	case r.Verb == VerbStream && r.Outcome == "":
+		parts = append(parts, objects+" so far…")
+	case r.Verb == VerbStream && r.Objects > 0: // then cut, or ended by an ERROR event
+		parts = append(parts, objects)
+	case r.Verb == VerbList && r.Outcome == "":
+		parts = append(parts, objects)
+	}
+	if r.Outcome != "" {
+		parts = append(parts, r.Outcome)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// OutcomeConnectionRefused is the outcome of a request sent while the API
+// server is down.
+const OutcomeConnectionRefused = "connection refused"
+
 // OutcomeClosedEarly is the outcome of a stream whose connection closed
 // before the initial-events-end bookmark: the reflector streams again.
 const OutcomeClosedEarly = "closed before its bookmark"
@@ -178,9 +214,13 @@ func (p *ReflectorProbe) outcome_locked(n int, outcome string) {
 
 // outcomeOf names a failed request's error: an API status by its code and
 // reason ("422 Invalid", "403 Forbidden"), which is what a reader compares
-// with the API server's log; anything else (a refused connection) by its
-// text.
+// with the API server's log; a refused connection as such (its full text
+// names the URL, which the request's line already says); anything else by
+// its text.
 func outcomeOf(err error) string {
+	if utilnet.IsConnectionRefused(err) {
+		return OutcomeConnectionRefused
+	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) && st.Status().Code != 0 {
 		s := st.Status()

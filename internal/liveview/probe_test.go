@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +130,7 @@ func TestReflectorProbeShowsTheStream(t *testing.T) {
 	assert.Equal(t, VerbStream, st.Phase, "no bookmark yet")
 	assert.Equal(t, 2, st.Streamed)
 	assert.Equal(t, []ProbedRequest{{Verb: VerbStream, Objects: 2}}, st.Requests)
+	assert.Equal(t, "STREAM from the latest · 2 objects so far…", st.Requests[0].String())
 	assert.Empty(t, st.ResourceVersion, "the streamed objects come in no resourceVersion order: the stream is at the RV it asked for")
 
 	relay(func() { fw.Action(watch.Bookmark, initialEventsEnd("9")) })
@@ -134,6 +139,7 @@ func TestReflectorProbeShowsTheStream(t *testing.T) {
 	assert.Equal(t, "9", st.Bookmark)
 	assert.Equal(t, "9", st.ResourceVersion)
 	assert.Equal(t, []ProbedRequest{{Verb: VerbStream, Objects: 2, Bookmark: "9"}}, st.Requests)
+	assert.Equal(t, "STREAM from the latest · 2 objects · bookmark rv 9", st.Requests[0].String())
 	assert.Zero(t, st.WatchEvents, "the initial state is not counted as watch events")
 
 	relay(func() { fw.Modify(pod("a", "10")) })
@@ -154,6 +160,7 @@ func TestReflectorProbeShowsTheStream(t *testing.T) {
 	assert.Equal(t, PhaseIdle, st.Phase)
 	assert.Equal(t, 1, st.Streamed, "the count restarts with each stream")
 	assert.Equal(t, ProbedRequest{Verb: VerbStream, ResourceVersion: "10", Objects: 1, Outcome: OutcomeClosedEarly}, st.Requests[1])
+	assert.Equal(t, "STREAM from 10 · 1 object · closed before its bookmark", st.Requests[1].String())
 	assert.Equal(t, 2, st.Streams)
 }
 
@@ -242,6 +249,30 @@ func TestReflectorProbeShowsARefusedStreamAndTheFallback(t *testing.T) {
 		{Verb: VerbWatch, ResourceVersion: "7"},
 	}, st.Requests)
 	assert.Equal(t, []int{1, 1, 1}, []int{st.Streams, st.Lists, st.Watches}, "streams, lists, watches")
+	var lines []string
+	for _, r := range st.Requests {
+		lines = append(lines, r.String())
+	}
+	assert.Equal(t, []string{"STREAM from the latest · 422 Invalid", "LIST from 0 · 2 objects", "WATCH from 7"}, lines)
 	assert.Zero(t, st.Streamed)
 	assert.Empty(t, st.Bookmark)
+}
+
+// A request sent while the API server is down shows as "connection
+// refused", not as the error's whole text (which repeats the URL).
+func TestReflectorProbeNamesARefusedConnection(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/api/v1/pods?watch=true",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	p := NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, refused },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, refused
+		},
+	})
+	_, err := p.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "7"})
+	require.Error(t, err)
+	st := p.State()
+	assert.Equal(t, []ProbedRequest{{Verb: VerbWatch, ResourceVersion: "7", Outcome: OutcomeConnectionRefused}}, st.Requests)
+	assert.Equal(t, "WATCH from 7 · connection refused", st.Requests[0].String())
+	assert.Contains(t, st.LastError, "127.0.0.1:1", "the last error keeps the whole text")
 }
