@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	kcache "k8s.io/client-go/tools/cache"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 )
 
 // oracleScheme converts ListOptions to the internal form the API server's
@@ -608,7 +610,7 @@ func markTransformed(obj any) (any, error) {
 // type, change it here, or this store is not seen as transforming.
 type oursTransformingStore struct{ *storeLog }
 
-func (oursTransformingStore) Transformer() func(any) (any, error) { return markTransformed }
+func (oursTransformingStore) Transformer() store.TransformFunc { return markTransformed }
 
 // theirsTransformingStore is a kcache.TransformingStore.
 type theirsTransformingStore struct{ *storeLog }
@@ -635,8 +637,7 @@ func (l theirsOptOutLW) IsWatchListSemanticsUnSupported() bool { return l.unsupp
 
 // listFirst switches our reflector to the classic LIST-then-WATCH path: what
 // client-go does with its WatchListClient gate off.
-// ADAPT: when UseWatchList becomes the *bool override, set it to false here.
-func listFirst(opts *ReflectorOptions) { opts.UseWatchList = false }
+func setListFirst(opts *ReflectorOptions) { opts.UseWatchList = new(false) }
 
 // oracleConfig is how a scenario builds the reflector under test.
 type oracleConfig struct {
@@ -682,7 +683,7 @@ func newSubject(flavour reflectorFlavour, s *scriptedServer, st *storeLog, cfg o
 		}
 		opts := ReflectorOptions{Name: "oracle", Backoff: fastBackoff}
 		if cfg.gateOff {
-			listFirst(&opts)
+			setListFirst(&opts)
 		}
 		r := NewReflectorWithOptions(l, &corev1.Pod{}, rs, opts)
 		// Ours reports more than upstream (see errors.go); the oracle
