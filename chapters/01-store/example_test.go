@@ -109,3 +109,21 @@ func ExampleTransactionStore() {
 	// [0 2] 3
 	// [default/web-1]
 }
+
+// A transformer slims each object on its way into the store: here it drops
+// managedFields, the usual memory saving. The key is taken from the object
+// as given, before the transformer runs.
+func ExampleWithTransformer() {
+	slim := func(obj any) (any, error) {
+		p := obj.(*corev1.Pod).DeepCopy()
+		p.ManagedFields = nil
+		return p, nil
+	}
+	s := store.NewStore(store.MetaNamespaceKeyFunc, store.WithTransformer(slim))
+	_ = s.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}})
+	obj, _, _ := s.GetByKey("default/web")
+	fmt.Println("managedFields kept:", len(obj.(*corev1.Pod).ManagedFields))
+	// Output:
+	// managedFields kept: 0
+}

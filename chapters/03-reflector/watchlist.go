@@ -57,30 +57,63 @@ func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
 	return s, ok
 }
 
-// streamStore is the temporary store of a watch-list. Besides holding the
-// objects it remembers the order in which their keys first arrived, so the
-// list is handed to the real store in the server's order, and, while
-// tracing, when each arrived, for StreamedList.
+// streamStore is the temporary store of a watch-list: a key→object map that
+// also remembers the order in which keys first arrived, so the list is
+// handed to the real store in the server's order, and, while tracing, when
+// each arrived, for StreamedList.
+//
+// Upstream uses a full Store (a thread-safe, indexable cache); only the
+// reflector's goroutine touches this one and nothing reads it by index, so
+// a map is enough, and it keys each object once instead of twice. What it
+// keeps is the same: one object per key (MetaNamespaceKeyFunc), passed
+// through the queue's transformer, if any, on Add and Update.
 type streamStore struct {
-	store.Store
-	keyFunc store.KeyFunc
-	order   []string
-	arrived map[string]time.Time // nil when not tracing
+	objects   map[string]any
+	order     []string // keys in first-arrival order; may name deleted keys
+	transform store.TransformFunc
+	arrived   map[string]time.Time // nil when not tracing
 }
 
-func (s *streamStore) Add(obj any) error {
-	key, err := s.keyFunc(obj)
+func newStreamStore(transform store.TransformFunc, traced bool) *streamStore {
+	s := &streamStore{objects: map[string]any{}, transform: transform}
+	if traced {
+		s.arrived = map[string]time.Time{}
+	}
+	return s
+}
+
+func (s *streamStore) put(obj any) error {
+	key, err := store.MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return store.KeyError{Obj: obj, Err: err}
 	}
-	if _, seen, _ := s.GetByKey(key); !seen {
+	if s.transform != nil {
+		if obj, err = s.transform(obj); err != nil {
+			return fmt.Errorf("transforming: %w", err)
+		}
+	}
+	if _, seen := s.objects[key]; !seen {
 		s.order = append(s.order, key)
 	}
+	s.objects[key] = obj
 	if s.arrived != nil {
 		s.arrived[key] = time.Now()
 	}
-	return s.Store.Add(obj)
+	return nil
 }
+
+func (s *streamStore) Add(obj any) error    { return s.put(obj) }
+func (s *streamStore) Update(obj any) error { return s.put(obj) }
+func (s *streamStore) Delete(obj any) error {
+	key, err := store.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return store.KeyError{Obj: obj, Err: err}
+	}
+	delete(s.objects, key)
+	return nil
+}
+func (s *streamStore) Replace([]any, string) error { return errors.New("a watch-list's temporary store is never replaced") }
+func (s *streamStore) Resync() error               { return nil }
 
 // list returns the gathered objects in the order they arrived, and when
 // each arrived (nil when not tracing).
@@ -90,16 +123,17 @@ func (s *streamStore) Add(obj any) error {
 // the server's order (by key, from a kube-apiserver), which reads the same
 // on every run of the demo and changes nothing a handler may rely on.
 func (s *streamStore) list() ([]any, []time.Time) {
-	out := make([]any, 0, len(s.order))
+	out := make([]any, 0, len(s.objects))
 	var at []time.Time
 	if s.arrived != nil {
-		at = make([]time.Time, 0, len(s.order))
+		at = make([]time.Time, 0, len(s.objects))
 	}
 	for _, key := range s.order {
-		obj, ok, _ := s.GetByKey(key)
+		obj, ok := s.objects[key]
 		if !ok {
 			continue
 		}
+		delete(s.objects, key) // a key deleted and added again is in order twice
 		out = append(out, obj)
 		if at != nil {
 			at = append(at, s.arrived[key])
@@ -143,9 +177,9 @@ func (s *streamStore) list() ([]any, []time.Time) {
 // is reported to the WatchErrorHandler as the watch path's are (upstream
 // logs at V(2)).
 func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
-	var transformOpts []store.StoreOption
-	if ts, ok := r.store.(TransformingStore); ok && ts.Transformer() != nil {
-		transformOpts = append(transformOpts, store.WithTransformer(ts.Transformer()))
+	var transform store.TransformFunc
+	if ts, ok := r.store.(TransformingStore); ok {
+		transform = ts.Transformer()
 	}
 	traced := tracing.Enabled(r.tracerProvider)
 	for {
@@ -161,10 +195,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		// chapter cannot name). No stream carries one: handleWatch refuses
 		// an object without metadata before it reaches the store, as
 		// upstream's handleAnyWatch does, so the two keys never differ here.
-		temp := &streamStore{Store: store.NewStore(store.MetaNamespaceKeyFunc, transformOpts...), keyFunc: store.MetaNamespaceKeyFunc}
-		if traced {
-			temp.arrived = map[string]time.Time{}
-		}
+		temp := newStreamStore(transform, traced)
 		timeout := r.watchTimeoutSeconds()
 		sendInitialEvents := true
 		options := metav1.ListOptions{
@@ -214,7 +245,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			endSpan(span, errorStopRequested)
 			return nil, nil
 		case errors.Is(err, errStreamClosedEarly):
-			span.SetAttributes(tracing.KeyListCount.Int(len(temp.order)))
+			span.SetAttributes(tracing.KeyListCount.Int(len(temp.objects)))
 			endSpan(span, err)
 		case isWatchErrorRetriable(err):
 			endSpan(span, err)

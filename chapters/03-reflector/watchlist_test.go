@@ -136,9 +136,9 @@ func TestWatchListFallsBackToAListWhenTheServerCannotStream(t *testing.T) {
 	assert.Contains(t, fallback[0].Attributes, tracing.KeyFallbackReason.String(cannotStream().Error()))
 }
 
-// cutStream forwards the first n events of w, then closes: a stream that
+// cutWatch forwards the first n events of w, then closes: a stream that
 // ends before its bookmark.
-type cutStream struct {
+type cutWatch struct {
 	w    watch.Interface
 	out  chan watch.Event
 	stop chan struct{}
@@ -146,7 +146,7 @@ type cutStream struct {
 }
 
 func cut(w watch.Interface, n int) watch.Interface {
-	c := &cutStream{w: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	c := &cutWatch{w: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(c.out)
 		defer w.Stop()
@@ -169,8 +169,8 @@ func cut(w watch.Interface, n int) watch.Interface {
 	return c
 }
 
-func (c *cutStream) ResultChan() <-chan watch.Event { return c.out }
-func (c *cutStream) Stop()                          { c.once.Do(func() { close(c.stop) }) }
+func (c *cutWatch) ResultChan() <-chan watch.Event { return c.out }
+func (c *cutWatch) Stop()                          { c.once.Do(func() { close(c.stop) }) }
 
 func TestWatchListStreamsAgainWhenTheStreamClosesBeforeItsBookmark(t *testing.T) {
 	e := newEnv(t)
