@@ -146,9 +146,11 @@ func explain(err error, where string, gvr schema.GroupVersionResource, namespace
 	return fmt.Errorf("%s %s in %s at %s failed: %v", verb, what, ns, where, err)
 }
 
-// preflight sends one small LIST and one short WATCH, as the informer will,
-// so that a cluster the informer cannot use fails now with a reason, not
-// later in a reflector retrying in the background.
+// preflight sends one small LIST and one short WATCH, the two verbs the
+// informer needs (it streams its initial state with a WATCH, and LISTs
+// where the server cannot stream), so that a cluster the informer cannot
+// use fails now with a reason, not later in a reflector retrying in the
+// background.
 func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, namespace, where string) error {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
@@ -387,7 +389,7 @@ func (l *lastError) isFatal() bool {
 func lastSeen(c *collector, cached []string) string {
 	spans, _ := c.snapshot()
 	if len(spans) == 0 && len(cached) == 0 {
-		return "the informer's own LIST got no answer: no span ended and no object arrived"
+		return "the informer's own first request (its stream, or the LIST where the server cannot stream) got no answer: no span ended and no object arrived"
 	}
 	last := spans[0]
 	for _, s := range spans[1:] {

@@ -8,13 +8,16 @@
 // With no flags it starts the embedded API server (internal/apiserver),
 // builds a pod informer through the chapter-6 factory with three handlers
 // (one deliberately slow) on the RealFIFO, client-go v0.37.2's queue
-// (--queue deltafifo: the 1.23-era DeltaFIFO), runs seven lessons and stops
-// by itself:
+// (--queue deltafifo: the 1.23-era DeltaFIFO), runs eight lessons and stops
+// by itself. The informer fetches its initial state as client-go v0.37.2's
+// does, with a stream (a WATCH with sendInitialEvents=true: every object,
+// then a bookmark, then the changes on the same connection):
 //
 //   - basic: a create, an update and a delete seen by watch;
 //   - coalesce: on a DeltaFIFO informer of its own (the lesson teaches that
-//     queue), two changes that land in the queue while the object's listed
-//     delta is still there, so Pop returns three deltas at once;
+//     queue), two changes that land in the queue while the object's delta
+//     from the initial state is still there, so Pop returns three deltas at
+//     once;
 //   - order: the same writes on two informers, one per queue, shown side by
 //     side from each handler's recorded calls: the RealFIFO hands every
 //     event over in the API server's order, the DeltaFIFO a key's changes
@@ -22,8 +25,14 @@
 //   - slow-handler: five quick updates behind a 3 ms handler, waiting in its
 //     ring buffer while the other listeners are done;
 //   - relist: a pod deleted while the watch is down comes back as a
-//     DeletedFinalStateUnknown after the relist; on the RealFIFO the relist
-//     is one ReplacedAll entry, and each object's trace links to it;
+//     DeletedFinalStateUnknown after the relist, a new stream (no LIST); on
+//     the RealFIFO the relist is one ReplacedAll entry, and each object's
+//     trace links to it; the reflector's requests, read from a probe on its
+//     ListerWatcher, are printed;
+//   - fallback: the API server refuses streams (422 Invalid, as a
+//     kube-apiserver whose WatchList feature is off) and a relist is
+//     forced: the reflector falls back to LIST, then WATCH, and its
+//     requests are printed;
 //   - late-handler: a handler added after sync gets synthetic adds;
 //   - resync: only the handler that asked for a resync gets Sync updates.
 //
@@ -38,7 +47,8 @@
 // resource, --namespace), optionally making its own traffic (--generate).
 // Before the informer starts, one LIST and one short WATCH check that the
 // cluster is reachable, trusted, and lets the user list and watch the
-// resource; if not, the demo says why in one line and exits 1.
+// resource (the informer streams with a WATCH, and LISTs where the server
+// cannot stream); if not, the demo says why in one line and exits 1.
 //
 // Spans go nowhere unless asked: to stdouttrace JSON with --out FILE (--out -
 // for standard output, with --quiet), or to OTLP/HTTP with --exporter otlp

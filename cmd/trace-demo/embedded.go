@@ -18,6 +18,7 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -44,16 +45,17 @@ const (
 	resyncPeriod = time.Second
 )
 
-var scenarioNames = []string{"basic", "coalesce", "order", "slow-handler", "relist", "late-handler", "resync"}
+var scenarioNames = []string{"basic", "coalesce", "order", "slow-handler", "relist", "fallback", "late-handler", "resync"}
 
 // lessons: what each scenario does (always shown) and what to look for in
 // its waterfall (shown with the waterfall).
 var lessons = map[string]string{
 	"basic":        "create demo/web-2, update demo/web-1, delete demo/web-2.",
-	"coalesce":     "lessons/web-coalesced changes twice between LIST and WATCH, behind " + fmt.Sprint(fillerPods) + " queued pods, on a DeltaFIFO.",
+	"coalesce":     "lessons/web-coalesced changes twice as its initial state arrives, behind " + fmt.Sprint(fillerPods) + " queued pods, on a DeltaFIFO.",
 	"order":        "the same six writes (update a, b, a, delete b, update c, a) watched by two informers, one on each queue.",
 	"slow-handler": slowLesson("*main.slowHandler", embeddedSlowDelay),
-	"relist":       "stop the API server, delete demo/doomed, compact history, restart: the informer must LIST again.",
+	"relist":       "stop the API server, delete demo/doomed, compact history, restart: the informer must fetch the whole state again.",
+	"fallback":     "the API server stops streaming (as one whose WatchList feature is off), then a forced relist.",
 	"late-handler": "add *main.lateHandler after the informer has synced.",
 	"resync":       "the late handler asked for a " + resyncPeriod.String() + " resync; the others asked for none.",
 }
@@ -66,17 +68,22 @@ var lookFor = map[string]string{
 		"  the queue reached it between the two watch events); each delta keeps its own trace, and\n" +
 		"  HandleDeltas links to the others' roots. The RealFIFO (client-go's queue since 1.33) never does this.",
 	"order": "  Look for: the RealFIFO column is the API server's column, call for call: every event in order.\n" +
-		"  The DeltaFIFO keeps one entry per key, in the order keys first arrived (the LIST: a, b, c);\n" +
+		"  The DeltaFIFO keeps one entry per key, in the order keys first arrived (the initial state: a, b, c);\n" +
 		"  a change to a key still queued joins its entry, so a key's calls come in a row. Each key's own\n" +
 		"  calls are in order on both queues; only the order across keys differs.",
 	"slow-handler": "  Look for: the slow listener's pop span (informer.listener.pending > 0) grows while the\n" +
 		"  other listeners finished long ago: one slow handler never delays the others or the queue.\n" +
 		"  The line below gives its time per call on demo/busy.",
 	"relist": "  Look for: after the restart the watch cannot resume from a compacted resourceVersion, so the\n" +
-		"  reflector LISTs again (a new Reflector.ListAndWatch cycle), and the pod missing from the new list\n" +
-		"  reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch list\", TOMBSTONE.\n" +
-		"  On the RealFIFO the whole list is one queue entry (HandleDeltas ReplacedAll): every listed object\n" +
-		"  and every tombstone still gets its own trace, whose root links to the entry's RealFIFO.ReplacedAll span.",
+		"  reflector fetches the whole state again in a new Reflector.ListAndWatch cycle: as a stream again\n" +
+		"  (WATCH sendInitialEvents=true), not a LIST; the line below lists its requests. The pod missing from\n" +
+		"  the streamed state reaches OnDelete as a DeletedFinalStateUnknown: root \"ListAndWatch watchlist\",\n" +
+		"  TOMBSTONE. On the RealFIFO the whole state is one queue entry (HandleDeltas ReplacedAll): every\n" +
+		"  object and every tombstone still gets its own trace, whose root links to the entry's RealFIFO.ReplacedAll span.",
+	"fallback": "  Look for: the relist's stream is refused with 422 Invalid, and the reflector falls back to the\n" +
+		"  classic LIST, then WATCH (the line below lists its requests); the objects arrive as \"ListAndWatch list\"\n" +
+		"  roots. In a trace viewer the cycle span Reflector.ListAndWatch holds a failed Reflector.watchlist,\n" +
+		"  a watchlist.fallback event with the reason, then Reflector.list. The server streams again afterwards.",
 	"late-handler": "  Look for: root AddEventHandler, straight into addCh: the new handler is given every cached\n" +
 		"  object as a synthetic add; the queue and HandleDeltas are not involved.",
 	"resync": "  Look for: root \"ListAndWatch resync\" (Sync delta) reaching OnUpdate of the late handler only.",
@@ -121,8 +128,11 @@ func rootIs(name, event string) func(*spancheck.Span) bool {
 type embedded struct {
 	srv      *apiserver.Server
 	informer processor.SharedIndexInformer
-	stop     context.CancelFunc
-	factory  factory.SharedInformerFactory
+	// probe wraps the informer's ListerWatcher: the relist and fallback
+	// lessons read the reflector's requests from it.
+	probe   *liveview.ReflectorProbe
+	stop    context.CancelFunc
+	factory factory.SharedInformerFactory
 
 	handlers []stateful // the three started with the informer
 	late     *lateHandler
@@ -136,6 +146,10 @@ type embedded struct {
 	fillersMade  bool
 	coalesceNote string
 	order        *orderResult
+	// requestsLine is the relist or fallback lesson's result: the
+	// reflector's requests during the lesson, read from the probe.
+	requestsLine string
+	bumps        int // ConfigMaps forceRelist made
 }
 
 func (e *embedded) pod(name string, labels map[string]string) *corev1.Pod {
@@ -245,11 +259,12 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	}
 	u.status("embedded API server at %s; namespace %q; queue %s; scenarios: %s", srv.URL, demoNamespace, e.queue, strings.Join(steps, ", "))
 
-	// Objects that exist before the informer starts arrive by LIST.
+	// Objects that exist before the informer starts arrive in its initial
+	// state: streamed, the informer's first request since client-go v0.35.
 	if err := e.create("web-1"); err != nil {
 		return result{}, err
 	}
-	e.show = append(e.show, sc("listed before the informer started (LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED")))
+	e.show = append(e.show, sc("streamed before the informer started (STREAM → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch watchlist", "LISTED")))
 	e.show[0].step = "start"
 	if err := e.newFactory(); err != nil {
 		return result{}, err
@@ -257,7 +272,9 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	// The factory has no option for the queue: InformerFor with our own
 	// constructor picks it (queuedInformerFor); the typed accessor then
 	// returns this same informer, because the first wins.
-	e.informer = filteredInformerFor(e.factory, corev1.SchemeGroupVersion.WithResource("pods"), demoNamespace, e.queue, tel.tp, e.filter)
+	// probedInformerFor builds it as filteredInformerFor does, with a
+	// probe on its ListerWatcher for the lessons about its requests.
+	e.informer, e.probe = probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
 	_ = e.informer.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
 	podLister := e.factory.Core().V1().Pods().Lister()
 	if e.factory.Core().V1().Pods().Informer() != e.informer {
@@ -312,6 +329,9 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			if hs := tombstonesSeen(e.handlers, demoNamespace+"/doomed"); len(hs) > 0 {
 				u.status("relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (%s)", strings.Join(hs, ", "))
 			}
+			u.status("%s", e.requestsLine)
+		case "fallback":
+			u.status("%s", e.requestsLine)
 		}
 		if s == "slow-handler" {
 			if n, _ := slowCalls(tel.collector, demoNamespace+"/busy", "slowHandler"); n > 0 {
@@ -406,13 +426,15 @@ func (e *embedded) step(name string) error {
 		if err := e.handlersCaughtUp("demo/doomed's ADDED"); err != nil {
 			return err
 		}
+		since := e.requestsSent()
 		e.srv.Stop()
 		if err := e.srv.Delete(apiserver.Pods, demoNamespace, "doomed"); err != nil {
 			return err
 		}
 		// Another write after the delete, then compaction: the watch's
 		// resourceVersion is now too old to resume, so the reflector must
-		// LIST again, and the list no longer has demo/doomed.
+		// fetch the whole state again (a stream), which no longer has
+		// demo/doomed.
 		if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: "bump"}}); err != nil {
 			return err
 		}
@@ -420,8 +442,14 @@ func (e *embedded) step(name string) error {
 		if err := e.srv.Restart(); err != nil {
 			return err
 		}
-		e.show = append(e.show, sc("deleted while the watch was down: a tombstone from the relist", ns+"doomed", rootIs("ListAndWatch list", "TOMBSTONE")))
-		return e.handlersCaughtUp("the relist's tombstone for demo/doomed")
+		e.show = append(e.show, sc("deleted while the watch was down: a tombstone from the relist's stream", ns+"doomed", rootIs("ListAndWatch watchlist", "TOMBSTONE")))
+		if err := e.handlersCaughtUp("the relist's tombstone for demo/doomed"); err != nil {
+			return err
+		}
+		e.requestsLine = "relist: " + e.requestsSince(since)
+		return nil
+	case "fallback":
+		return e.fallbackLesson()
 	case "late-handler":
 		return e.addLate()
 	case "resync":
@@ -496,7 +524,7 @@ func slowCalls(c *collector, key, handler string) (int, time.Duration) {
 // lesson and the page's controls stop the API server and compact its
 // history on purpose, so two reports are the lesson at work, not trouble:
 // a refused WATCH while the server is down (retried from the same
-// resourceVersion, no relist) and a 410 (answered with a LIST). They are
+// resourceVersion, no relist) and a 410 (answered with a new stream). They are
 // status lines with --verbose, and otherwise left to the lesson's own
 // text; anything else is a warning on the demo's stderr. Without a handler
 // every report went to log/slog, and a refused WATCH printed a raw log

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -102,28 +103,80 @@ func (h *recordingHandler) recorded(keep map[string]bool) []call {
 	return out
 }
 
-// afterLastList wraps lw so that fn runs once, right after the first LIST
-// has returned its last page and before the reflector hands the list to the
-// queue (and before it starts the WATCH, which then begins at the list's
-// resourceVersion and delivers every change fn made). fn's error is kept in
-// *errp for the lesson to report; the LIST itself still succeeds.
-func afterLastList(lw *reflector.ListWatch, errp *error, fn func() error) *reflector.ListWatch {
-	list := lw.ListWithContextFunc
+// afterInitialState wraps lw so that fn runs once, right after the
+// informer's initial state is complete and before the reflector hands it to
+// the queue: when the stream's initial-events-end bookmark arrives (fn runs
+// before the reflector receives it), or, where the informer LISTs instead,
+// when the first LIST has returned its last page. Either way the watch
+// that follows (the same stream, or the WATCH from the list's
+// resourceVersion) delivers every change fn made, after the initial state.
+// fn's error is kept in *errp for the lesson to report; the request itself
+// still succeeds.
+func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() error) *reflector.ListWatch {
+	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
 	var once sync.Once
+	run := func() { once.Do(func() { *errp = fn() }) }
 	return &reflector.ListWatch{
-		WatchFuncWithContext: lw.WatchFuncWithContext,
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := watchFn(ctx, opts)
+			if err != nil || opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
+				return w, err
+			}
+			return newHookedWatch(w, run), nil
+		},
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			obj, err := list(ctx, opts)
 			if err != nil {
 				return obj, err
 			}
 			if m, merr := meta.ListAccessor(obj); merr == nil && m.GetContinue() == "" {
-				once.Do(func() { *errp = fn() })
+				run()
 			}
 			return obj, err
 		},
 	}
 }
+
+// hookedWatch relays a stream's events, calling atEnd before it passes on
+// the initial-events-end bookmark.
+type hookedWatch struct {
+	inner    watch.Interface
+	out      chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func newHookedWatch(inner watch.Interface, atEnd func()) *hookedWatch {
+	w := &hookedWatch{inner: inner, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(w.out)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case ev, ok := <-inner.ResultChan():
+				if !ok {
+					return
+				}
+				if ev.Type == watch.Bookmark {
+					if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+						atEnd()
+					}
+				}
+				select {
+				case w.out <- ev:
+				case <-w.stop: // the reflector stops reading after Stop
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *hookedWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *hookedWatch) Stop() { w.stopOnce.Do(func() { close(w.stop); w.inner.Stop() }) }
 
 // lessonInformer is one informer of a queue lesson: pods in lessonNamespace
 // (only selector's, if any) on queue q, with one recordingHandler, traced
@@ -142,7 +195,7 @@ func (e *embedded) startLessonInformer(name string, q processor.QueueKind, selec
 		return nil, err
 	}
 	lw := reflector.NewFilteredListWatchFromClient(rc, "pods", lessonNamespace, func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	inf := processor.NewSharedIndexInformerWithOptions(afterLastList(lw, hookErr, hook), &corev1.Pod{}, processor.SharedIndexInformerOptions{
+	inf := processor.NewSharedIndexInformerWithOptions(afterInitialState(lw, hookErr, hook), &corev1.Pod{}, processor.SharedIndexInformerOptions{
 		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
 		Name:           name,
 		TracerProvider: e.tp,
@@ -169,7 +222,7 @@ func (l *lessonInformer) caughtUp(e *embedded, what string) error {
 }
 
 // ensureFillers creates the filler pods once: the queue of a DeltaFIFO
-// lesson informer holds them all at once after its LIST, and a lesson's
+// lesson informer holds them all at once after its initial state, and a lesson's
 // own pods, listed after them, are still queued when the watch delivers
 // their changes. It is a race, not a certainty: the DeltaFIFO pops under
 // its lock (up to 100 keys per hold in our informer), so nothing can hold
@@ -190,9 +243,10 @@ func (e *embedded) ensureFillers() error {
 	return nil
 }
 
-// coalesceLesson: demo's web-coalesced changes twice between the LIST and the
-// WATCH of a DeltaFIFO informer, behind the filler pods; the watch's two
-// MODIFIED deltas join the listed Replaced delta still queued for the key.
+// coalesceLesson: demo's web-coalesced changes twice as a DeltaFIFO
+// informer's initial state completes (at its stream's bookmark), behind
+// the filler pods; the watch's two MODIFIED deltas join the Replaced delta
+// of the initial state still queued for the key.
 func (e *embedded) coalesceLesson() (string, error) {
 	if err := e.ensureFillers(); err != nil {
 		return "", err
@@ -220,7 +274,7 @@ func (e *embedded) coalesceLesson() (string, error) {
 	if hookErr != nil {
 		return "", hookErr
 	}
-	e.show = append(e.show, sc("changed between LIST and WATCH: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
+	e.show = append(e.show, sc("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
 	n := maxPoppedTogether(e.tel.collector, key)
 	if n == 0 && e.filter != nil {
@@ -233,15 +287,15 @@ func (e *embedded) coalesceLesson() (string, error) {
 }
 
 // orderResult is the order lesson's three columns: what the API server
-// did (its LIST, then each write's event, in resourceVersion order) and
+// did (the initial state, then each write's event, in resourceVersion order) and
 // what the handler of each queue's informer was called with.
 type orderResult struct {
 	server, realFIFO, deltaFIFO []call
 }
 
-// orderLesson lists the order pods with two informers, one per queue; once
-// both LISTs are back (and before either informer queues its list), it
-// sends orderWrites; both watches then deliver the same events. Every
+// orderLesson fetches the order pods with two informers, one per queue;
+// once both initial states are in (and before either informer queues its
+// own), it sends orderWrites; both watches then deliver the same events. Every
 // column is read back from what really happened: the server's write
 // responses and each handler's recorded calls.
 func (e *embedded) orderLesson() (*orderResult, error) {
@@ -259,7 +313,7 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 		res.server = append(res.server, call{"LISTED", lessonNamespace + "/" + n, m.GetResourceVersion()})
 		keys[lessonNamespace+"/"+n] = true
 	}
-	// Both informers' first LISTs meet here; the second to arrive writes.
+	// Both informers' initial states meet here; the second to arrive writes.
 	var mu sync.Mutex
 	arrived := 0
 	written := make(chan struct{})
@@ -277,7 +331,7 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 		case <-written:
 			return writeErr
 		case <-time.After(stepTimeout):
-			return fmt.Errorf("gave up after %v waiting for the other informer's LIST", stepTimeout)
+			return fmt.Errorf("gave up after %v waiting for the other informer's initial state", stepTimeout)
 		}
 	}
 	var rErr, dErr error
@@ -303,9 +357,9 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 	df.stop()
 	res.realFIFO = rf.handler.recorded(keys)
 	res.deltaFIFO = df.handler.recorded(keys)
-	e.show = append(e.show, sc("order lesson, DeltaFIFO: the listed delta popped with the key's later changes", lessonNamespace+"/order-a",
+	e.show = append(e.show, sc("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
 		func(r *spancheck.Span) bool {
-			return rootIs("ListAndWatch list", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
+			return rootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
 		}))
 	return res, nil
 }
@@ -415,7 +469,7 @@ func (r *orderResult) summary() string {
 func (r *orderResult) table() string {
 	var b strings.Builder
 	const w = 28
-	fmt.Fprintf(&b, "   %-*s %-*s %s\n", w, "API server (LIST, writes)", w, "RealFIFO: handler calls", "DeltaFIFO: handler calls")
+	fmt.Fprintf(&b, "   %-*s %-*s %s\n", w, "API server (state, writes)", w, "RealFIFO: handler calls", "DeltaFIFO: handler calls")
 	var marks []string
 	for _, g := range groups(r.deltaFIFO) {
 		for i := range g {

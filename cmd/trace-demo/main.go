@@ -62,13 +62,14 @@ distribute → addCh → pop → nextCh → your handler.
 
 With no flags it starts an embedded API server, runs a scripted workload on pods (creates, updates,
 deletes, changes coalesced in a DeltaFIFO, the same writes on both queues side by side, a watch drop
-that forces a relist with a tombstone, a late handler, a resync) on the RealFIFO as client-go v0.37.2
-does, draws one waterfall and a short summary (one screen) and stops by itself. It writes no file
-unless asked to (--out).
+that forces a relist with a tombstone, a server that cannot stream, a late handler, a resync) on the
+RealFIFO, streaming the initial state as client-go v0.37.2 does, draws one waterfall and a short
+summary (one screen) and stops by itself. It writes no file unless asked to (--out).
 
   go run ./cmd/trace-demo                              # the embedded run, all scenarios
   go run ./cmd/trace-demo --verbose                    # every lesson's waterfall and the full summary
   go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
+  go run ./cmd/trace-demo --scenario fallback          # a server that cannot stream: LIST, then WATCH
   go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
   go run ./cmd/trace-demo --queue deltafifo            # the lessons on the 1.23-era queue
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)

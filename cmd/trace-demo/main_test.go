@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -135,8 +137,9 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	assert.Contains(t, r.stdout, "└─ OnDelete")
 	assert.Contains(t, r.stdout, "queue realfifo", "the RealFIFO is the default, as in client-go")
 	assert.Contains(t, r.stdout, "RealFIFO.queued  Updated")
-	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its LIST as one queue entry")
-	assert.Contains(t, r.stdout, "API server (LIST, writes)", "--verbose prints the order lesson's columns")
+	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its streamed state as one queue entry")
+	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its LIST as one queue entry", "the fallback lesson's LIST")
+	assert.Contains(t, r.stdout, "API server (state, writes)", "--verbose prints the order lesson's columns")
 	assert.Contains(t, r.stdout, "━━ Summary")
 	assert.Contains(t, r.stdout, fmt.Sprintf("%d of %d handler calls trace back to their root", len(chains), len(chains)))
 	for _, rc := range ix.CheckRoots() {
@@ -252,7 +255,7 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 				t.Fatalf("run %d: the default informer used a DeltaFIFO", i+1)
 			}
 		}
-		require.GreaterOrEqual(t, entries, 2, "run %d: the initial list and the relist, each one RealFIFO.ReplacedAll", i+1)
+		require.GreaterOrEqual(t, entries, 3, "run %d: the initial state, the relist and the fallback's LIST, each one RealFIFO.ReplacedAll", i+1)
 		require.NotZero(t, queued, "run %d", i+1)
 	}
 }
@@ -495,12 +498,14 @@ func proxy(t *testing.T, srv *apiserver.Server, intercept func(w http.ResponseWr
 	return p.URL
 }
 
-// A cluster whose RBAC lets the preflight's small LIST through but forbids
-// the informer's own LIST: the demo says it is the LIST that is forbidden,
-// with a `kubectl auth can-i list` hint, and stops at once instead of
-// waiting for a sync that cannot come.
+// A cluster that cannot stream (its WatchList feature off), whose RBAC lets
+// the preflight's small LIST through but forbids the informer's own LIST,
+// the one it falls back to: the demo says it is the LIST that is
+// forbidden, with a `kubectl auth can-i list` hint, and stops at once
+// instead of waiting for a sync that cannot come.
 func TestForbiddenListAfterThePreflightIsALISTFailure(t *testing.T) {
 	srv := startServer(t)
+	srv.SetWatchListEnabled(false)
 	u := proxy(t, srv, func(w http.ResponseWriter, r *http.Request) bool {
 		q := r.URL.Query()
 		if r.Method != http.MethodGet || q.Get("watch") == "true" || q.Get("limit") == "1" {
@@ -550,7 +555,7 @@ func TestServerSilentAfterThePreflightIsDescribed(t *testing.T) {
 	assert.Equal(t, 1, r.code, r.stdout)
 	assert.NotContains(t, r.stderr, "warnings above")
 	assert.Contains(t, r.stderr, "did not sync within 1s, and no error was reported")
-	assert.Contains(t, r.stderr, "answered the preflight LIST and WATCH, then the informer's own LIST got no answer")
+	assert.Contains(t, r.stderr, "answered the preflight LIST and WATCH, then the informer's own first request (its stream, or the LIST where the server cannot stream) got no answer")
 }
 
 // The relist lesson promises only what the run shows: no 410 Gone is ever
@@ -569,8 +574,79 @@ func TestRelistLessonPromisesNothingTheOutputDoesNotShow(t *testing.T) {
 	}
 	assert.Contains(t, lesson, "Look for")
 	assert.NotContains(t, lesson, "410")
-	assert.Contains(t, r.stdout, "reflector LISTs again")
-	assert.Contains(t, r.stdout, "ListAndWatch list  TOMBSTONE")
+	assert.Contains(t, lesson, "as a stream again")
+	assert.Contains(t, r.stdout, "ListAndWatch watchlist  TOMBSTONE")
+	// The lesson's result is the reflector's requests as the probe saw
+	// them: the rewatch refused with 410, then a stream, and no LIST.
+	m := regexp.MustCompile(`· relist: the reflector sent (.*)\n`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	assert.Regexp(t, `WATCH from \d+ · ERROR Expired → STREAM from \d+ · \d+ objects? · bookmark rv \d+: the whole state streamed again, no LIST$`, m[1])
+	assert.NotContains(t, m[1], "LIST from")
+}
+
+// The fallback lesson shows a server that cannot stream, from what really
+// happened: its result line is the probe's requests (the rewatch ended by
+// 410, the stream refused with 422 Invalid, the LIST, the WATCH), and the
+// spans it points a trace viewer at exist: the cycle's failed
+// Reflector.watchlist, its watchlist.fallback event, then Reflector.list;
+// the listed objects' roots are "ListAndWatch list".
+func TestFallbackLessonShowsTheRefusedStreamThenListThenWatch(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "spans.json")
+	r := runDemo(t, context.Background(), "--scenario", "fallback", "--out", out)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	assert.Regexp(t, `\n· fallback: the reflector sent WATCH from \d+ · ERROR Expired → STREAM from \d+ · 422 Invalid → LIST from \d+ · 1 object → WATCH from \d+: `+
+		`the stream was refused \(422 Invalid\), so the reflector fell back to the classic LIST, then WATCH\n`, r.stdout)
+	assert.Contains(t, r.stdout, "━━ [fallback] demo/web-1 — listed after the refused stream")
+	assert.Contains(t, r.stdout, "ListAndWatch list  LISTED")
+
+	// spancheck keeps neither a span's status nor its events: read the
+	// stdouttrace JSON for them.
+	type span struct {
+		Name        string
+		SpanContext struct{ SpanID string }
+		Parent      struct{ SpanID string }
+		StartTime   time.Time
+		EndTime     time.Time
+		Status      struct{ Code, Description string }
+		Events      []struct{ Name string }
+	}
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	var spans []span
+	for dec := json.NewDecoder(f); ; {
+		var s span
+		if err := dec.Decode(&s); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		spans = append(spans, s)
+	}
+	var refused *span
+	for i := range spans {
+		if spans[i].Name == tracing.SpanWatchList && spans[i].Status.Code == "Error" {
+			refused = &spans[i]
+		}
+	}
+	require.NotNil(t, refused, "a failed Reflector.watchlist span")
+	assert.Contains(t, refused.Status.Description, "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+	var cycle, list *span
+	for i := range spans {
+		switch {
+		case spans[i].SpanContext.SpanID == refused.Parent.SpanID:
+			cycle = &spans[i]
+		case spans[i].Name == tracing.SpanList && spans[i].Parent.SpanID == refused.Parent.SpanID:
+			list = &spans[i]
+		}
+	}
+	require.NotNil(t, cycle)
+	assert.Equal(t, tracing.SpanListAndWatchCycle, cycle.Name)
+	require.Len(t, cycle.Events, 1)
+	assert.Equal(t, tracing.EventWatchListFallback, cycle.Events[0].Name)
+	require.NotNil(t, list, "the fallback LIST in the same cycle")
+	assert.False(t, list.StartTime.Before(refused.EndTime), "the LIST follows the refused stream")
 }
 
 // The slow-handler lesson's "3ms per call" and the numbers agree: the run

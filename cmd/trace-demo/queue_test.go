@@ -20,7 +20,7 @@ import (
 
 // Issue 11: the order lesson's columns are what the handlers were really
 // called with. The RealFIFO's handler gets every event in the API server's
-// order (its LIST, then each write); the DeltaFIFO's gets each key's changes
+// order (its initial state, then each write); the DeltaFIFO's gets each key's changes
 // in a row, keys in first-arrival order, so its column differs from the
 // server's while every key's own calls keep the server's order. Both
 // columns are checked against the handler-call spans too, so they cannot
@@ -55,7 +55,7 @@ func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	assert.True(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "RealFIFO column:\n%v\nserver:\n%v", res.realFIFO, res.server)
 
 	// DeltaFIFO: the same calls per key, but not in the server's order:
-	// a key's changes in a row (merged), keys in the order of the LIST.
+	// a key's changes in a row (merged), keys in the order of the initial state.
 	assert.False(t, sameCalls(res.deltaFIFO, res.asHandlerCalls()), "the DeltaFIFO column equals the server's: nothing merged")
 	assert.True(t, res.merged(), "DeltaFIFO column shows no merge:\n%v", res.deltaFIFO)
 	perKey := func(cs []call, key string) []call {
@@ -71,7 +71,7 @@ func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 			firstSeen = append(firstSeen, g[0].key)
 		}
 	}
-	assert.Equal(t, []string{"lessons/order-a", "lessons/order-b", "lessons/order-c"}, firstSeen, "keys in first-arrival (LIST) order")
+	assert.Equal(t, []string{"lessons/order-a", "lessons/order-b", "lessons/order-c"}, firstSeen, "keys in first-arrival (initial state) order")
 
 	// The columns are the handler-call spans of each informer, in order.
 	for informer, col := range map[string][]call{"pods-order-realfifo": res.realFIFO, "pods-order-deltafifo": res.deltaFIFO} {
@@ -90,7 +90,7 @@ func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	}
 
 	// What the reader sees: both columns and the verdict.
-	assert.Contains(t, r.stdout, "API server (LIST, writes)    RealFIFO: handler calls      DeltaFIFO: handler calls")
+	assert.Contains(t, r.stdout, "API server (state, writes)   RealFIFO: handler calls      DeltaFIFO: handler calls")
 	assert.Contains(t, r.stdout, "· order: RealFIFO: 9 handler calls in the server's order; DeltaFIFO merged each key's changes: order-a×")
 	assert.Regexp(t, `┘ order-[abc]: [2-4] calls in a row`, r.stdout)
 	assert.Contains(t, r.stdout, "━━ [order] lessons/order-a")
@@ -178,18 +178,19 @@ func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
 	}
 	require.NotNil(t, hd)
 	assert.Equal(t, "ReplacedAll", hd.Attr(tracing.KeyDeltaType))
-	// Every LISTED root of the relist links to the same entry.
+	// Every LISTED root of the relist's stream links to the same entry.
 	listed := 0
 	for _, root := range rep.ix.Roots {
-		if root.Name == "ListAndWatch list" && root.Attr(tracing.KeyEventType) == "LISTED" && len(root.Links) == 1 && root.Links[0].SpanID() == entry.SpanID {
+		if root.Name == "ListAndWatch watchlist" && root.Attr(tracing.KeyEventType) == "LISTED" && len(root.Links) == 1 && root.Links[0].SpanID() == entry.SpanID {
 			listed++
 		}
 	}
 	assert.Equal(t, atoiOr(entry.Attr(tracing.KeyListCount)), listed, "one LISTED root per object of the relist")
 
-	assert.Contains(t, r.stdout, "ListAndWatch list  TOMBSTONE")
+	assert.Contains(t, r.stdout, "ListAndWatch watchlist  TOMBSTONE")
 	assert.Contains(t, r.stdout, "HandleDeltas  ReplacedAll, one object of the atomic entry")
-	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its LIST as one queue entry")
+	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its streamed state as one queue entry")
+	assert.Contains(t, r.stdout, "started when its object arrived on the stream")
 	assert.NotContains(t, r.stdout, "root links to the cycle span "+tracing.SpanRealFIFOReplacedAll)
 	assert.Contains(t, r.stdout, "· relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (auditHandler, metricsHandler, slowHandler)")
 }

@@ -77,6 +77,9 @@ type liveUI struct {
 	name     string
 	controls []liveview.Control
 	none     string
+	// sourceNote, if set, adds to source what may change while the page
+	// is open (whether the embedded server streams).
+	sourceNote func() string
 }
 
 // startLive binds the page's address, prints its URL (and a warning off
@@ -127,6 +130,13 @@ func (l *liveUI) attach(inf processor.SharedIndexInformer, probe *liveview.Refle
 	l.informer, l.probe, l.name, l.source, l.controls = inf, probe, name, source, controls
 }
 
+// setSourceNote sets the informer's sourceNote.
+func (l *liveUI) setSourceNote(note func() string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sourceNote = note
+}
+
 func (l *liveUI) controlList() ([]liveview.Control, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -136,8 +146,11 @@ func (l *liveUI) controlList() ([]liveview.Control, string) {
 // pipeline reads the informer's own counters.
 func (l *liveUI) pipeline() liveview.Pipeline {
 	l.mu.Lock()
-	inf, probe, p := l.informer, l.probe, liveview.Pipeline{Informer: l.name, Source: l.source}
+	inf, probe, p, note := l.informer, l.probe, liveview.Pipeline{Informer: l.name, Source: l.source}, l.sourceNote
 	l.mu.Unlock()
+	if note != nil {
+		p.Source += note()
+	}
 	if inf == nil {
 		return p
 	}
@@ -209,11 +222,11 @@ func probedInformerFor(f factory.SharedInformerFactory, namespace string, q proc
 // shows: built as filteredInformerFor builds it (the factory's namespace,
 // index, name and tracer provider; queue q; filter), with its
 // ListerWatcher wrapped in a probe so that the page can show the
-// reflector's LIST and WATCH. The factory's own informers build their
-// ListerWatcher inside, where nothing can wrap it; InformerFor with our
-// constructor is the way in (the first caller's wins, as upstream), for a
-// typed resource and, under the unstructured type, for any other: the run
-// has this one informer.
+// reflector's requests (its stream, LIST and WATCH). The factory's own
+// informers build their ListerWatcher inside, where nothing can wrap it;
+// InformerFor with our constructor is the way in (the first caller's wins,
+// as upstream), for a typed resource and, under the unstructured type, for
+// any other: the run has this one informer.
 func probedResourceInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
 	var probe *liveview.ReflectorProbe
 	example, typed := typedExamples[gvr]
@@ -259,7 +272,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 		return result{}, err
 	}
 	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
-	e.informer = inf
+	e.informer, e.probe = inf, probe
 	_ = inf.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
 	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
 	le.tunable.delay.Store(int64(embeddedSlowDelay))
@@ -278,6 +291,12 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	e.factory.Start(runCtx.Done())
 	live.attach(inf, probe, "pods in namespace "+demoNamespace,
 		fmt.Sprintf("embedded API server at %s; queue %s", srv.URL, e.queue), le.controls())
+	live.setSourceNote(func() string {
+		if srv.WatchListEnabled() {
+			return "; the server streams"
+		}
+		return "; the server cannot stream (422 to a stream)"
+	})
 	u.status("embedded API server at %s; namespace %q; queue %s; the page drives it", srv.URL, demoNamespace, e.queue)
 	<-ctx.Done()
 	le.busy.Lock() // let a running control or the lesson script end first
@@ -364,26 +383,33 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				le.extras = le.extras[:len(le.extras)-1]
 				return "removed the last *main.extraHandler", e.informer.RemoveEventHandler(reg)
 			})},
-		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector WATCHes again from the last resourceVersion it saw, without a LIST, losing and repeating nothing; but a watch that ended within a second with no event is a \"very short watch\": then it backs off and LISTs again",
+		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector WATCHes again from the last resourceVersion it saw, without a new stream or LIST, losing and repeating nothing; but a watch that ended within a second with no event is a \"very short watch\": then it backs off and fetches the whole state again (a new STREAM)",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				e.srv.CloseWatches()
 				return "every watch of the API server ended", nil
 			})},
 		{Name: "relist", Label: "compact + force a 410 relist",
-			LookFor: "the rewatch from a compacted resourceVersion gets 410 Expired, so the reflector LISTs again (after a backoff); on the RealFIFO the list is one ReplacedAll entry, and every listed object still gets its own trace (LISTED) linked to the entry's RealFIFO.ReplacedAll span",
+			LookFor: "the rewatch from a compacted resourceVersion ends with ERROR Expired (410), so after a backoff the reflector fetches the whole state again: a new STREAM, not a LIST (where the server cannot stream: the refused STREAM, then LIST and WATCH); on the RealFIFO the state is one ReplacedAll entry, and every object still gets its own trace (LISTED) linked to the entry's RealFIFO.ReplacedAll span",
 			Do: le.locked(func(context.Context, int) (string, error) {
-				// A write the pod watch does not see moves the server past
-				// the reflector's resourceVersion; compacting there makes
-				// the rewatch fail with 410, and the reflector LISTs.
-				le.made++
-				if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: fmt.Sprint("bump-", le.made)}}); err != nil {
+				if err := e.forceRelist(); err != nil {
 					return "", err
 				}
-				e.srv.Compact()
-				e.srv.CloseWatches()
 				return "history compacted and watches closed: the rewatch gets 410 Expired", nil
 			})},
-		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a LIST (history was kept; a request sent while the server is down fails and is retried)",
+		{Name: "no-stream", Label: "server cannot stream (on/off)",
+			LookFor: "switched on, the server refuses every stream with 422 Invalid, as a kube-apiserver whose WatchList feature is off, and the control forces a relist: the rewatch ends with ERROR Expired, the new STREAM is refused (422 Invalid), and the reflector falls back to the classic LIST, then WATCH; its objects come as \"ListAndWatch list\" roots. Switched off, the server streams again: the open watch goes on, and the next relist is a STREAM",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				if !e.srv.WatchListEnabled() {
+					e.srv.SetWatchListEnabled(true)
+					return "the server streams again; the reflector keeps its watch, and its next relist streams", nil
+				}
+				e.srv.SetWatchListEnabled(false)
+				if err := e.forceRelist(); err != nil {
+					return "", err
+				}
+				return "the server now refuses streams (422 Invalid); history compacted and watches closed: the reflector's next stream is refused", nil
+			})},
+		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a new stream or LIST (history was kept; a request sent while the server is down fails with connection refused and is retried)",
 			Do: le.locked(func(context.Context, int) (string, error) {
 				e.srv.Stop()
 				return "API server stopped and started again", e.srv.Restart()
@@ -431,8 +457,11 @@ func (le *liveEmbedded) runLessons() {
 			le.u.warn("lesson %s: %v", s, err)
 			return
 		}
-		if s == "slow-handler" {
+		switch s {
+		case "slow-handler":
 			le.u.status("%s", slowLine(le.tel.collector, "tunableHandler"))
+		case "relist", "fallback":
+			le.u.status("%s", le.requestsLine)
 		}
 	}
 	le.u.status("lesson script done")

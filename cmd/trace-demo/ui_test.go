@@ -127,7 +127,13 @@ func TestLiveViewCreatePodShowsEventCountersAndWaterfall(t *testing.T) {
 	})
 	p := before.Pipeline
 	assert.Equal(t, "realfifo", p.Queue.Kind)
-	assert.Equal(t, 1, p.Reflector.Lists)
+	// Today's first request: one stream, no LIST, no plain WATCH (the
+	// stream goes on as the watch after its bookmark).
+	r0 := p.Reflector
+	assert.Equal(t, []int{1, 0, 0}, []int{r0.Streams, r0.Lists, r0.Watches}, "streams, lists, watches: %+v", r0.Requests)
+	assert.Equal(t, 1, r0.Streamed, "demo/web-1")
+	require.Len(t, r0.Requests, 1)
+	assert.Equal(t, "STREAM from the latest · 1 object · bookmark rv "+r0.Bookmark, r0.Requests[0].String())
 	for i, name := range []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.tunableHandler#2"} {
 		assert.Equal(t, name, p.Listeners[i].Name)
 	}
@@ -201,25 +207,38 @@ func waterfallChains(t *testing.T, url, traceID string) []spancheck.Chain {
 	return spancheck.NewIndex(spans).HandlerChains()
 }
 
+// lines is the reflector box's request list.
+func lines(r liveview.ReflectorState) []string {
+	var out []string
+	for _, q := range r.Requests {
+		out = append(out, q.String())
+	}
+	return out
+}
+
 // Dropping a watch that has delivered an event makes the reflector WATCH
-// again without a LIST; compacting first makes the rewatch fail with 410,
-// and the reflector LISTs again: both visible in the reflector's state.
+// again without a new stream or LIST; compacting first makes the rewatch
+// fail with 410, and the reflector streams the whole state again (not a
+// LIST): both visible in the reflector's state.
 func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	d := startLiveDemo(t)
 	d.waitState(t, "watching", func(st liveview.State) bool { return st.Pipeline.Reflector.Phase == "WATCH" })
 	// An event on the watch, so that its end is not a "very short watch"
-	// (which the reflector treats as a failure and answers with a LIST).
+	// (which the reflector treats as a failure and answers with a new
+	// stream).
 	code, r := d.press(t, "create-pod")
 	require.Equal(t, http.StatusOK, code, r.Message)
 	r0 := d.waitState(t, "the ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 2 }).Pipeline.Reflector
 
 	code, r = d.press(t, "drop-watch")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	assert.Contains(t, r.LookFor, "without a LIST")
+	assert.Contains(t, r.LookFor, "without a new stream or LIST")
 	st := d.waitState(t, "a new WATCH", func(st liveview.State) bool {
 		return st.Pipeline.Reflector.Watches > r0.Watches && st.Pipeline.Reflector.Phase == "WATCH"
 	})
 	assert.Equal(t, r0.Lists, st.Pipeline.Reflector.Lists, "a dropped watch resumes without a LIST")
+	assert.Equal(t, r0.Streams, st.Pipeline.Reflector.Streams, "a dropped watch resumes without a new stream")
+	assert.Equal(t, "WATCH from "+r0.ResourceVersion, lines(st.Pipeline.Reflector)[len(st.Pipeline.Reflector.Requests)-1])
 
 	// Again an event on the new watch, so that the relist below comes from
 	// the 410, not from a very short watch.
@@ -228,13 +247,21 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	r1 := d.waitState(t, "the second ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 3 }).Pipeline.Reflector
 	code, r = d.press(t, "relist")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	assert.Contains(t, r.LookFor, "LISTs again")
-	st = d.waitState(t, "a relist, then WATCH again", func(st liveview.State) bool {
-		return st.Pipeline.Reflector.Lists > r1.Lists && st.Pipeline.Reflector.Phase == "WATCH"
+	assert.Contains(t, r.LookFor, "a new STREAM, not a LIST")
+	st = d.waitState(t, "a new stream past its bookmark, watching", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Streams > r1.Streams && st.Pipeline.Reflector.Phase == "WATCH"
 	})
-	assert.Greater(t, st.Pipeline.Reflector.WatchErrors, r1.WatchErrors, "the rewatch got an ERROR event (410 Expired)")
-	// The relist's listed objects have their own traces, linked to the
-	// entry's RealFIFO.ReplacedAll span.
+	rs := st.Pipeline.Reflector
+	assert.Greater(t, rs.WatchErrors, r1.WatchErrors, "the rewatch got an ERROR event (410 Expired)")
+	assert.Equal(t, r1.Lists, rs.Lists, "a 410 is answered with a stream, not a LIST")
+	assert.Equal(t, 3, rs.Streamed, "web-1, live-1, live-2 streamed again")
+	l := lines(rs)
+	require.GreaterOrEqual(t, len(l), 2)
+	assert.Equal(t, "WATCH from "+r1.ResourceVersion+" · ERROR Expired", l[len(l)-2], "%q", l)
+	assert.Equal(t, "STREAM from "+r1.ResourceVersion+" · 3 objects · bookmark rv "+rs.Bookmark, l[len(l)-1], "%q", l)
+	// The relist's objects have their own traces (LISTED: the initial
+	// state's event type, streamed or listed), linked to the entry's
+	// RealFIFO.ReplacedAll span.
 	var listed *liveview.Event
 	for i, e := range st.Events {
 		if e.Key == "demo/live-1" && e.Type == "LISTED" {
@@ -242,12 +269,8 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 			break
 		}
 	}
-	require.NotNil(t, listed, "demo/live-1 listed again by the relist")
-	res, err := http.Get(d.url + "api/trace/" + listed.TraceID)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	var wf liveview.Waterfall
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&wf))
+	require.NotNil(t, listed, "demo/live-1 streamed again by the relist")
+	wf := waterfall(t, d.url, listed.TraceID)
 	var links []string
 	for _, s := range wf.Spans {
 		for _, l := range s.Links {
@@ -255,6 +278,63 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 		}
 	}
 	assert.Contains(t, links, tracing.SpanRealFIFOReplacedAll)
+	assert.Equal(t, tracing.SpanRootPrefix+"watchlist", wf.Spans[0].Name)
+}
+
+func waterfall(t *testing.T, url, traceID string) liveview.Waterfall {
+	t.Helper()
+	res, err := http.Get(url + "api/trace/" + traceID)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var wf liveview.Waterfall
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&wf))
+	return wf
+}
+
+// "server cannot stream" makes the embedded server refuse streams (422
+// Invalid, as a kube-apiserver whose WatchList feature is off) and forces
+// a relist: the reflector box shows the rewatch's 410, the refused stream,
+// the LIST it falls back to and the WATCH after it; the source line says
+// the server cannot stream. Pressed again, the server streams again, and
+// the next relist is a stream.
+func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
+	d := startLiveDemo(t)
+	d.waitState(t, "watching", func(st liveview.State) bool { return st.Pipeline.Reflector.Phase == "WATCH" })
+	code, r := d.press(t, "create-pod") // so the relist comes from the 410, not a very short watch
+	require.Equal(t, http.StatusOK, code, r.Message)
+	r0 := d.waitState(t, "the ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 2 }).Pipeline
+	assert.Contains(t, r0.Source, "; the server streams")
+
+	code, r = d.press(t, "no-stream")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Contains(t, r.Message, "refuses streams (422 Invalid)")
+	assert.Contains(t, r.LookFor, "falls back to the classic LIST, then WATCH")
+	st := d.waitState(t, "the fallback: a LIST, then WATCH", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Lists > r0.Reflector.Lists && st.Pipeline.Reflector.Phase == "WATCH"
+	}).Pipeline
+	assert.Contains(t, st.Source, "; the server cannot stream")
+	l := lines(st.Reflector)
+	require.GreaterOrEqual(t, len(l), 4, "%q", l)
+	rv := r0.Reflector.ResourceVersion
+	assert.Equal(t, []string{"WATCH from " + rv + " · ERROR Expired", "STREAM from " + rv + " · 422 Invalid", "LIST from " + rv + " · 2 objects"}, l[len(l)-4:len(l)-1])
+	assert.Regexp(t, `^WATCH from \d+$`, l[len(l)-1])
+	assert.Equal(t, r0.Reflector.Streams+1, st.Reflector.Streams, "the refused stream is counted")
+
+	code, r = d.press(t, "no-stream")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Contains(t, r.Message, "the server streams again")
+	code, r = d.press(t, "create-pod")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	r1 := d.waitState(t, "the second ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 3 }).Pipeline
+	assert.Contains(t, r1.Source, "; the server streams")
+	code, r = d.press(t, "relist")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	st = d.waitState(t, "a stream again", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Streams > r1.Reflector.Streams && st.Pipeline.Reflector.Phase == "WATCH"
+	}).Pipeline
+	assert.Equal(t, r1.Reflector.Lists, st.Reflector.Lists, "streaming again: no LIST")
+	l = lines(st.Reflector)
+	assert.Regexp(t, `^STREAM from \d+ · 3 objects · bookmark rv \d+$`, l[len(l)-1])
 }
 
 // Under load the counters drop nothing (every listener is called once per
@@ -300,14 +380,13 @@ func TestLiveViewOnAClusterHasNoControls(t *testing.T) {
 	})
 	assert.Contains(t, st.Pipeline.Source, "cluster "+srv.URL)
 	// The reflector box is the probe's, as on the embedded server: the
-	// first LIST, then a WATCH from its resourceVersion.
+	// stream, watching on past its bookmark.
 	rs := d.waitState(t, "the cluster informer's reflector watching", func(st liveview.State) bool {
 		return st.Pipeline.Reflector.Phase == "WATCH"
 	}).Pipeline.Reflector
-	assert.Equal(t, 1, rs.Lists)
-	require.GreaterOrEqual(t, len(rs.Requests), 2)
-	assert.Equal(t, "LIST", rs.Requests[0].Verb)
-	assert.Equal(t, "WATCH", rs.Requests[1].Verb)
+	assert.Equal(t, []int{1, 0, 0}, []int{rs.Streams, rs.Lists, rs.Watches}, "streams, lists, watches")
+	require.Len(t, rs.Requests, 1)
+	assert.Equal(t, "STREAM from the latest · 1 object · bookmark rv "+rs.Bookmark, rs.Requests[0].String())
 	assert.NotEmpty(t, rs.ResourceVersion)
 	code, r := d.press(t, "create-pod")
 	assert.Equal(t, http.StatusNotFound, code)

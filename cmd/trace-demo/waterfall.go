@@ -206,32 +206,37 @@ func drawTrace(w io.Writer, ix *spancheck.Index, root *spancheck.Span, title str
 			"+"+ms(s.Start.Sub(t0)), ms(s.Duration()), bar(s.Start.Sub(t0), s.End.Sub(t0), total))
 	}
 	for _, l := range root.Links {
-		fmt.Fprintf(w, "   %s\n", describeLink(ix, l.SpanID(), t0))
+		fmt.Fprintf(w, "   %s\n", describeLink(ix, root, l.SpanID(), t0))
 	}
 }
 
-// describeLink says what a root's link points at: the reflector cycle that
+// describeLink says what root's link points at: the reflector cycle that
 // produced a watch event, or, for an object of an atomic relist or resync
 // on the RealFIFO, the one queue entry it came in (RealFIFO.ReplacedAll or
 // RealFIFO.SyncAll), with when that entry was queued and popped relative
 // to t0, the root's start.
-func describeLink(ix *spancheck.Index, id trace.SpanID, t0 time.Time) string {
+func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0 time.Time) string {
 	s := ix.ByID[id]
 	switch {
 	case s == nil:
 		return fmt.Sprintf("root links to span %s, not among the recorded spans", id)
 	case s.Name == tracing.SpanRealFIFOReplacedAll || s.Name == tracing.SpanRealFIFOSyncAll:
-		what := "its LIST"
-		if s.Name == tracing.SpanRealFIFOSyncAll {
+		what, how, started := "its LIST", "listed", "started when the entry was queued"
+		switch {
+		case s.Name == tracing.SpanRealFIFOSyncAll:
 			what = "the resync"
+		case root.Name == tracing.SpanRootPrefix+"watchlist":
+			// A streamed object's root starts when it arrived on the
+			// stream, before the bookmark let the entry be queued.
+			what, how, started = "its streamed state", "streamed", "started when its object arrived on the stream"
 		}
 		n := ""
 		if c := s.Attr(tracing.KeyListCount); c != "" {
-			n = ", " + plural(atoiOr(c), "object") + " listed"
+			n = ", " + plural(atoiOr(c), "object") + " " + how
 		}
 		return fmt.Sprintf("root links to %s: %s as one queue entry (queued %s, popped %s%s; trace %s)\n"+
-			"   every object of that entry has a trace like this one, started when the entry was queued",
-			s.Name, what, signedMs(s.Start.Sub(t0)), signedMs(s.End.Sub(t0)), n, s.TraceID)
+			"   every object of that entry has a trace like this one, %s",
+			s.Name, what, signedMs(s.Start.Sub(t0)), signedMs(s.End.Sub(t0)), n, s.TraceID, started)
 	default:
 		return fmt.Sprintf("root links to the cycle span %s %s (trace %s)", s.Name, s.SpanID, s.TraceID)
 	}
