@@ -90,8 +90,9 @@ func BenchmarkLiveView(b *testing.B) {
 	}
 }
 
-// benchLiveIteration runs one informer from LIST to its last update's
-// handler calls; v numbers the updates across iterations.
+// benchLiveIteration runs one informer from its initial state (streamed)
+// to its last update's handler calls; v numbers the updates across
+// iterations.
 func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(dropExporter{}, batchOptions...))
 	e.tp, e.tel = tp, &telemetry{tp: tp}
@@ -121,8 +122,8 @@ func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 	if l != nil {
 		l.attach(inf, probe, "bench", "embedded", nil)
 	}
-	// Updates written before the LIST would be folded into it: wait for
-	// the listed pods to reach every handler.
+	// Updates written before the initial state is in would be folded into
+	// it: wait for the streamed pods to reach every handler.
 	for _, h := range hs {
 		for h.n.Load() < benchPods {
 			time.Sleep(time.Millisecond)
