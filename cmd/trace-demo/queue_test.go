@@ -190,7 +190,7 @@ func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
 	assert.Contains(t, r.stdout, "ListAndWatch watchlist  TOMBSTONE")
 	assert.Contains(t, r.stdout, "HandleDeltas  ReplacedAll, one object of the atomic entry")
 	assert.Contains(t, r.stdout, "root links to RealFIFO.ReplacedAll: its streamed state as one queue entry")
-	assert.Contains(t, r.stdout, "started when its object arrived on the stream")
+	assert.Contains(t, r.stdout, "started when its object arrived on the stream (a tombstone's when the entry was queued)")
 	assert.NotContains(t, r.stdout, "root links to the cycle span "+tracing.SpanRealFIFOReplacedAll)
 	assert.Contains(t, r.stdout, "· relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (auditHandler, metricsHandler, slowHandler)")
 }

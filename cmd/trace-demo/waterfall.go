@@ -228,7 +228,7 @@ func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0
 		case root.Name == tracing.SpanRootPrefix+"watchlist":
 			// A streamed object's root starts when it arrived on the
 			// stream, before the bookmark let the entry be queued.
-			what, how, started = "its streamed state", "streamed", "started when its object arrived on the stream"
+			what, how, started = "its streamed state", "streamed", "started when its object arrived on the stream (a tombstone's when the entry was queued)"
 		}
 		n := ""
 		if c := s.Attr(tracing.KeyListCount); c != "" {
