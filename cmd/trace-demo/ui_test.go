@@ -319,6 +319,7 @@ func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
 	assert.Equal(t, []string{"WATCH from " + rv + " · ERROR Expired", "STREAM from " + rv + " · 422 Invalid", "LIST from " + rv + " · 2 objects"}, l[len(l)-4:len(l)-1])
 	assert.Regexp(t, `^WATCH from \d+$`, l[len(l)-1])
 	assert.Equal(t, r0.Reflector.Streams+1, st.Reflector.Streams, "the refused stream is counted")
+	assert.Equal(t, []any{liveview.FetchedList, 2}, []any{st.Reflector.Fetched, st.Reflector.Listed}, "the state came from the LIST")
 
 	code, r = d.press(t, "no-stream")
 	require.Equal(t, http.StatusOK, code, r.Message)

@@ -67,6 +67,11 @@ type ReflectorState struct {
 	// resourceVersion, "" until a stream got one.
 	Streamed int    `json:"streamed"`
 	Bookmark string `json:"bookmark,omitempty"`
+	// Fetched says how the reflector last got the whole state: "stream"
+	// (a stream reached its bookmark) or "list" (a LIST returned its last
+	// page, Listed objects in that page); "" before either.
+	Fetched string `json:"fetched,omitempty"`
+	Listed  int    `json:"listed"`
 	// WatchEvents counts the events delivered by every watch after the
 	// initial state: changes and bookmarks, not the streamed objects.
 	WatchEvents int `json:"watchEvents"`
@@ -144,6 +149,12 @@ func (r ProbedRequest) String() string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// The values of [ReflectorState].Fetched.
+const (
+	FetchedStream = "stream"
+	FetchedList   = "list"
+)
 
 // OutcomeConnectionRefused is the outcome of a request sent while the API
 // server is down.
@@ -256,11 +267,15 @@ func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptio
 			return
 		}
 		s.LastError = ""
+		objects := meta.LenList(obj)
 		if l, lerr := meta.ListAccessor(obj); lerr == nil {
 			s.ResourceVersion = l.GetResourceVersion()
+			if l.GetContinue() == "" {
+				s.Fetched, s.Listed = FetchedList, objects
+			}
 		}
 		if r := p.logged_locked(n); r != nil {
-			r.Objects = meta.LenList(obj)
+			r.Objects = objects
 		}
 	})
 	return obj, err
@@ -385,7 +400,7 @@ func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 		r := p.logged_locked(w.n)
 		switch {
 		case end:
-			s.Phase, s.ResourceVersion, s.Bookmark = VerbWatch, rv, rv
+			s.Phase, s.ResourceVersion, s.Bookmark, s.Fetched = VerbWatch, rv, rv, FetchedStream
 			if r != nil {
 				r.Bookmark = rv
 			}

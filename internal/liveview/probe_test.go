@@ -138,6 +138,7 @@ func TestReflectorProbeShowsTheStream(t *testing.T) {
 	assert.Equal(t, VerbWatch, st.Phase, "the same watch goes on after the bookmark")
 	assert.Equal(t, "9", st.Bookmark)
 	assert.Equal(t, "9", st.ResourceVersion)
+	assert.Equal(t, FetchedStream, st.Fetched)
 	assert.Equal(t, []ProbedRequest{{Verb: VerbStream, Objects: 2, Bookmark: "9"}}, st.Requests)
 	assert.Equal(t, "STREAM from the latest · 2 objects · bookmark rv 9", st.Requests[0].String())
 	assert.Zero(t, st.WatchEvents, "the initial state is not counted as watch events")
@@ -256,6 +257,8 @@ func TestReflectorProbeShowsARefusedStreamAndTheFallback(t *testing.T) {
 	assert.Equal(t, []string{"STREAM from the latest · 422 Invalid", "LIST from 0 · 2 objects", "WATCH from 7"}, lines)
 	assert.Zero(t, st.Streamed)
 	assert.Empty(t, st.Bookmark)
+	assert.Equal(t, FetchedList, st.Fetched)
+	assert.Equal(t, 2, st.Listed)
 }
 
 // A request sent while the API server is down shows as "connection

@@ -2,7 +2,8 @@
 // in a real, headless Chromium driven over the DevTools protocol
 // (github.com/chromedp/chromedp), and checks what a room would see: every
 // stage drawn, the controls moving the counters, an event opening its
-// waterfall, the reflector's rewatch and relist; on the embedded API server
+// waterfall, the reflector's stream, rewatch and relist, and its fallback
+// to LIST on a server that cannot stream; on the embedded API server
 // and on the real cluster of hack/local-cluster.sh.
 //
 // The tests are behind the "browser" build tag, so `go test ./...` needs no

@@ -230,10 +230,12 @@ type shown struct {
 	Probed        bool          `json:"probed"` // the reflector's request counters shown
 	Phase         string        `json:"phase"`
 	RV            string        `json:"rv"`
+	Streams       int           `json:"streams"`
 	Lists         int           `json:"lists"`
 	Watches       int           `json:"watches"`
 	WatchErrors   int           `json:"watchErrors"`
 	Requests      []string      `json:"requests"` // the reflector box's last requests, oldest first
+	Stream        string        `json:"stream"`   // the reflector box's line on the initial state
 	QueueKind     string        `json:"queueKind"`
 	QueueDepth    int           `json:"queueDepth"`
 	HandleDeltas  int           `json:"handleDeltas"`
@@ -255,7 +257,8 @@ const readPage = `(() => {
   return {
     source: t("source"), status: t("status"),
     probed: visible($("reflector-counts")) && !visible($("reflector-unprobed")),
-    phase: t("reflector-phase"), rv: t("reflector-rv"), lists: n("reflector-lists"), watches: n("reflector-watches"), watchErrors: n("reflector-errors"),
+    phase: t("reflector-phase"), rv: t("reflector-rv"), streams: n("reflector-streams"), lists: n("reflector-lists"), watches: n("reflector-watches"), watchErrors: n("reflector-errors"),
+    stream: t("reflector-stream"),
     requests: [...document.querySelectorAll("#reflector-requests li")].map((li) => li.textContent),
     queueKind: t("queue-kind"), queueDepth: n("queue-depth"), handleDeltas: n("handledeltas"), indexer: n("indexer"),
     stages: [...document.querySelectorAll("#pipeline .stage[id]")].filter(visible).map((e) => e.id),
@@ -402,11 +405,14 @@ func (p *page) waitWaterfall(what string, cond func(*waterfall) bool) *waterfall
 }
 
 // The live view on the embedded API server, in Chromium: every stage
-// drawn; "create a pod" puts the event in the list and moves every
-// counter; a click opens the contract's chain for each listener; "drop the
-// watch" shows a rewatch without a LIST, "compact + force a 410 relist" a
-// LIST after a 410, whose listed objects link to the RealFIFO.ReplacedAll;
-// a slow handler's pending grows while the others stay empty.
+// drawn, the reflector box showing the first request, a stream, with its
+// objects and its bookmark; "create a pod" puts the event in the list and
+// moves every counter; a click opens the contract's chain for each
+// listener; "drop the watch" shows a rewatch without a new stream or LIST,
+// "compact + force a 410 relist" a new stream (no LIST) after a 410, whose
+// objects link to the RealFIFO.ReplacedAll; a slow handler's pending grows
+// while the others stay empty; "server cannot stream" shows the refused
+// stream, then LIST, then WATCH.
 func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	d := startDemo(t)
 	p := openPage(t, d, "embedded")
@@ -419,10 +425,14 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	everyStageDrawn(t, s, listeners)
 	assert.Equal(t, "RealFIFO", s.QueueKind)
 	assert.Contains(t, s.Source, "embedded API server at http://127.0.0.1:")
-	assert.Equal(t, 1, s.Lists)
-	assert.True(t, s.Probed, "the reflector box counts LISTs and WATCHes")
+	assert.True(t, s.Probed, "the reflector box counts STREAMs, LISTs and WATCHes")
 	assert.NotEmpty(t, s.RV)
-	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "restart", "lessons"}, s.Controls)
+	// Today's first request: a stream, which goes on as the watch after
+	// its bookmark; no LIST, no plain WATCH.
+	assert.Equal(t, []int{1, 0, 0}, []int{s.Streams, s.Lists, s.Watches}, "STREAM, LIST, WATCH counts")
+	assert.Equal(t, []string{"STREAM from the latest · 1 object · bookmark rv " + s.RV}, s.Requests)
+	assert.Equal(t, "initial state: 1 object streamed, bookmark at rv "+s.RV, s.Stream)
+	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "lessons"}, s.Controls)
 	p.screenshot("1-started", true)
 
 	// create a pod: its ADDED in the list, handled by all three; the
@@ -461,42 +471,49 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p.screenshot("2-waterfall", true)
 
 	// drop the watch: the watch had an event, so the reflector WATCHes
-	// again from its resourceVersion, without a LIST.
+	// again from its resourceVersion, without a new stream or LIST.
 	r0 := s
 	p.press("drop-watch")
 	s = p.waitFor("a new WATCH in the reflector box", func(s shown) bool { return s.Watches > r0.Watches && s.Phase == "WATCH" })
 	assert.Equal(t, r0.Lists, s.Lists, "a dropped watch resumes without a LIST")
+	assert.Equal(t, r0.Streams, s.Streams, "a dropped watch resumes without a new stream")
 	// The box's request list says from where: the new WATCH follows the
-	// dropped one and asks for the resourceVersion of the last event it
-	// delivered, the one the reflector box showed before the drop.
+	// dropped one (the stream, past its bookmark) and asks for the
+	// resourceVersion of the last event it delivered, the one the
+	// reflector box showed before the drop.
 	require.GreaterOrEqual(t, len(s.Requests), 2, "%q", s.Requests)
-	assert.True(t, strings.HasPrefix(s.Requests[len(s.Requests)-2], "WATCH from "), "the dropped WATCH: %q", s.Requests)
+	assert.True(t, strings.HasPrefix(s.Requests[len(s.Requests)-2], "STREAM from the latest · 1 object · bookmark rv "), "the dropped stream: %q", s.Requests)
 	assert.Equal(t, "WATCH from "+r0.RV, s.Requests[len(s.Requests)-1], "the WATCH after the drop: %q", s.Requests)
 	assert.Contains(t, s.ControlResult, "drop the watch: every watch of the API server ended. Look for:")
 	p.screenshot("3-rewatch", true)
 
 	// compact + 410: first an event on the new watch (so its end is not a
-	// "very short watch"), then the relist, seen in the reflector box and
-	// as LISTED events linked to the entry's RealFIFO.ReplacedAll.
+	// "very short watch"), then the relist, seen in the reflector box as a
+	// new stream (no LIST) and as LISTED events (the initial state's event
+	// type, streamed or listed) linked to the entry's RealFIFO.ReplacedAll.
 	p.press("create-pod")
 	r1 := p.waitFor("demo/live-2 cached", func(s shown) bool { return s.Indexer == 3 && s.settled(3, 3) })
 	p.press("relist")
-	s = p.waitFor("a 410, a LIST, a WATCH again, and demo/live-1 LISTED", func(s shown) bool {
-		return s.Lists > r1.Lists && s.WatchErrors > r1.WatchErrors && s.Phase == "WATCH" && s.event("LISTED", "demo/live-1") != nil
+	s = p.waitFor("a 410, a new stream past its bookmark, and demo/live-1 LISTED", func(s shown) bool {
+		return s.Streams > r1.Streams && s.WatchErrors > r1.WatchErrors && s.Phase == "WATCH" && s.event("LISTED", "demo/live-1") != nil
 	})
 	assert.Contains(t, s.ControlResult, "410")
-	// In the request list: a WATCH ended by ERROR Expired, then a LIST.
+	assert.Equal(t, r1.Lists, s.Lists, "a 410 is answered with a stream, not a LIST")
+	// In the request list: a WATCH ended by ERROR Expired, then a stream
+	// from that resourceVersion with every object and its bookmark.
 	expired := slices.IndexFunc(s.Requests, func(r string) bool { return strings.HasSuffix(r, " · ERROR Expired") })
 	require.GreaterOrEqual(t, expired, 0, "a WATCH that ended with 410 Expired in %q", s.Requests)
 	require.Greater(t, len(s.Requests), expired+1, "%q", s.Requests)
-	assert.True(t, strings.HasPrefix(s.Requests[expired+1], "LIST from "), "a LIST after the 410: %q", s.Requests)
+	assert.Equal(t, "WATCH from "+r1.RV+" · ERROR Expired", s.Requests[expired])
+	assert.Equal(t, "STREAM from "+r1.RV+" · 3 objects · bookmark rv "+s.RV, s.Requests[expired+1], "a stream after the 410: %q", s.Requests)
+	assert.Equal(t, "initial state: 3 objects streamed, bookmark at rv "+s.RV, s.Stream)
 	assert.Equal(t, 3, s.Indexer)
 	p.click("demo/live-1's LISTED row", `#events tbody tr[data-key="demo/live-1"][data-type="LISTED"]`)
 	// demo/live-1 is unchanged since the watch saw it: HandleDeltas
 	// (ReplacedAll) updates the cache, and distribute calls no handler,
 	// since a same-resourceVersion update goes only to handlers due for a
 	// resync, as in client-go; the page draws exactly that.
-	listRoot := tracing.SpanRootPrefix + "list"
+	listRoot := tracing.SpanRootPrefix + "watchlist"
 	w = p.waitWaterfall("the LISTED waterfall", func(w *waterfall) bool {
 		return strings.HasPrefix(w.Title, "LISTED demo/live-1") && slices.Contains(w.Children[tracing.SpanHandleDeltas], tracing.SpanDistribute)
 	})
@@ -505,7 +522,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	assert.Empty(t, w.Chains, "no handler is due for an unchanged object")
 	assert.Equal(t, "0", s.event("LISTED", "demo/live-1")[3], "the list's handler column says so too")
 	assert.True(t, slices.ContainsFunc(w.Links, func(l string) bool { return strings.Contains(l, tracing.SpanRealFIFOReplacedAll) }),
-		"a listed object links to its relist's entry, by name: %q", w.Links)
+		"a streamed object links to its relist's entry, by name: %q", w.Links)
 	p.screenshot("4-relist", true)
 	// The relist's changes reached the cache but no handler: the counters
 	// from here on.
@@ -552,6 +569,29 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 		return true
 	})
 
+	// server cannot stream: an event on the watch first (so its end is not
+	// a very short watch), then the server refuses streams and a relist is
+	// forced: the rewatch's 410, the refused stream (422 Invalid), the LIST
+	// it falls back to, then a WATCH from the list's resourceVersion.
+	p.press("create-pod")
+	r3 := p.waitFor("a fourth pod cached", func(s shown) bool {
+		return s.Indexer == 4 && strings.Contains(s.ControlResult, "create a pod: created demo/live-")
+	})
+	p.press("no-stream")
+	s = p.waitFor("the refused stream, then LIST, then WATCH", func(s shown) bool {
+		return s.Lists > r3.Lists && s.Phase == "WATCH" && len(s.Requests) >= 4 && strings.HasPrefix(s.Requests[len(s.Requests)-1], "WATCH from ")
+	})
+	assert.Contains(t, s.ControlResult, "refuses streams (422 Invalid)")
+	assert.Contains(t, s.Source, "the server cannot stream")
+	n := len(s.Requests)
+	assert.Equal(t, []string{"WATCH from " + r3.RV + " · ERROR Expired", "STREAM from " + r3.RV + " · 422 Invalid", "LIST from " + r3.RV + " · 4 objects"}, s.Requests[n-4:n-1])
+	assert.Equal(t, r3.Streams+1, s.Streams, "the refused stream is counted")
+	assert.Equal(t, "initial state: 4 objects listed (no stream)", s.Stream)
+	p.screenshot("6-cannot-stream", true)
+	p.press("no-stream")
+	s = p.waitFor("the server streaming again", func(s shown) bool { return strings.Contains(s.Source, "the server streams") })
+	assert.Contains(t, s.ControlResult, "the server streams again")
+
 	assert.Empty(t, p.consoleErrors(), "the page reported no error")
 	assert.Equal(t, 0, stopDemo(t, d), "trace-demo exits 0 on Ctrl-C")
 }
@@ -586,10 +626,14 @@ func TestLiveViewOnTheRealClusterInChromium(t *testing.T) {
 	assert.NotEmpty(t, s.RV, "the last synced resourceVersion")
 	// The demo builds the cluster's informer with a probe on its
 	// ListerWatcher: the reflector box counts its requests there too.
-	assert.True(t, s.Probed, "the reflector box counts LISTs and WATCHes")
+	assert.True(t, s.Probed, "the reflector box counts STREAMs, LISTs and WATCHes")
 	assert.Equal(t, "WATCH", s.Phase)
-	assert.Equal(t, 1, s.Lists, "one LIST")
-	assert.GreaterOrEqual(t, s.Watches, 1)
+	// The real kube-apiserver streams: the informer's first request is a
+	// stream, and no LIST follows.
+	assert.Equal(t, 1, s.Streams, "one stream: %q", s.Requests)
+	assert.Zero(t, s.Lists, "no LIST: %q", s.Requests)
+	require.NotEmpty(t, s.Requests)
+	assert.Regexp(t, `^STREAM from the latest · 3 objects · bookmark rv \d+$`, s.Requests[0])
 	assert.Zero(t, s.WatchErrors)
 	assert.Empty(t, s.Controls, "no buttons on a real cluster")
 	assert.Contains(t, s.ControlsText, "no controls on a real cluster")

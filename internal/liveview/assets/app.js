@@ -52,13 +52,14 @@ function drawRequests(reqs) {
   ol.replaceChildren(...lines.map((l) => { const li = document.createElement("li"); li.textContent = l; return li; }));
 }
 
-// streamLine says where the initial state stands: streaming now (how many
-// objects so far), or which bookmark ended the last stream.
+// streamLine says how the reflector got the whole state: streaming now
+// (how many objects so far), the bookmark that ended the last stream, or a
+// LIST (where the server cannot stream).
 function streamLine(r) {
-  const objects = `${r.streamed} object${r.streamed === 1 ? "" : "s"}`;
-  if (r.phase === "STREAM") return `streaming the initial state: ${objects} so far, waiting for the bookmark`;
-  if (r.bookmark) return `initial state: ${objects} streamed, bookmark at rv ${r.bookmark}`;
-  if (r.lists > 0) return "initial state: listed (no stream completed)";
+  const objects = (n) => `${n} object${n === 1 ? "" : "s"}`;
+  if (r.phase === "STREAM") return `streaming the initial state: ${objects(r.streamed)} so far, waiting for the bookmark`;
+  if (r.fetched === "stream") return `initial state: ${objects(r.streamed)} streamed, bookmark at rv ${r.bookmark}`;
+  if (r.fetched === "list") return `initial state: ${objects(r.listed)} listed (no stream)`;
   return "";
 }
 
