@@ -61,8 +61,11 @@ func TestStartInformerRecordsCallsAndSpansOnBothQueues(t *testing.T) {
 			if n := len(spans.Named("HandleDeltas", "default/web-0")); n != 2 {
 				t.Errorf("HandleDeltas spans for default/web-0: got %d, want 2 (add, delete)", n)
 			}
-			if n := kit.CountRequests(srv.Requests(), "list", "pods"); n != 1 {
-				t.Errorf("pod lists: got %d, want 1", n)
+			if n := kit.CountRequests(srv.Requests(), "list", "pods"); n != 0 {
+				t.Errorf("pod lists: got %d, want 0 (the informer streams)", n)
+			}
+			if n := kit.CountStateFetches(srv.Requests(), "pods"); n != 1 {
+				t.Errorf("pod state fetches: got %d, want 1 (one stream)", n)
 			}
 		})
 	}
@@ -84,8 +87,8 @@ func TestDescribeDeltasShowsTombstonesAndAtomicRelists(t *testing.T) {
 }
 
 // A reflector in a synctest bubble over the in-process list-watch: the
-// recording store sees the LIST's Replace and a watched Add, and the
-// request log reads as documented.
+// recording store sees the stream's Replace and a watched Add, and the
+// request log reads as documented: the stream, which goes on as the watch.
 func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 1)
@@ -110,8 +113,35 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 		}
 		return rv
 	})
-	if want := []string{"list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+	if want := []string{"stream rv="}; !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
+	}
+}
+
+// A server that cannot stream: Requests shows the refused stream, then the
+// LIST and WATCH the reflector falls back to; CountStateFetches counts the
+// stream and the LIST.
+func TestRequestsShowARefusedStream(t *testing.T) {
+	srv := kit.StartServer(t, apiserver.Options{DisableWatchList: true})
+	kit.CreatePods(t, srv, "p", 1)
+	first := srv.ResourceVersion()
+	synctest.Test(t, func(t *testing.T) {
+		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, kit.NewRecordingStore(), 0)
+		stop := kit.Run(r.RunWithContext)
+		defer stop()
+		kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+	})
+	got := kit.Requests(srv, "pods", func(rv string) string {
+		if rv == first {
+			return "S"
+		}
+		return rv
+	})
+	if want := []string{"stream rv= refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if n := kit.CountStateFetches(srv.Requests(), "pods"); n != 2 {
+		t.Errorf("state fetches: got %d, want 2", n)
 	}
 }
 

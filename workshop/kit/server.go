@@ -124,11 +124,27 @@ func InProcessListWatch(srv *apiserver.Server, res apiserver.Resource) reflector
 }
 
 // CountRequests counts the requests of verb (list, watch, ...) for resource
-// ("pods", "configmaps"; "" for any).
+// ("pods", "configmaps"; "" for any). "watch" counts streams too; see
+// CountStateFetches.
 func CountRequests(reqs []apiserver.Request, verb, resource string) int {
 	n := 0
 	for _, r := range reqs {
 		if r.Verb == verb && (resource == "" || r.Resource == resource) {
+			n++
+		}
+	}
+	return n
+}
+
+// CountStateFetches counts the requests for resource ("" for any) that
+// fetch the whole state: streams (a WATCH with sendInitialEvents=true, how
+// a reflector fetches it since client-go v0.35) and LISTs (where the
+// server cannot stream, or the reflector does not; each page counts). A
+// reflector that counts more than one has relisted.
+func CountStateFetches(reqs []apiserver.Request, resource string) int {
+	n := 0
+	for _, r := range reqs {
+		if (r.IsWatchList() || r.Verb == "list") && (resource == "" || r.Resource == resource) {
 			n++
 		}
 	}

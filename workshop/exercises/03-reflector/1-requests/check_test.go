@@ -46,6 +46,6 @@ func TestPrediction(t *testing.T) {
 		})
 	})
 	if !slices.Equal(got, Requests) {
-		t.Errorf("the pod requests:\n  you predicted %q\n  the server saw %q", Requests, got)
+		t.Errorf("the pod requests:\n  you predicted %q\n  the server saw %q\n  (stream = a WATCH with sendInitialEvents=true; see docs/03-reflector.md, \"resourceVersion rules\")", Requests, got)
 	}
 }

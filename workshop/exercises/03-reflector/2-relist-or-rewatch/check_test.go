@@ -20,7 +20,7 @@ import (
 func relists(t *testing.T, wait time.Duration, fault func(srv *apiserver.Server)) bool {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 2)
-	lists := 0
+	fetches := 0 // streams and LISTs: the first, and any relist
 	synctest.Test(t, func(t *testing.T) {
 		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, store.NewStore(store.MetaNamespaceKeyFunc), 0)
 		r.SetWatchErrorHandler(func(*reflector.Reflector, error) {})
@@ -30,9 +30,9 @@ func relists(t *testing.T, wait time.Duration, fault func(srv *apiserver.Server)
 		time.Sleep(wait)
 		fault(srv)
 		time.Sleep(30 * time.Second)
-		lists = kit.CountRequests(srv.Requests(), "list", "pods")
+		fetches = kit.CountStateFetches(srv.Requests(), "pods")
 	})
-	return lists > 1
+	return fetches > 1
 }
 
 // refusedRelists runs Refused in real time over HTTP: a server restarted
@@ -54,7 +54,7 @@ func refusedRelists(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	kit.WaitFor(t, "the reflector to watch again", func() bool { return srv.WatchCount() == 1 })
-	return kit.CountRequests(srv.Requests(), "list", "pods") > 1
+	return kit.CountStateFetches(srv.Requests(), "pods") > 1
 }
 
 func TestPrediction(t *testing.T) {

@@ -5,10 +5,13 @@
 // Kind: predict. Minutes: 15. Needs: none. Practises: docs/03-reflector.md, "Every failure mode".
 //
 // A reflector watches pods on the embedded API server. For each fault
-// below, predict whether it makes the reflector LIST again (true) or only
-// WATCH again from the same resourceVersion (false). Each runs in its own
-// testing/synctest bubble: start, wait until watching, wait 5 seconds
-// (except QuickClose), fault, wait 30 seconds, count the LISTs.
+// below, predict whether it makes the reflector relist, that is fetch the
+// whole state again (true: with client-go v0.37.2's defaults a new stream,
+// a WATCH with sendInitialEvents=true; a LIST where the server cannot
+// stream), or only WATCH again from the same resourceVersion (false). Each
+// runs in its own testing/synctest bubble: start, wait until watching,
+// wait 5 seconds (except QuickClose), fault, wait 30 seconds, count the
+// requests that fetched the whole state (streams and LISTs).
 //
 //   - Close: CloseWatches() (a watch timeout or an apiserver rollout).
 //   - QuickClose: CloseWatches() only 100 ms after the watch started.

@@ -18,9 +18,9 @@ import (
 )
 
 type truth struct {
-	lists, watches int
-	syncs          bool
-	relisted       bool
+	streams, lists, watches int
+	syncs                   bool
+	relisted                bool
 }
 
 func run(t *testing.T, fault func(*apiserver.Server)) truth {
@@ -38,13 +38,15 @@ func run(t *testing.T, fault func(*apiserver.Server)) truth {
 		stop := kit.Run(c.RunWithContext)
 		defer stop()
 		time.Sleep(5 * time.Second)
-		out.lists = kit.CountRequests(srv.Requests(), "list", "pods")
-		out.watches = kit.CountRequests(srv.Requests(), "watch", "pods")
+		reqs := srv.Requests()
+		out.lists = kit.CountRequests(reqs, "list", "pods")
+		out.streams = kit.CountStateFetches(reqs, "pods") - out.lists
+		out.watches = kit.CountRequests(reqs, "watch", "pods") - out.streams
 		out.syncs = syncs.Load() > 0
 		if fault != nil {
 			fault(srv)
 			time.Sleep(30 * time.Second)
-			out.relisted = kit.CountRequests(srv.Requests(), "list", "pods") > out.lists
+			out.relisted = kit.CountStateFetches(srv.Requests(), "pods") > out.streams+out.lists
 		}
 	})
 	return out
@@ -52,8 +54,8 @@ func run(t *testing.T, fault func(*apiserver.Server)) truth {
 
 func TestFindings(t *testing.T) {
 	quiet := run(t, nil)
-	if quiet.lists != Lists || quiet.watches != Watches {
-		t.Errorf("Lists, Watches: you wrote %d, %d; the server saw %d, %d", Lists, Watches, quiet.lists, quiet.watches)
+	if quiet.streams != Streams || quiet.lists != Lists || quiet.watches != Watches {
+		t.Errorf("Streams, Lists, Watches: you wrote %d, %d, %d; the server saw %d, %d, %d", Streams, Lists, Watches, quiet.streams, quiet.lists, quiet.watches)
 	}
 	if quiet.syncs != SyncDeltas {
 		t.Errorf("SyncDeltas: you wrote %v; Sync deltas reached the process function: %v", SyncDeltas, quiet.syncs)

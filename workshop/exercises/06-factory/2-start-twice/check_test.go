@@ -29,8 +29,11 @@ func TestFindings(t *testing.T) {
 	f.WaitForCacheSync(stop)
 	kit.WaitFor(t, "the configmap watch", func() bool { return srv.WatchCount() == 2 })
 	reqs := srv.Requests()
-	got := [3]int{kit.CountRequests(reqs, "list", "pods"), kit.CountRequests(reqs, "watch", "pods"), kit.CountRequests(reqs, "list", "configmaps")}
-	if want := [3]int{PodLists, PodWatches, ConfigMapLists}; got != want {
-		t.Errorf("PodLists, PodWatches, ConfigMapLists: you wrote %v, the server saw %v", want, got)
+	streams := func(resource string) int {
+		return kit.CountStateFetches(reqs, resource) - kit.CountRequests(reqs, "list", resource)
+	}
+	got := [3]int{streams("pods"), kit.CountRequests(reqs, "watch", "pods") - streams("pods"), streams("configmaps")}
+	if want := [3]int{PodStreams, PodWatches, ConfigMapStreams}; got != want {
+		t.Errorf("PodStreams, PodWatches, ConfigMapStreams: you wrote %v, the server saw %v", want, got)
 	}
 }

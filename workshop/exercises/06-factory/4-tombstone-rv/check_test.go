@@ -61,7 +61,7 @@ func TestFinding(t *testing.T) {
 	list := inf.LastSyncResourceVersion()
 	var rv string
 	kit.WaitFor(t, "the tombstone's root span", func() bool {
-		for _, s := range spans.Named("ListAndWatch list", "default/p-0") {
+		for _, s := range spans.Named("ListAndWatch watchlist", "default/p-0") {
 			if kit.Attr(s, "informer.event.type") == "TOMBSTONE" {
 				rv = kit.Attr(s, "informer.resource_version")
 				return true

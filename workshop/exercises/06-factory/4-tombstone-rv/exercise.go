@@ -10,12 +10,15 @@
 // updated once (its resourceVersion becomes U). Then, with the watch open
 // for over a second: the server is stopped, p-0 deleted (at
 // resourceVersion D), another pod created, history compacted, server
-// restarted. The relist turns p-0 into a DeletedFinalStateUnknown, and its
-// trace root, a "ListAndWatch list" span with informer.event.type
-// TOMBSTONE, carries informer.resource_version. Answer:
+// restarted. The relist (a new stream, as client-go v0.37.2's reflector
+// fetches the whole state) turns p-0 into a DeletedFinalStateUnknown, and
+// its trace root, a "ListAndWatch watchlist" span with
+// informer.event.type TOMBSTONE, carries informer.resource_version.
+// Answer:
 //
 //   - TombstoneRV: is that resourceVersion "last known" (U, the last state
-//     the informer saw), "list" (the relist's) or "deletion" (D)?
+//     the informer saw), "list" (the relist's: the one its stream's
+//     bookmark gave) or "deletion" (D)?
 //
 // Why can it never be the resourceVersion of the deletion itself?
 package tombstonerv

@@ -6,10 +6,13 @@
 //
 // A reflector watches pods. Nothing happens to pods, but ConfigMaps change
 // a lot: the server's resourceVersion races ahead while the pod watch sees
-// no event, so the reflector's resourceVersion stays where its LIST left
-// it. Then the server compacts its history and every watch is closed.
+// no event, so the reflector's resourceVersion stays where its initial
+// state left it (the stream's bookmark). Then the server compacts its
+// history and every watch is closed.
 //
-// Predict, for each case, whether the reflector has to LIST again:
+// Predict, for each case, whether the reflector has to relist, that is
+// fetch the whole state again (with client-go v0.37.2's defaults: a new
+// stream, a WATCH with sendInitialEvents=true):
 //
 //   - WithoutBookmark: 3 ConfigMap writes, Compact(), CloseWatches().
 //   - WithBookmark: 3 ConfigMap writes, SendBookmarks() (every watch that

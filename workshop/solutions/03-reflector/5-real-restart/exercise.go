@@ -14,8 +14,10 @@
 // hack/.cluster/kube-apiserver.log around the restart.
 //
 //   - Command: the shell line you ran the test with (after "up").
-//   - Relisted: after the restart, did the reflector LIST again, or only
-//     WATCH again from its resourceVersion? (etcd was not compacted.)
+//   - Relisted: after the restart, did the reflector fetch the whole
+//     state again (a new stream, or a LIST where the server cannot
+//     stream), or only WATCH again from its resourceVersion? (etcd was
+//     not compacted.)
 //   - WhileDownArrivesAs: a pod created while the server is down reaches
 //     a reflector's store through which store method: "Add" (a watch
 //     event) or "Replace" (a relist)?

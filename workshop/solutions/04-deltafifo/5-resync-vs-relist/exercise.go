@@ -24,8 +24,8 @@ package resyncrelist
 
 // Your findings.
 var (
-	Lists, Watches       = 1, 1  // a resync never talks to the server
-	SyncDeltas           = true  // it re-queues the cache's objects as Sync deltas
-	CompactAndClose      = false // the reflector's RV is the newest there is: not compacted away, no 410
-	WriteCompactAndClose = true  // the write moves the server past the reflector's RV; compaction then makes it 410
+	Streams, Lists, Watches = 1, 0, 0 // one stream, which goes on as the watch; a resync never talks to the server
+	SyncDeltas              = true    // it re-queues the cache's objects as Sync deltas
+	CompactAndClose         = false   // the reflector's RV is the newest there is: not compacted away, no 410
+	WriteCompactAndClose    = true    // the write moves the server past the reflector's RV; compaction then makes it 410, and it streams again
 )

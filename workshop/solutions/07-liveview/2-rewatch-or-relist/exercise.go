@@ -17,22 +17,25 @@
 //
 // For each of the two presses, predict the requests the reflector sends
 // next, in order, until it is watching again. Write each request as
-// "VERB FROM", VERB being LIST or WATCH and FROM the resourceVersion it asks
-// for, one of:
+// "VERB FROM", VERB being STREAM (a WATCH with sendInitialEvents=true: the
+// whole state, then a bookmark, then the changes on the same connection),
+// LIST or WATCH (a plain watch), and FROM the resourceVersion it asks for,
+// one of:
 //
 //	S      the resourceVersion the box showed before the press
 //	newer  a resourceVersion newer than S
 //	0      "0": any version the server has
+//	""     "": the latest state
 //
 // and add " 410" to a request answered with 410 Expired (for a WATCH: its
 // ERROR event). For example, the informer's very first request was
-// "LIST 0", and its second a WATCH from the resourceVersion that LIST
-// answered with.
+// `STREAM ""`: the whole state streamed, then a bookmark, and the same
+// connection went on as its watch.
 //
-// Check your prediction on the page: the box's LIST and WATCH counters,
-// and under them the reflector's last four requests, oldest first ("WATCH
-// from 7 · ERROR Expired" is a WATCH from 7 ended by 410 Expired; the data
-// endpoint, GET /api/state, has the last eight in
+// Check your prediction on the page: the box's STREAM, LIST and WATCH
+// counters, and under them the reflector's last five requests, oldest
+// first ("WATCH from 7 · ERROR Expired" is a WATCH from 7 ended by 410
+// Expired; the data endpoint, GET /api/state, has the last eight in
 // pipeline.reflector.requests). The checker presses the same buttons
 // through the page's HTTP API and reads the same request log.
 package rewatch
@@ -42,8 +45,10 @@ var (
 	// A watch that ended (after delivering an event) resumes from the last
 	// resourceVersion the reflector saw: no LIST, nothing lost or repeated.
 	AfterDropWatch = []string{"WATCH S"}
-	// S is older than the compaction: the rewatch gets 410 Expired, the
-	// reflector LISTs at its last resourceVersion (never back in time; the
-	// server answers with its current one) and watches from the list's.
-	AfterRelist = []string{"WATCH S 410", "LIST S", "WATCH newer"}
+	// S is older than the compaction: the rewatch gets 410 Expired, and
+	// the reflector fetches the whole state again as it did at the start,
+	// with a stream, from its last resourceVersion (NotOlderThan S: never
+	// back in time); the stream goes on as the watch, so no LIST and no
+	// second WATCH.
+	AfterRelist = []string{"WATCH S 410", "STREAM S"}
 )

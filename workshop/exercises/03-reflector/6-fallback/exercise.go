@@ -1,0 +1,36 @@
+// Package fallback is workshop exercise 03-reflector/6-fallback.
+//
+// # A server that cannot stream
+//
+// Kind: predict. Minutes: 10. Needs: none. Practises: docs/03-reflector.md, "The stream".
+//
+// Two reflectors with client-go v0.37.2's defaults (the WatchListClient
+// gate on: they stream the initial state), each filling a chapter-1 store
+// with the two pods of its own embedded API server, in a testing/synctest
+// bubble (fake time). Predict the pod requests each server receives, in
+// 1-requests' notation: "stream rv=X" (a WATCH with
+// sendInitialEvents=true), "watch rv=X" (a plain WATCH), "list rv=X
+// limit=N" (no " limit=N" when the request had none), followed by
+// " refused=422" when the server refused it. X is as sent ("" is written
+// rv=), or S for the resourceVersion of the pods' initial state, or later
+// for any newer one.
+//
+//   - Refused: the server cannot stream, as a kube-apiserver whose
+//     WatchList feature is off (apiserver.Options{DisableWatchList: true}):
+//     it answers a stream with 422 Invalid. The checker starts the
+//     reflector, waits until it watches, waits 5 seconds, then forces a
+//     relist as in 1-requests (a ConfigMap write, Compact(),
+//     CloseWatches()) and waits 30 seconds.
+//   - OptOut: the server streams, but the reflector's ListerWatcher says
+//     it cannot (reflector.ToListWatcherWithWatchListSemantics with a
+//     client whose IsWatchListSemanticsUnSupported() returns true, as
+//     client-go's fake clientset does). The checker starts the reflector,
+//     waits until it watches, and waits 5 seconds.
+//
+// Then answer for yourself: after the server refused once, why does the
+// reflector try to stream again, and what would a kube-apiserver's log
+// show for an informer of a cluster whose WatchList feature is off?
+package fallback
+
+// Your predictions.
+var Refused, OptOut []string
