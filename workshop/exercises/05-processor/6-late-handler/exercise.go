@@ -10,7 +10,7 @@
 // Predict:
 //
 //   - Calls: the late handler's calls once it has synced, sorted (it never
-//     saw the LIST or any watch event);
+//     saw the initial state or any watch event);
 //   - Initial: the isInInitialList flag of those calls;
 //   - Root: the name of the root span of their traces (they come from no
 //     ListAndWatch: docs/tracing.md, the span contract).
