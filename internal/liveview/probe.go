@@ -376,9 +376,12 @@ func (w *probedWatch) relay(p *ReflectorProbe) {
 // note records ev in the probe, before the reflector sees it.
 func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 	if ev.Type == watch.Error {
+		// FromObject reads the Status a typed client decodes and the
+		// unstructured one an unstructured client does.
 		outcome := "ERROR"
-		if st, ok := ev.Object.(*metav1.Status); ok && st.Reason != "" {
-			outcome += " " + string(st.Reason)
+		var st apierrors.APIStatus
+		if errors.As(apierrors.FromObject(ev.Object), &st) && st.Status().Reason != "" {
+			outcome += " " + string(st.Status().Reason)
 		}
 		p.set(func(s *ReflectorState) { s.WatchErrors++; p.outcome_locked(w.n, outcome) })
 		return

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -278,4 +279,30 @@ func TestReflectorProbeNamesARefusedConnection(t *testing.T) {
 	assert.Equal(t, []ProbedRequest{{Verb: VerbWatch, ResourceVersion: "7", Outcome: OutcomeConnectionRefused}}, st.Requests)
 	assert.Equal(t, "WATCH from 7 · connection refused", st.Requests[0].String())
 	assert.Contains(t, st.LastError, "127.0.0.1:1", "the last error keeps the whole text")
+}
+
+// An ERROR event names its reason whether the client decoded the Status as
+// such (a typed client) or as an unstructured object (an unstructured
+// client, as the demo's informer for a resource it has no type for): a
+// kube-apiserver whose etcd lacks RequestWatchProgress ends a stream of a
+// watch-cached resource with a 500 InternalError.
+func TestReflectorProbeNamesTheReasonOfAnUnstructuredError(t *testing.T) {
+	fw := watch.NewFake()
+	p := NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.PodList{}, nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return fw, nil
+		},
+	})
+	w, err := p.WatchWithContext(context.Background(), streamOptions(""))
+	require.NoError(t, err)
+	status := &unstructured.Unstructured{Object: map[string]any{
+		"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "InternalError", "code": int64(500),
+		"message": "a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled",
+	}}
+	go fw.Error(status)
+	<-w.ResultChan()
+	st := p.State()
+	assert.Equal(t, "STREAM from the latest · ERROR InternalError", st.Requests[0].String())
+	assert.Equal(t, 1, st.WatchErrors)
 }

@@ -193,7 +193,11 @@ func TestListAcrossEtcdCompactionRecovers(t *testing.T) {
 		},
 		WatchFuncWithContext: base.WatchWithContext,
 	}
-	r := reflector.NewReflector(lw, &corev1.ConfigMap{}, cache, 0)
+	// The classic LIST path: pages exist only there (a streamed state has
+	// none), and this test is about a LIST's continue token outliving its
+	// revision.
+	listFirst := false
+	r := reflector.NewReflectorWithOptions(lw, &corev1.ConfigMap{}, cache, reflector.ReflectorOptions{UseWatchList: &listFirst})
 	r.WatchListPageSize = 3 // force pages, so there is a continue token to expire
 	runReflector(t, r)
 	c.converged(cache, "list across compaction")

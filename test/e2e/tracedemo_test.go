@@ -93,7 +93,8 @@ func TestTraceDemoGenerateOnTheRealCluster(t *testing.T) {
 }
 
 // Pods of the real cluster, watched the way the README shows: what is
-// there is listed and traced to the handlers; a forbidden user is told so.
+// there is streamed (the informer's first request) and traced to the
+// handlers; a forbidden user is told so.
 func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
@@ -106,12 +107,12 @@ func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	out, err := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--resource", "v1/configmaps",
 		"--namespace", c.ns, "--duration", "2s", "--exporter", "none").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "━━ "+c.ns+"/watched — ListAndWatch list LISTED")
+	assert.Contains(t, string(out), "━━ "+c.ns+"/watched — ListAndWatch watchlist LISTED")
 	assert.Regexp(t, `(\d+) of (\d+) handler calls trace back`, string(out))
 }
 
 // --queue on a real cluster: the default is the RealFIFO, as client-go's
-// (the LIST is one RealFIFO.ReplacedAll entry); --queue deltafifo runs the
+// (the streamed state is one RealFIFO.ReplacedAll entry); --queue deltafifo runs the
 // same typed informer on the DeltaFIFO (DeltaFIFO.queued, no RealFIFO span).
 func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
