@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,28 +25,101 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 	if len(exs) < 2 {
 		t.Fatalf("want at least two exercises, found %d", len(exs))
 	}
-	exs = exs[:2]
 	root := t.TempDir()
+	local, err := makeCourse(root, exs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, local
+}
+
+// makeCourse copies what exs need into root, a new git repository, and
+// commits it as shipped.
+func makeCourse(root string, exs []*Exercise) ([]*Exercise, error) {
 	names := []string{"go.mod", "go.sum", "chapters", "internal", "workshop/kit", "workshop/.gitignore"}
 	for _, e := range exs {
 		names = append(names, e.Path(), e.SolutionPath())
 	}
 	for _, n := range names {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	if err := copyTree("../..", root, names); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "shipped"}} {
-		git(t, root, args...)
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git %v: %v\n%s", args, err, out)
+		}
 	}
-	local, err := load(root)
-	if err != nil {
-		t.Fatal(err)
+	return load(root)
+}
+
+// The shared course: one temporary copy for the runner's tests that need
+// the same few exercises, so that the chapters and the kit are compiled
+// for it once (a copy elsewhere is compiled anew). Tests using it run one
+// after another and leave it as shipped.
+var shared struct {
+	once sync.Once
+	dir  string
+	root string
+	exs  map[string]*Exercise
+	err  error
+}
+
+var sharedNames = []string{"01-store/1-bynode", "01-store/2-configmaps", "01-store/3-inplace", "05-processor/5-pop-loop"}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
 	}
-	return root, local
+	os.Exit(code)
+}
+
+// sharedCourse returns the shared course's root and its exercises by
+// name, and puts it back as shipped when t ends.
+func sharedCourse(t *testing.T) (string, map[string]*Exercise) {
+	t.Helper()
+	shared.once.Do(func() {
+		all, err := load("../..")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		var picked []*Exercise
+		for _, n := range sharedNames {
+			e, err := find(all, n)
+			if err != nil {
+				shared.err = err
+				return
+			}
+			picked = append(picked, e)
+		}
+		if shared.dir, shared.err = os.MkdirTemp("", "workshop-test-"); shared.err != nil {
+			return
+		}
+		shared.root = filepath.Join(shared.dir, "course")
+		local, err := makeCourse(shared.root, picked)
+		shared.err = err
+		shared.exs = map[string]*Exercise{}
+		for _, e := range local {
+			shared.exs[e.Name()] = e
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	t.Cleanup(func() {
+		git(t, shared.root, "checkout", "-q", "--", ".")
+		git(t, shared.root, "clean", "-fdq", "--", "workshop/exercises")
+		_ = os.RemoveAll(filepath.Join(shared.root, "workshop", ".backup"))
+		_ = os.Remove(progressPath(shared.root))
+	})
+	return shared.root, shared.exs
 }
 
 func runOK(t *testing.T, root string, args ...string) string {
@@ -257,5 +333,281 @@ func git(t *testing.T, dir string, args ...string) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// write replaces e's edited file under root with src.
+func write(t *testing.T, root string, e *Exercise, src string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, e.Path(), e.Files[0]), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runErr runs the runner and returns its output and error.
+func runErr(root string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := run(root, args, &out)
+	return out.String(), err
+}
+
+// noDump fails t if out holds a goroutine dump: a participant must see the
+// checker's message, not go test's stacks.
+func noDump(t *testing.T, out string) {
+	t.Helper()
+	if strings.Contains(out, "goroutine ") || strings.Contains(out, "[running]") {
+		t.Errorf("the output holds a goroutine dump:\n%s", out)
+	}
+}
+
+func TestVerifyNameChecksThatExerciseOnly(t *testing.T) {
+	root, ex := sharedCourse(t)
+	bynode, configmaps := ex["01-store/1-bynode"], ex["01-store/2-configmaps"]
+	if err := putSolution(root, configmaps); err != nil {
+		t.Fatal(err)
+	}
+	out := runOK(t, root, "verify", "01-store/2-configmaps")
+	if !strings.Contains(out, "1 of 1 solved") || strings.Contains(out, bynode.Name()) {
+		t.Errorf("verify of a solved exercise, the other one unsolved:\n%s", out)
+	}
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, "0 of 1 solved") || !strings.Contains(out, `ByNode("not a pod") returned no error`) || strings.Contains(out, configmaps.Name()) {
+		t.Errorf("verify of an unsolved exercise: err %v, output:\n%s", err, out)
+	}
+	// NAME alone: that exercise, whatever the chapter's progress.
+	out = runOK(t, root, "01-store/2-configmaps")
+	if !strings.Contains(out, configmaps.Name()+" — "+configmaps.Title) || !strings.Contains(out, "✓ solved") || strings.Contains(out, bynode.Name()) {
+		t.Errorf("NAME alone:\n%s", out)
+	}
+	if _, err := runErr(root, "no-such-exercise"); err == nil || !strings.Contains(err.Error(), "no exercise") {
+		t.Errorf("an unknown NAME: %v", err)
+	}
+}
+
+func TestAPopLoopThatNeverClosesOutGetsTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	write(t, root, ex["05-processor/5-pop-loop"], `package poploop
+
+// Pop forwards in to out, but never closes out.
+func Pop(in <-chan any, out chan<- any) {
+	var buffer []any
+	var send chan<- any
+	var next any
+	for {
+		select {
+		case send <- next:
+			if len(buffer) > 0 {
+				next, buffer = buffer[0], buffer[1:]
+			} else {
+				send = nil
+			}
+		case n, ok := <-in:
+			if !ok {
+				return
+			}
+			if send == nil {
+				next, send = n, out
+			} else {
+				buffer = append(buffer, n)
+			}
+		}
+	}
+}
+`)
+	out, err := runErr(root, "verify", "pop-loop")
+	if err == nil || !strings.Contains(out, "out was never closed") {
+		t.Errorf("want the checker's message about out, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+func TestAnEndlessLoopGetsTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	write(t, root, ex["01-store/1-bynode"], `package bynode
+
+// ByNode never returns.
+func ByNode(obj any) ([]string, error) {
+	for {
+	}
+}
+`)
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, "ByNode (called by the check and by both indexers) did not return within") {
+		t.Errorf("want the checker's message about ByNode, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+// What no checker can guard, a package initialiser that never ends, runs
+// before any test: the kit's watchdog says where, and ends the binary.
+func TestAnInitialiserThatNeverEndsIsReportedWithoutADump(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/3-inplace"]
+	stub, err := os.ReadFile(filepath.Join(root, e.Path(), e.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, e, string(stub)+"\nvar forever = func() int {\n\tfor {\n\t}\n}()\n")
+	out, err := runErr(root, "verify", e.Name())
+	if err == nil || !regexp.MustCompile(`initialising the exercise's package did not finish within \S+ \(exercise\.go:\d+\)`).MatchString(out) {
+		t.Errorf("want the kit's words, naming the line, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+// go test's own timeout (a checker that does not end) is reported in
+// words, naming the test, without the goroutine dump that follows it.
+func TestGoTestsTimeoutIsReportedInWords(t *testing.T) {
+	out := cutTest(strings.Split(`=== RUN   TestClosingInClosesOut
+    check_test.go:12: a message before
+panic: test timed out after 30s
+	running tests:
+		TestClosingInClosesOut (30s)
+
+goroutine 17 [running]:
+testing.(*M).startAlarm.func1()
+	/usr/lib/go/src/testing/testing.go:2484 +0x345
+created by time.goFunc
+FAIL	example.com/x	30.012s`, "\n"))
+	text := strings.Join(out, "\n")
+	if !strings.Contains(text, "a message before") || !strings.Contains(text, "did not finish within 30s (TestClosingInClosesOut was still running)") {
+		t.Errorf("got:\n%s", text)
+	}
+	noDump(t, text)
+	t.Setenv("WORKSHOP_TIMEOUT", "1m30s")
+	if d := timeoutFor(&Exercise{Needs: "none"}); d != 90*time.Second {
+		t.Errorf("WORKSHOP_TIMEOUT=1m30s: timeout %s", d)
+	}
+}
+
+func TestAnAnswerPrintingMegabytesDoesNotHideTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	write(t, root, ex["01-store/1-bynode"], `package bynode
+
+import (
+	"fmt"
+	"strings"
+)
+
+var printed bool
+
+// ByNode prints 40 MB once, and is wrong.
+func ByNode(obj any) ([]string, error) {
+	if !printed {
+		printed = true
+		line := strings.Repeat("x", 99)
+		for range 400_000 {
+			fmt.Println(line)
+		}
+	}
+	return nil, nil
+}
+`)
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, `ByNode("not a pod") returned no error`) || !strings.Contains(out, "ListIndexFuncValues(byNode)") {
+		t.Errorf("the checker's messages must be shown, got err %v:\n%.3000s", err, out)
+	}
+	if n := strings.Count(out, "\n"); n > 100 {
+		t.Errorf("the output must be cut: %d lines", n)
+	}
+}
+
+func TestResetKeepsYourVersionAndSaysWhere(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/1-bynode"]
+	file := filepath.Join(root, e.Path(), e.Files[0])
+	shipped, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := string(shipped) + "\n// my notes: the store compares old and new index values\n"
+	write(t, root, e, mine)
+	out := runOK(t, root, "reset", e.Name())
+	m := regexp.MustCompile(`kept in (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("reset must say where your version is kept:\n%s", out)
+	}
+	if kept, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(m[1]))); err != nil || string(kept) != mine {
+		t.Errorf("the backup %s: %v, %q", m[1], err, kept)
+	}
+	if back, _ := os.ReadFile(file); !bytes.Equal(back, shipped) {
+		t.Errorf("reset did not bring the stub back")
+	}
+	if out := runOK(t, root, "reset", e.Name()); strings.Contains(out, "kept in") || !strings.Contains(out, "as shipped already") {
+		t.Errorf("a second reset has nothing to keep:\n%s", out)
+	}
+	if out := runOK(t, root, "list"); strings.Contains(out, ".backup") {
+		t.Errorf("the backup must not show up as an exercise:\n%s", out)
+	}
+}
+
+func TestResetRepairsADamagedExercise(t *testing.T) {
+	root, ex := sharedCourse(t)
+	bynode, configmaps := ex["01-store/1-bynode"], ex["01-store/2-configmaps"]
+	shipped, err := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package doc comment (the task, and the runner's metadata)
+	// deleted; another exercise's hints.md and file deleted.
+	write(t, root, bynode, "package bynode\n\nfunc ByNode(obj any) ([]string, error) { return nil, nil }\n")
+	for _, f := range []string{"hints.md", configmaps.Files[0]} {
+		if err := os.Remove(filepath.Join(root, configmaps.Path(), f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := runOK(t, root, "list")
+	if !strings.Contains(out, "[damaged: reset "+bynode.Name()+"]") || !strings.Contains(out, "[damaged: reset "+configmaps.Name()+"]") {
+		t.Errorf("list must name the damaged exercises:\n%s", out)
+	}
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, "package doc comment (the task) is missing") {
+		t.Errorf("the exercise must say what is damaged:\n%s", out)
+	}
+	if _, err := runErr(root, "hint", configmaps.Name()); err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("hint without hints.md: %v", err)
+	}
+	runOK(t, root, "reset", bynode.Name())
+	runOK(t, root, "reset", configmaps.Name())
+	if back, _ := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0])); !bytes.Equal(back, shipped) {
+		t.Errorf("reset did not repair %s:\n%s", bynode.Name(), back)
+	}
+	for _, f := range []string{"hints.md", configmaps.Files[0]} {
+		if !fileExists(filepath.Join(root, configmaps.Path(), f)) {
+			t.Errorf("reset did not bring back %s's %s", configmaps.Name(), f)
+		}
+	}
+	if out := runOK(t, root, "list"); strings.Contains(out, "damaged") {
+		t.Errorf("still damaged after reset:\n%s", out)
+	}
+	if out := runOK(t, root, "hint", configmaps.Name()); !strings.Contains(out, "hint 1 of") {
+		t.Errorf("hint after reset:\n%s", out)
+	}
+}
+
+// 06-factory/5-viewer needs a trace viewer (Jaeger), not a browser: --browser,
+// which adds the live view's exercises, must not stop at it.
+func TestTheTraceViewerExerciseIsNotABrowserOne(t *testing.T) {
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, err := find(exs, "06-factory/5-viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viewer.Needs != "viewer" {
+		t.Errorf("06-factory/5-viewer: Needs %q, want viewer", viewer.Needs)
+	}
+	browser := 0
+	for _, e := range included(exs, []string{"browser"}) {
+		if e.Needs == "browser" {
+			browser++
+		}
+		if e == viewer {
+			t.Errorf("--browser includes %s", e.Name())
+		}
+	}
+	if browser == 0 {
+		t.Errorf("--browser includes no browser exercise")
 	}
 }

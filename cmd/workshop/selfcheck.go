@@ -18,7 +18,7 @@ import (
 var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "internal", "workshop"}
 
 // copyTree copies the named files and directories of src into dst,
-// skipping the runner's progress file.
+// skipping the runner's progress file and reset's backups.
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
 		err := filepath.WalkDir(filepath.Join(src, n), func(p string, d fs.DirEntry, err error) error {
@@ -26,6 +26,9 @@ func copyTree(src, dst string, names []string) error {
 				return err
 			}
 			rel, _ := filepath.Rel(src, p)
+			if d.IsDir() && d.Name() == ".backup" {
+				return filepath.SkipDir
+			}
 			if d.IsDir() {
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 			}
@@ -84,6 +87,20 @@ func checkPractises(root string, e *Exercise) string {
 	return ""
 }
 
+// sameTask reports a stub whose package doc comment (the task the
+// participant reads) differs from its solution's (where the runner reads
+// the metadata, and which `solution` prints).
+func sameTask(root string, e *Exercise) string {
+	for _, f := range e.Files {
+		a, _, errA := packageDoc(filepath.Join(root, e.Path(), f))
+		b, _, errB := packageDoc(filepath.Join(root, e.SolutionPath(), f))
+		if (errA == nil) != (errB == nil) || a != b {
+			return fmt.Sprintf("the package doc comments of %s and its solution differ", f)
+		}
+	}
+	return ""
+}
+
 // selfcheck proves the course in a temporary copy of the repository: every
 // exercise is complete (hints, solution, metadata: load checks them), every
 // stub compiles and fails its checker, every solution passes it. With
@@ -127,6 +144,12 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 			problems = append(problems, e.Name()+": no check_test.go starting with //go:build "+checkTags+" (without the tag, go test ./... fails on the unsolved stub)")
 		}
 		if p := checkPractises(root, e); p != "" {
+			problems = append(problems, e.Name()+": "+p)
+		}
+		for _, d := range e.Damage {
+			problems = append(problems, e.Name()+": "+d)
+		}
+		if p := sameTask(tmp, e); p != "" {
 			problems = append(problems, e.Name()+": "+p)
 		}
 	}
