@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -609,5 +610,87 @@ func TestTheTraceViewerExerciseIsNotABrowserOne(t *testing.T) {
 	}
 	if browser == 0 {
 		t.Errorf("--browser includes no browser exercise")
+	}
+}
+
+// The selfcheck's leak check must find an answer wherever a checker
+// prints it, and must not object to a message that only says what is
+// wrong.
+func TestTheLeakCheckFindsTheAnswerInACheckersOutput(t *testing.T) {
+	str := func(s string) rendering {
+		q := fmt.Sprintf("%q", s)
+		return rendering{Kind: "string", V: s, PlusV: s, SharpV: q, Q: q}
+	}
+	num := func(n int) rendering {
+		s := fmt.Sprint(n)
+		return rendering{Kind: "int", V: s, PlusV: s, SharpV: s}
+	}
+	boolean := func(b bool) rendering {
+		s := fmt.Sprint(b)
+		return rendering{Kind: "bool", V: s, PlusV: s, SharpV: s}
+	}
+	list := func(elems ...string) rendering {
+		return rendering{Kind: "slice", V: fmt.Sprintf("%v", elems), PlusV: fmt.Sprintf("%+v", elems), SharpV: fmt.Sprintf("%#v", elems), Q: fmt.Sprintf("%q", elems), Elems: elems}
+	}
+	stub := map[string]rendering{"TombstoneRV": str(""), "WebPods": num(0), "Unlock": boolean(false), "Keys": list(), "Root": str("")}
+	sol := map[string]rendering{"TombstoneRV": str("last known"), "WebPods": num(3), "Unlock": boolean(true), "Keys": list("default/b", "default/d"), "Root": str("AddEventHandler")}
+	clean := []string{
+		`TombstoneRV: you wrote "", not the resourceVersion the tombstone's root span carries`,
+		"WebPods: you predicted 0, not what ByIndex returns for the 5 pods",
+		"StillWebPods: you predicted 0, chapter 1's store gives 3", // another prediction's message
+		"Unlock: you predicted false, not what Add did; true or false, think of the lock",
+		"Keys: you predicted [], not the keys the store holds: you wrote no entry",
+		`Root: you predicted "", not a root of the late handler's traces`,
+	}
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
+		t.Errorf("a message naming Unlock and true: %q", p)
+	}
+	clean[3] = "Unlock: you predicted false, not what Add did"
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 0 {
+		t.Errorf("messages that give nothing away: %q", p)
+	}
+	for _, leak := range []struct{ message, want string }{
+		{`TombstoneRV: you wrote ""; the root carries "41" (last known 41, list 44): "last known"`, "TombstoneRV's answer away"},
+		{"the root carries last known", "TombstoneRV's answer away"},
+		{"WebPods: you predicted 0, chapter 1's store gives 3", "about WebPods gives its answer away (3)"},
+		{`Keys: you predicted [], the store has ["default/b" "default/d"]`, "Keys's answer away"},
+		{"Keys: the store has [default/b default/d]", "Keys's answer away"},
+		{"Keys: the store has default/b", "Keys's answer away: default/b"},
+		{`Root: you predicted "", the roots are ["AddEventHandler" "ListAndWatch list"]`, `Root's answer away: "AddEventHandler"`},
+		{"Root: you predicted \"\", it was AddEventHandler", "about Root gives its answer away (AddEventHandler)"},
+	} {
+		messages := append(slices.Clone(clean), leak.message)
+		p := predictionLeaks(stub, sol, messages, messages)
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, leak.want) }) {
+			t.Errorf("%q: want a problem with %q, got %q", leak.message, leak.want, p)
+		}
+	}
+	if p := predictionLeaks(stub, sol, clean[1:], clean[1:]); len(p) != 1 || !strings.Contains(p[0], "does not name it") {
+		t.Errorf("no message about TombstoneRV: %q", p)
+	}
+	if p := predictionLeaks(sol, sol, nil, nil); len(p) != 1 || !strings.Contains(p[0], "nothing to predict") {
+		t.Errorf("a stub that holds the answer: %q", p)
+	}
+}
+
+func TestTheLeakCheckFindsABuildExercisesCode(t *testing.T) {
+	root := t.TempDir()
+	e := &Exercise{Chapter: "01-x", Dir: "1-y", Files: []string{"exercise.go"}}
+	for path, src := range map[string]string{
+		e.Path():         "package y\n\nfunc F(n int) int {\n\treturn 0\n}\n",
+		e.SolutionPath(): "package y\n\nfunc F(n int) int {\n\t// twice, plus one\n\treturn 2*n + 1\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, path, "exercise.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := codeLeaks(root, e, []string{"F(2) = 0, want 5"}); len(p) != 0 {
+		t.Errorf("a message about behaviour: %q", p)
+	}
+	if p := codeLeaks(root, e, []string{"F(2) = 0: write return 2*n + 1"}); len(p) != 1 {
+		t.Errorf("a message with the solution's line: %q", p)
 	}
 }
