@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -693,4 +697,75 @@ func TestTheLeakCheckFindsABuildExercisesCode(t *testing.T) {
 	if p := codeLeaks(root, e, []string{"F(2) = 0: write return 2*n + 1"}); len(p) != 1 {
 		t.Errorf("a message with the solution's line: %q", p)
 	}
+}
+
+// docs/workshop.md is the page participants read: it must not hold the
+// answer key, link the instructors' file, or quote a prediction of a
+// solution; the instructors' file must cover every exercise.
+func TestTheParticipantsPageGivesNoAnswerAway(t *testing.T) {
+	page, err := os.ReadFile("../../docs/workshop.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile("../../workshop/INSTRUCTORS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"INSTRUCTORS", "Answer key", "answer key ("} {
+		if strings.Contains(string(page), bad) {
+			t.Errorf("docs/workshop.md contains %q", bad)
+		}
+	}
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if !strings.Contains(string(page), "`"+e.Name()+"` |") {
+			t.Errorf("docs/workshop.md has no row for %s", e.Name())
+		}
+		if !strings.Contains(string(key), e.Dir+".**") {
+			t.Errorf("workshop/INSTRUCTORS.md has no answer for %s", e.Name())
+		}
+		if e.Kind == "build" {
+			continue
+		}
+		for _, s := range solutionStrings(t, e) {
+			if notJustLetters(s) && strings.Contains(string(page), s) {
+				t.Errorf("docs/workshop.md quotes %s's answer %q", e.Name(), s)
+			}
+		}
+	}
+}
+
+// solutionStrings are the string literals in the values of e's solution's
+// exported variables.
+func solutionStrings(t *testing.T, e *Exercise) []string {
+	t.Helper()
+	var out []string
+	for _, f := range e.Files {
+		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join("../..", e.SolutionPath(), f), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range pf.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, v := range s.(*ast.ValueSpec).Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if u, err := strconv.Unquote(lit.Value); err == nil {
+								out = append(out, u)
+							}
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
+	return out
 }
