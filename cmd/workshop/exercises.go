@@ -61,31 +61,25 @@ var (
 // needsWhat is how the runner names what an exercise needs.
 var needsWhat = map[string]string{"cluster": "a cluster", "browser": "a browser", "viewer": "a trace viewer"}
 
-// load finds every exercise under root, in order. A malformed exercise is
-// an error: the course must not silently lose one.
+// load finds every exercise under root, in order: every directory of
+// workshop/exercises and of workshop/solutions (where participants do
+// not edit, so that an exercise whose directory was deleted is still
+// found, damaged, and reset brings it back). A malformed exercise is an
+// error: the course must not silently lose one.
 func load(root string) ([]*Exercise, error) {
 	base := filepath.Join(root, "workshop", "exercises")
-	chapters, err := os.ReadDir(base)
-	if err != nil {
+	if _, err := os.Stat(base); err != nil {
 		return nil, fmt.Errorf("no exercises: %w (run from inside the informer-anatomy checkout)", err)
 	}
+	chapters := subdirs(base, filepath.Join(root, "workshop", "solutions"))
 	var out []*Exercise
 	for _, ch := range chapters {
-		if !ch.IsDir() {
-			continue
-		}
-		dirs, err := os.ReadDir(filepath.Join(base, ch.Name()))
-		if err != nil {
-			return nil, err
-		}
+		dirs := subdirs(filepath.Join(base, ch), filepath.Join(root, "workshop", "solutions", ch))
 		var exs []*Exercise
 		for _, d := range dirs {
-			if !d.IsDir() {
-				continue
-			}
-			e, err := loadOne(root, ch.Name(), d.Name())
+			e, err := loadOne(root, ch, d)
 			if err != nil {
-				return nil, fmt.Errorf("exercise %s/%s: %w", ch.Name(), d.Name(), err)
+				return nil, fmt.Errorf("exercise %s/%s: %w", ch, d, err)
 			}
 			exs = append(exs, e)
 		}
@@ -96,6 +90,22 @@ func load(root string) ([]*Exercise, error) {
 		return nil, fmt.Errorf("no exercises under %s", base)
 	}
 	return out, nil
+}
+
+// subdirs are the names of the directories in any of dirs, sorted, each
+// once; a directory that does not exist has none.
+func subdirs(dirs ...string) []string {
+	var out []string
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() && !slices.Contains(out, e.Name()) {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // number is the n of "n-name" (0 when there is none).
@@ -169,6 +179,9 @@ func packageDoc(path string) (doc, pkg string, err error) {
 // participant writes below the package clause is theirs: only the
 // compiler judges it.
 func damage(root string, e *Exercise, doc, pkg string) []string {
+	if !fileExists(filepath.Join(root, e.Path())) {
+		return []string{"its directory " + filepath.ToSlash(e.Path()) + " is missing"}
+	}
 	var out []string
 	for i, f := range e.Files {
 		path := filepath.Join(root, e.Path(), f)
@@ -194,6 +207,17 @@ func damage(root string, e *Exercise, doc, pkg string) []string {
 		}
 	}
 	return out
+}
+
+// missing names what of e's directory is missing for its checker to run
+// at all (the directory, an edited file, check_test.go), or is "".
+func (e *Exercise) missing(root string) string {
+	for _, f := range append([]string{""}, append(e.Files, "check_test.go")...) {
+		if !fileExists(filepath.Join(root, e.Path(), f)) {
+			return filepath.ToSlash(filepath.Join(e.Path(), f)) + " is missing"
+		}
+	}
+	return ""
 }
 
 // parseHints splits hints.md at its "## " headings; each section's text

@@ -78,6 +78,11 @@ func runCheckersEnv(root string, exs []*Exercise, env []string, extra ...string)
 	var order []time.Duration
 	groups := map[time.Duration][]*Exercise{}
 	for _, e := range exs {
+		if missing := e.missing(root); missing != "" {
+			// Nothing to run: go test would fail on the whole command.
+			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{missing + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
+			continue
+		}
 		d := timeoutFor(e)
 		if _, ok := groups[d]; !ok {
 			order = append(order, d)

@@ -349,6 +349,23 @@ func write(t *testing.T, root string, e *Exercise, src string) {
 	}
 }
 
+// answer replaces what follows the package doc comment of e's edited file
+// with src (which starts with the package clause), as a participant's
+// answer does: the task stays.
+func answer(t *testing.T, root string, e *Exercise, src string) {
+	t.Helper()
+	path := filepath.Join(root, e.Path(), e.Files[0])
+	stub, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, ok := strings.Cut(string(stub), "\npackage ")
+	if !ok {
+		t.Fatalf("%s has no package clause", path)
+	}
+	write(t, root, e, doc+"\n"+src)
+}
+
 // runErr runs the runner and returns its output and error.
 func runErr(root string, args ...string) (string, error) {
 	var out bytes.Buffer
@@ -387,11 +404,22 @@ func TestVerifyNameChecksThatExerciseOnly(t *testing.T) {
 	if _, err := runErr(root, "no-such-exercise"); err == nil || !strings.Contains(err.Error(), "no exercise") {
 		t.Errorf("an unknown NAME: %v", err)
 	}
+	// A checker that fails points to the next hint.
+	next := func(n int) string {
+		return fmt.Sprintf("next hint, %d of %d: go run ./cmd/workshop hint %s", n, len(bynode.Hints), bynode.Name())
+	}
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, next(1)) {
+		t.Errorf("want %q:\n%s", next(1), out)
+	}
+	runOK(t, root, "hint", bynode.Name())
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, next(2)) {
+		t.Errorf("after a hint, want %q:\n%s", next(2), out)
+	}
 }
 
 func TestAPopLoopThatNeverClosesOutGetsTheCheckersMessage(t *testing.T) {
 	root, ex := sharedCourse(t)
-	write(t, root, ex["05-processor/5-pop-loop"], `package poploop
+	answer(t, root, ex["05-processor/5-pop-loop"], `package poploop
 
 // Pop forwards in to out, but never closes out.
 func Pop(in <-chan any, out chan<- any) {
@@ -428,7 +456,7 @@ func Pop(in <-chan any, out chan<- any) {
 
 func TestAnEndlessLoopGetsTheCheckersMessage(t *testing.T) {
 	root, ex := sharedCourse(t)
-	write(t, root, ex["01-store/1-bynode"], `package bynode
+	answer(t, root, ex["01-store/1-bynode"], `package bynode
 
 // ByNode never returns.
 func ByNode(obj any) ([]string, error) {
@@ -485,9 +513,12 @@ FAIL	example.com/x	30.012s`, "\n"))
 	}
 }
 
+// 10 MB: a hundred thousand lines, far past any cut, yet printed through
+// go test -json within kit.CallTimeout on a loaded machine (40 MB takes
+// about 12 s there, past it: the checker then says ByNode did not return).
 func TestAnAnswerPrintingMegabytesDoesNotHideTheCheckersMessage(t *testing.T) {
 	root, ex := sharedCourse(t)
-	write(t, root, ex["01-store/1-bynode"], `package bynode
+	answer(t, root, ex["01-store/1-bynode"], `package bynode
 
 import (
 	"fmt"
@@ -496,12 +527,12 @@ import (
 
 var printed bool
 
-// ByNode prints 40 MB once, and is wrong.
+// ByNode prints 10 MB once, and is wrong.
 func ByNode(obj any) ([]string, error) {
 	if !printed {
 		printed = true
 		line := strings.Repeat("x", 99)
-		for range 400_000 {
+		for range 100_000 {
 			fmt.Println(line)
 		}
 	}
@@ -548,35 +579,42 @@ func TestResetKeepsYourVersionAndSaysWhere(t *testing.T) {
 
 func TestResetRepairsADamagedExercise(t *testing.T) {
 	root, ex := sharedCourse(t)
-	bynode, configmaps := ex["01-store/1-bynode"], ex["01-store/2-configmaps"]
+	bynode, configmaps, inplace := ex["01-store/1-bynode"], ex["01-store/2-configmaps"], ex["01-store/3-inplace"]
 	shipped, err := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The package doc comment (the task, and the runner's metadata)
-	// deleted; another exercise's hints.md and file deleted.
+	// One exercise's package doc comment (the task, and the runner's
+	// metadata) deleted, another's whole directory, a third's hints.md.
 	write(t, root, bynode, "package bynode\n\nfunc ByNode(obj any) ([]string, error) { return nil, nil }\n")
-	for _, f := range []string{"hints.md", configmaps.Files[0]} {
-		if err := os.Remove(filepath.Join(root, configmaps.Path(), f)); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.RemoveAll(filepath.Join(root, configmaps.Path())); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, inplace.Path(), "hints.md")); err != nil {
+		t.Fatal(err)
 	}
 	out := runOK(t, root, "list")
-	if !strings.Contains(out, "[damaged: reset "+bynode.Name()+"]") || !strings.Contains(out, "[damaged: reset "+configmaps.Name()+"]") {
-		t.Errorf("list must name the damaged exercises:\n%s", out)
+	for _, e := range []*Exercise{bynode, configmaps, inplace} {
+		if !strings.Contains(out, "[damaged: reset "+e.Name()+"]") {
+			t.Errorf("list must name the damaged %s:\n%s", e.Name(), out)
+		}
 	}
-	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, "package doc comment (the task) is missing") {
-		t.Errorf("the exercise must say what is damaged:\n%s", out)
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, "package doc comment (the task) is missing") || !strings.Contains(out, `ByNode("not a pod") returned no error`) {
+		t.Errorf("the exercise must say what is damaged, and still be checked:\n%s", out)
 	}
-	if _, err := runErr(root, "hint", configmaps.Name()); err == nil || !strings.Contains(err.Error(), "reset") {
+	if out, err := runErr(root, "verify", configmaps.Name()); err == nil || !strings.Contains(out, "is missing: go run ./cmd/workshop reset "+configmaps.Name()) {
+		t.Errorf("verify of an exercise whose directory is gone: err %v:\n%s", err, out)
+	}
+	if _, err := runErr(root, "hint", inplace.Name()); err == nil || !strings.Contains(err.Error(), "reset") {
 		t.Errorf("hint without hints.md: %v", err)
 	}
-	runOK(t, root, "reset", bynode.Name())
-	runOK(t, root, "reset", configmaps.Name())
+	for _, e := range []*Exercise{bynode, configmaps, inplace} {
+		runOK(t, root, "reset", e.Name())
+	}
 	if back, _ := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0])); !bytes.Equal(back, shipped) {
 		t.Errorf("reset did not repair %s:\n%s", bynode.Name(), back)
 	}
-	for _, f := range []string{"hints.md", configmaps.Files[0]} {
+	for _, f := range []string{"hints.md", configmaps.Files[0], "check_test.go"} {
 		if !fileExists(filepath.Join(root, configmaps.Path(), f)) {
 			t.Errorf("reset did not bring back %s's %s", configmaps.Name(), f)
 		}
@@ -584,7 +622,7 @@ func TestResetRepairsADamagedExercise(t *testing.T) {
 	if out := runOK(t, root, "list"); strings.Contains(out, "damaged") {
 		t.Errorf("still damaged after reset:\n%s", out)
 	}
-	if out := runOK(t, root, "hint", configmaps.Name()); !strings.Contains(out, "hint 1 of") {
+	if out := runOK(t, root, "hint", inplace.Name()); !strings.Contains(out, "hint 1 of") {
 		t.Errorf("hint after reset:\n%s", out)
 	}
 }
