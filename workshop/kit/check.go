@@ -9,6 +9,12 @@ import (
 // CallTimeout is how long [Returns] waits for an answer's code to return.
 var CallTimeout = 10 * time.Second
 
+// InitTimeout is how long a checker's test binary may spend initialising
+// its packages (the exercise's package-level variables and init
+// functions) before the kit, built with the workshop tag, gives up on it
+// (watchdog.go).
+const InitTimeout = 20 * time.Second
+
 // Returns runs fn, the part of a checker that calls the participant's
 // code, and fails t with a message naming what (e.g. "BatchLen") if fn
 // does not return within CallTimeout or panics. A checker that calls an

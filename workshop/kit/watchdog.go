@@ -12,11 +12,6 @@ import (
 	"time"
 )
 
-// InitTimeout is how long a checker's test binary may spend initialising
-// its packages (the exercise's package-level variables and init
-// functions) before the kit gives up on it.
-const InitTimeout = 20 * time.Second
-
 // A package initialiser that never ends (var x = f(), f looping forever)
 // runs before any test, so neither the checker nor go test's -timeout,
 // which starts with the tests, can stop it: go test would kill the binary
