@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -141,4 +142,66 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
+}
+
+// failT records what a checker would report, without ending anything.
+type failT struct {
+	testing.TB
+	failed bool
+	msg    string
+}
+
+func (f *failT) Helper()                        {}
+func (f *failT) FailNow()                       { f.failed = true }
+func (f *failT) Fatalf(format string, a ...any) { f.failed, f.msg = true, fmt.Sprintf(format, a...) }
+
+func TestReturnsReportsAHangAPanicAndAFatalInside(t *testing.T) {
+	defer func(d time.Duration) { kit.CallTimeout = d }(kit.CallTimeout)
+	kit.CallTimeout = 200 * time.Millisecond
+	block := make(chan struct{})
+	defer close(block)
+	for _, c := range []struct {
+		name   string
+		fn     func()
+		failed bool
+		msg    string
+	}{
+		{"returns", func() {}, false, ""},
+		{"hangs", func() { <-block }, true, "Answer did not return within 200ms"},
+		{"loops", func() {
+			for {
+				runtime.Gosched()
+			}
+		}, true, "Answer did not return within 200ms"},
+		{"panics", func() { var m map[string]int; m["x"] = 1 }, true, "Answer panicked: assignment to entry in nil map"},
+		{"fails the test itself", func() { runtime.Goexit() }, true, ""},
+	} {
+		f := &failT{TB: t}
+		kit.Returns(f, "Answer", c.fn)
+		if f.failed != c.failed || !strings.HasPrefix(f.msg, c.msg) {
+			t.Errorf("%s: failed %v, message %q; want %v, %q…", c.name, f.failed, f.msg, c.failed, c.msg)
+		}
+	}
+}
+
+func TestDiffListSaysWhatIsWrongWithoutTheRealList(t *testing.T) {
+	real := []string{"add default/p", "delete default/p"}
+	for _, c := range []struct {
+		yours []string
+		want  string
+	}{
+		{real, ""},
+		{nil, "you wrote no entry"},
+		{[]string{"add default/p", "update default/p"}, `your entry 2 ("update default/p") is the first that is not what happened`},
+		{[]string{"add default/p"}, "your 1 entries are right as far as they go, but there were more"},
+		{append(slices.Clone(real), "add default/p"), "there were fewer entries than your 3: the first 2 are right"},
+	} {
+		got := kit.DiffList(c.yours, real)
+		if got != c.want {
+			t.Errorf("DiffList(%q): %q, want %q", c.yours, got, c.want)
+		}
+		if got != "" && strings.Contains(got, "delete default/p") {
+			t.Errorf("DiffList(%q) gives the real list away: %q", c.yours, got)
+		}
+	}
 }

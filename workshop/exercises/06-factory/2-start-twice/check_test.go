@@ -29,8 +29,16 @@ func TestFindings(t *testing.T) {
 	f.WaitForCacheSync(stop)
 	kit.WaitFor(t, "the configmap watch", func() bool { return srv.WatchCount() == 2 })
 	reqs := srv.Requests()
-	got := [3]int{kit.CountRequests(reqs, "list", "pods"), kit.CountRequests(reqs, "watch", "pods"), kit.CountRequests(reqs, "list", "configmaps")}
-	if want := [3]int{PodLists, PodWatches, ConfigMapLists}; got != want {
-		t.Errorf("PodLists, PodWatches, ConfigMapLists: you wrote %v, the server saw %v", want, got)
+	for _, c := range []struct {
+		name, what string
+		you, saw   int
+	}{
+		{"PodLists", "pod LISTs", PodLists, kit.CountRequests(reqs, "list", "pods")},
+		{"PodWatches", "pod WATCHes", PodWatches, kit.CountRequests(reqs, "watch", "pods")},
+		{"ConfigMapLists", "ConfigMap LISTs", ConfigMapLists, kit.CountRequests(reqs, "list", "configmaps")},
+	} {
+		if c.you != c.saw {
+			t.Errorf("%s: you wrote %d, not the number of %s the server saw", c.name, c.you, c.what)
+		}
 	}
 }
