@@ -37,6 +37,8 @@ const (
 	defaultUIAddr = "127.0.0.1:7070"
 	// liveSlowDelay is the tunable handler's time per call once made slow.
 	liveSlowDelay = 10 * time.Millisecond
+	// maxBurst is the largest burst the page accepts.
+	maxBurst = 100_000
 )
 
 // liveTraces bounds the spans the page keeps (see liveview.SpanStore); a
@@ -320,7 +322,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				le.created = le.created[:len(le.created)-1]
 				return "deleted " + demoNamespace + "/" + name + " (DELETED)", e.srv.Delete(apiserver.Pods, demoNamespace, name)
 			})},
-		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1",
+		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1", Max: maxBurst,
 			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not",
 			Do: le.locked(func(_ context.Context, n int) (string, error) {
 				for i := range n {
@@ -391,7 +393,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs; watch the boxes move",
 			Do: func(context.Context, int) (string, error) {
 				if !le.busy.TryLock() {
-					return "", fmt.Errorf("busy: another control or the lesson script is running")
+					return "", liveview.Busy("busy: another control or the lesson script is running")
 				}
 				go func() {
 					defer le.busy.Unlock()
@@ -406,7 +408,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 func (le *liveEmbedded) locked(f func(context.Context, int) (string, error)) func(context.Context, int) (string, error) {
 	return func(ctx context.Context, n int) (string, error) {
 		if !le.busy.TryLock() {
-			return "", fmt.Errorf("busy: another control or the lesson script is running")
+			return "", liveview.Busy("busy: another control or the lesson script is running")
 		}
 		defer le.busy.Unlock()
 		return f(ctx, n)
