@@ -19,6 +19,7 @@ import (
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
 func main() {
@@ -27,6 +28,10 @@ func main() {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C stops the run (within a second or two: every
+	// control, lesson and wait honours ctx); once it is seen, the signal's
+	// default comes back, so that a second Ctrl-C ends the process at once.
+	context.AfterFunc(ctx, stop)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -173,6 +178,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // A variable so that a test can shorten it.
 var flushTimeout = 10 * time.Second
 
+// interruptedFlushTimeout bounds it after Ctrl-C: the user asked to stop,
+// and a collector that accepts and never answers would otherwise hold the
+// demo for flushTimeout. What is not exported by then is counted and said.
+const interruptedFlushTimeout = time.Second
+
 // result is what a run hands to the waterfall: which traces to draw, and
 // how many calls the main informer's handlers counted themselves (the
 // summary's span counts miss the objects a trace filter left out).
@@ -201,6 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.ui {
 		tel.collector.limit = uiCollected // the page keeps its own window
 	}
+	interrupted := ctx // done on Ctrl-C only; ctx also ends at --duration
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -230,9 +241,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// disk fails at once), and a slow machine must not lose its spans.
 	fctx := context.Background()
 	if o.exporter == "otlp" {
+		d := flushTimeout
+		if interrupted.Err() != nil {
+			d = min(d, interruptedFlushTimeout)
+		}
 		var cancel context.CancelFunc
-		fctx, cancel = context.WithTimeout(fctx, flushTimeout)
+		fctx, cancel = context.WithTimeout(fctx, d)
 		defer cancel()
+	}
+	// The summary's analysis (about a second for the 100,000 spans a live
+	// view keeps) runs while the exporter flushes: after Ctrl-C the two
+	// share the user's second instead of adding up.
+	type analysed struct {
+		spans     []spancheck.Span
+		pastLimit int
+		rep       *report
+	}
+	analysis := make(chan analysed, 1)
+	if err == nil {
+		go func() {
+			spans, pastLimit := tel.collector.snapshot()
+			analysis <- analysed{spans, pastLimit, analyse(spans)}
+		}()
 	}
 	flushErr := tel.shutdown(fctx)
 	if err != nil {
@@ -246,8 +276,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	spans, pastLimit := tel.collector.snapshot()
-	rep := analyse(spans)
+	a := <-analysis
+	spans, pastLimit, rep := a.spans, a.pastLimit, a.rep
 	if testHookReport != nil {
 		testHookReport(o, rep)
 	}
@@ -268,6 +298,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.traceFilter != nil {
 			fmt.Fprintln(stdout, selectionNote(o, rep, res.handlerCalls))
 		}
+		if note := tel.droppedNote(); note != "" {
+			fmt.Fprintln(stdout, "   "+note)
+		}
 	}
 	if flushErr != nil {
 		hint := ""
@@ -282,7 +315,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.out == "-" {
 		where = stderr
 	}
-	fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+	if d := int(tel.dropped()); d > 0 {
+		fmt.Fprintf(where, "%d spans %s; %d more were dropped, not exported: the exporter could not keep up, and tracing drops spans rather than slow the informer\n",
+			len(spans)+pastLimit-d, tel.where, d)
+	} else {
+		fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+	}
 	if !o.quiet && !o.verbose && !o.cluster {
 		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
 	}

@@ -102,7 +102,7 @@ func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *tel
 		l.none = "no controls on a real cluster: the demo does not write to your cluster (use --cluster --generate for a workload)"
 	}
 	// The informer and its controls are attached later (attach).
-	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList})
+	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList, SpansDropped: tel.dropped})
 	ctx, cancel := context.WithCancel(context.Background())
 	l.stopHTTP = cancel
 	go func() {
