@@ -43,6 +43,10 @@ const (
 	generateRounds   = 5
 )
 
+// interruptedCatchUp is how long, after Ctrl-C, the handlers are given to
+// catch up with the cache before the informer stops.
+const interruptedCatchUp = time.Second
+
 // syncTimeout bounds the wait for the informer's first sync; a variable so
 // that a test can shorten it.
 var syncTimeout = 60 * time.Second
@@ -316,10 +320,10 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			return result{}, explain(err, where, gvr, namespace, "create")
 		}
 		if ctx.Err() == nil {
-			if err := until("the generated changes to reach the handlers", func() bool {
+			if err := until(ctx, "the generated changes to reach the handlers", func() bool {
 				want, err := gen.serverState(ctx)
 				return err == nil && maps.Equal(audit.state(), want)
-			}); err != nil {
+			}); err != nil && ctx.Err() == nil {
 				return result{}, err
 			}
 		}
@@ -334,7 +338,15 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		}
 		<-ctx.Done()
 	}
-	if err := until("every handler to catch up with the cache", func() bool {
+	// After Ctrl-C the user is waiting: the handlers get a moment, not
+	// stepTimeout (--duration's end waits for them).
+	catchUp := context.Background()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		var cancel context.CancelFunc
+		catchUp, cancel = context.WithTimeout(catchUp, interruptedCatchUp)
+		defer cancel()
+	}
+	if err := until(catchUp, "every handler to catch up with the cache", func() bool {
 		want := map[string]string{}
 		for _, obj := range inf.GetStore().List() {
 			k, rv := keyAndRV(obj)

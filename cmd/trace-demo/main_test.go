@@ -579,12 +579,14 @@ func TestRelistLessonPromisesNothingTheOutputDoesNotShow(t *testing.T) {
 func TestSlowHandlerLessonMatchesItsNumbers(t *testing.T) {
 	r := runDemo(t, context.Background(), "--scenario", "slow-handler")
 	require.Equal(t, 0, r.code, r.stderr)
-	m := regexp.MustCompile(`slowHandler took ([0-9.]+)ms per call on demo/busy \(([0-9]+) calls\)`).FindStringSubmatch(r.stdout)
+	m := regexp.MustCompile(`slowHandler took ([0-9.]+)ms per call on demo/busy \(([0-9]+) calls: ([0-9]+) OnAdd for its create, ([0-9]+) OnUpdate for the five updates\)`).FindStringSubmatch(r.stdout)
 	require.NotNil(t, m, r.stdout)
 	perCall, err := strconv.ParseFloat(m[1], 64)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, perCall, float64(embeddedSlowDelay)/float64(time.Millisecond), "each call sleeps %v", embeddedSlowDelay)
 	assert.Equal(t, "6", m[2], "its ADDED and the five updates")
+	assert.Equal(t, "1", m[3], "the sixth call is the create's, and the line says so")
+	assert.Equal(t, "5", m[4])
 }
 
 // The embedded runs stop and compact their own API server in the relist

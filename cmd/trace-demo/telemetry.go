@@ -117,6 +117,13 @@ func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
 	return spans, dropped
 }
 
+// full reports whether the limit was reached: spans since are not kept.
+func (c *collector) full() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.traces != nil
+}
+
 func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
