@@ -189,6 +189,7 @@ const interruptedFlushTimeout = time.Second
 type result struct {
 	show         []showcase
 	handlerCalls int64
+	informer     string // the main informer's name, for the summary's headline
 }
 
 // run is main without os.Exit, for tests: 0 on success, 1 on a failed run,
@@ -293,7 +294,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.verbose || o.cluster {
 			drawSummary(stdout, rep, pastLimit)
 		} else {
-			drawShortSummary(stdout, rep, pastLimit)
+			drawShortSummary(stdout, rep, pastLimit, res.informer)
 		}
 		if o.traceFilter != nil {
 			fmt.Fprintln(stdout, selectionNote(o, rep, res.handlerCalls))

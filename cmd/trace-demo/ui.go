@@ -293,7 +293,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	le.busy.Lock()
 	defer le.busy.Unlock()
 	e.shutdown()
-	return result{handlerCalls: e.handlerCalls()}, nil
+	return result{handlerCalls: e.handlerCalls(), informer: mainInformer}, nil
 }
 
 // lookForLine is a lesson's "Look for" text as one line.
