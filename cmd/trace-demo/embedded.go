@@ -192,7 +192,7 @@ type embedded struct {
 	lateName string // its listener's name, *main.lateHandler#N
 	// resyncsBefore is othersResynced when the resync lesson began.
 	resyncsBefore int64
-	show     []showcase
+	show          []showcase
 
 	queue        processor.QueueKind
 	client       *factory.Client
