@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"k8s.io/apimachinery/pkg/labels"
@@ -200,13 +203,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		return 2
 	}
+	// Everything the demo prints on standard output may carry text from
+	// the API server (object names, messages): its control characters are
+	// shown, not obeyed (terminalSafe). Standard error's lines are made
+	// safe one by one: the progress line's own escapes must work.
+	stdout = &safeWriter{w: stdout}
 	u := newUI(stdout, stderr, o.quiet)
 	tel, err := newTelemetry(ctx, o.exporter, o.out, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		return 2
 	}
 	if o.ui {
@@ -220,7 +228,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.ui {
 		if o.live, err = startLive(o, u, tel, stdout); err != nil {
-			fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+			fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 			return 1
 		}
 		defer o.live.stop()
@@ -267,7 +275,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	flushErr := tel.shutdown(fctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		// A run that failed before the informer started has no spans: say
 		// nothing about them, and leave no empty --out file behind.
 		if n := tel.collector.count(); n > 0 && flushErr == nil {
@@ -308,7 +316,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.exporter == "otlp" {
 			hint = " (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)"
 		}
-		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", firstLine(flushErr), hint)
+		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", terminalSafe(firstLine(flushErr)), hint)
 		return 1
 	}
 	// With the spans themselves on stdout, stdout is theirs alone.
@@ -326,7 +334,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
 	}
 	if n := len(rep.broken); n > 0 {
-		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %v\n", n, rep.broken[0])
+		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %s\n", n, terminalSafe(rep.broken[0].Error()))
 		return 1
 	}
 	return 0
@@ -389,7 +397,7 @@ func (u *ui) warn(format string, args ...any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.clearLine_locked()
-	fmt.Fprintf(u.err, "trace-demo: "+format+"\n", args...)
+	fmt.Fprintf(u.err, "trace-demo: %s\n", terminalSafe(fmt.Sprintf(format, args...)))
 }
 
 // progress redraws one line on a terminal with the spans recorded so far;
@@ -526,4 +534,71 @@ func selectionNote(o *options, r *report, handlerCalls int64) string {
 	return fmt.Sprintf("   only the objects selected by %s were traced: the spans and waterfalls above are theirs alone\n"+
 		"   (%s, %s); the informer's handlers counted %s in all, traced or not",
 		o.traceWhat, plural(r.roots, "delta"), plural(len(r.chains), "traced handler call"), plural(int(handlerCalls), "call"))
+}
+
+// terminalSafe returns s with every character a terminal would obey rather
+// than show escaped as Go does in a quoted string (\x1b, \n, \u202e): C0
+// and C1 controls, DEL, and the bidirectional overrides that reorder what
+// is shown. A message from an API server, or an object's name, must not
+// move the cursor, recolour the screen or fake a line of the demo's own.
+func terminalSafe(s string) string {
+	return escapeControls(s, false)
+}
+
+// escapeControls is terminalSafe; with keepNewlines, "\n" passes.
+func escapeControls(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (r != '\t' && !(keepNewlines && r == '\n') && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\t', keepNewlines && r == '\n':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\n', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[:size])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// safeWriter writes through w what it is given with control characters
+// escaped (escapeControls), keeping line breaks. A character split across
+// two writes is held until it is whole.
+type safeWriter struct {
+	w       io.Writer
+	partial []byte
+}
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	buf := append(s.partial, p...)
+	end := len(buf)
+	// Hold back an incomplete character at the end (at most 3 bytes).
+	for i := 1; i <= 3 && i <= len(buf); i++ {
+		if utf8.RuneStart(buf[len(buf)-i]) {
+			if !utf8.FullRune(buf[len(buf)-i:]) {
+				end = len(buf) - i
+			}
+			break
+		}
+	}
+	s.partial = append([]byte(nil), buf[end:]...)
+	if _, err := io.WriteString(s.w, escapeControls(string(buf[:end]), true)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
