@@ -103,9 +103,9 @@ const (
 // Span options that never change, hoisted so an untraced enqueue allocates
 // nothing for them.
 var (
-	rootKind   = trace.WithSpanKind(trace.SpanKindProducer)
-	newRoot    = trace.WithNewRoot()
-	rootNames  = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
+	rootKind  = trace.WithSpanKind(trace.SpanKindProducer)
+	newRoot   = trace.WithNewRoot()
+	rootNames = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
 		sourceResync: tracing.SpanRootPrefix + sourceResync, sourceWatchList: tracing.SpanRootPrefix + sourceWatchList}
 	internal   = trace.WithSpanKind(trace.SpanKindInternal)
 	consumer   = trace.WithSpanKind(trace.SpanKindConsumer)
