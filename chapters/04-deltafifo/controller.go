@@ -100,6 +100,11 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 // queue has ended the traces of the deltas it still held (see
 // DeltaFIFO.endQueuedAsDropped). That last step is not in client-go, whose
 // queue keeps them silently.
+//
+// Unlike upstream's, it does not defer utilruntime.HandleCrash, nor run
+// processLoop under wait.UntilWithContext (which does too): a panic in
+// Process leaves Run as it is, without the PanicHandlers, and is not
+// swallowed when utilruntime.ReallyCrash is false.
 func (c *controller) RunWithContext(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
