@@ -502,9 +502,10 @@ func (s *sharedIndexInformer) handleBatchDeltas(deltas []deltafifo.Delta, isInIn
 //
 //   - Deleted: OnDelete with the object or its DeletedFinalStateUnknown;
 //   - nothing cached before (old == nil): OnAdd, with isInInitialList;
-//   - otherwise OnUpdate(old, new), sent only to handlers due for a resync
-//     when old and new have the same resourceVersion (a resync, or a relist
-//     of an unchanged object).
+//   - otherwise OnUpdate(old, new), sent only to the listeners marked as
+//     syncing when old and new have the same resourceVersion (a resync, or a
+//     relist of an unchanged object). Every listener starts marked and only
+//     a resync check unmarks it, so with no resync period all get it.
 //
 // It runs under blockDeltas (the consumer is only called from HandleDeltas
 // and handleBatchDeltas). With ctx carrying a recording HandleDeltas span,
