@@ -215,8 +215,8 @@ type InformerProcessFunc func(ctx context.Context, d Delta, old any, isInInitial
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewInformer] (controller.go), with a
 // function instead of a ResourceEventHandler (see InformerProcessFunc). By
-// default it queues on the DeltaFIFO, which client-go's informers left for
-// the RealFIFO in 1.33; [WithRealFIFO] gives client-go's v0.37.2 queue.
+// default it queues on the DeltaFIFO, which client-go's informers ran up to
+// 1.32 (1.33 made the RealFIFO their default); [WithRealFIFO] gives client-go's v0.37.2 queue.
 func NewInformer(lw reflector.ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, process InformerProcessFunc, opts ...InformerOption) (store.Store, Controller) {
 	cfg := informerConfig{name: ""}
 	for _, o := range opts {
