@@ -626,9 +626,9 @@ func batchable(t DeltaType) bool {
 
 // PopBatch waits for an entry, then removes a run of the oldest entries
 // and hands them to processBatch, or to processSingle (as a one-element
-// Deltas) when the run is one entry long. The run stops before
+// Deltas) when the run is one entry long. The run holds at most the batch
+// size (1,000 entries) and stops before
 //
-//   - the batch size (1,000 entries),
 //   - the end of the initial list, while any of it is queued, so that every
 //     entry of a batch has the same isInInitialList,
 //   - an entry of a type that is not batchable (such an entry at the front

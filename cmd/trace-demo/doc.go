@@ -8,8 +8,8 @@
 // With no flags it starts the embedded API server (internal/apiserver),
 // builds a pod informer through the chapter-6 factory with three handlers
 // (one deliberately slow) on the RealFIFO, client-go v0.37.2's queue
-// (--queue deltafifo: the 1.23-era DeltaFIFO), runs seven lessons and stops
-// by itself:
+// (--queue deltafifo: the DeltaFIFO, client-go's up to 1.32), runs seven
+// lessons and stops by itself:
 //
 //   - basic: a create, an update and a delete seen by watch;
 //   - coalesce: on a DeltaFIFO informer of its own (the lesson teaches that

@@ -78,7 +78,7 @@ unless asked to (--out).
   go run ./cmd/trace-demo --verbose                    # every lesson's waterfall and the full summary
   go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
   go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
-  go run ./cmd/trace-demo --queue deltafifo            # the lessons on the 1.23-era queue
+  go run ./cmd/trace-demo --queue deltafifo            # the lessons on the DeltaFIFO (up to 1.32)
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
   go run ./cmd/trace-demo --kubeconfig ~/.kube/config --resource pods --duration 30s
@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
-	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's until 1.33, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
+	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's up to 1.32, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
 	addUIFlags(fs, o)

@@ -260,9 +260,9 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 	}
 }
 
-// The same contract on the 1.23-era queue: --queue deltafifo still runs every
-// lesson and keeps every trace whole (fewer runs: the default is the one
-// users start).
+// The same contract on the DeltaFIFO (client-go's informer queue up to 1.32):
+// --queue deltafifo still runs every lesson and keeps every trace whole
+// (fewer runs: the default is the one users start).
 func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
 	for i, rep := range runsKeepTheContract(t, 4, "--queue", "deltafifo") {
 		n := 0
