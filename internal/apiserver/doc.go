@@ -18,7 +18,21 @@
 //     ADDED events for RV "" and "0"; bookmarks when asked; sendInitialEvents
 //     with the "k8s.io/initial-events-end" bookmark; timeoutSeconds; an object
 //     that stops or starts matching a watch's selector is sent as DELETED or
-//     ADDED, as the real server does.
+//     ADDED, as the real server does;
+//   - LIST and WATCH options checked by apimachinery's ValidateListOptions,
+//     the check kube-apiserver runs, refused as it refuses them (422 Invalid).
+//
+// A watch-list (WATCH with sendInitialEvents=true,
+// resourceVersionMatch=NotOlderThan and bookmarks: how client-go's reflector
+// starts by default) is served unless [Options.DisableWatchList] is set at
+// [Start] or [Server.SetWatchListEnabled](false) is called while running:
+// then the server answers it as a kube-apiserver whose WatchList feature gate
+// is off, 422 Invalid (reason Invalid) with the message
+//
+//	ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled
+//
+// and the client falls back to LIST. The request log shows each refusal ([Request.Refused]) and
+// tells a watch-list from a plain watch ([Request.IsWatchList]).
 //
 // For tests it adds what a real server cannot be made to do on demand:
 // [Server.Inject] answers the next requests with an error status,

@@ -84,15 +84,28 @@ func (s *Server) refuseIfStopped() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
-// admit records a request and applies the first matching fault.
+// admit records a request, applies the first matching fault, and, for a
+// list or watch (opts != nil) that no fault answered, validates its options
+// as kube-apiserver does.
 //
 // A fault with Count > 1 is shared by concurrent requests, and its Count is
 // decremented under s.mu; so what the request needs after unlocking (the
 // status, the cause, the stall channel) is copied while still holding it.
 // Reading *hit after Unlock would race with the next request's decrement.
-func (s *Server) admit(ctx context.Context, verb string, res Resource, namespace, name string, query url.Values) error {
+//
+// Faults come before validation because what they stand for (authorization,
+// priority and fairness, a proxy) answers before kube-apiserver's handler
+// reads the options. A stalled request is validated when it arrives, so the
+// log says at once whether it will be refused.
+func (s *Server) admit(ctx context.Context, verb string, res Resource, namespace, name string, query url.Values, opts *metav1.ListOptions) error {
 	s.mu.Lock()
 	req := Request{Verb: verb, Resource: res.GVR.Resource, Namespace: namespace, Name: name, Query: query}
+	if opts != nil {
+		req.ResourceVersion = opts.ResourceVersion
+		req.ResourceVersionMatch = opts.ResourceVersionMatch
+		req.SendInitialEvents = opts.SendInitialEvents
+		req.AllowWatchBookmarks = opts.AllowWatchBookmarks
+	}
 	var (
 		matched bool
 		f       Fault
@@ -110,21 +123,28 @@ func (s *Server) admit(ctx context.Context, verb string, res Resource, namespace
 	if matched && stall == nil {
 		req.Fault = f.Status
 	}
+	var invalid *apierrors.StatusError
+	if opts != nil && req.Fault == 0 {
+		if invalid = validateListOptions(verb, *opts, s.watchList); invalid != nil {
+			req.Refused = int(invalid.ErrStatus.Code)
+		}
+	}
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 
-	if !matched {
-		return nil
-	}
 	if stall != nil {
 		select {
 		case <-stall:
-			return nil
 		case <-ctx.Done():
 			return apierrors.NewTimeoutError("request stalled by the test and abandoned by the client", 0)
 		}
+	} else if matched {
+		return statusError(f, verb, res)
 	}
-	return statusError(f, verb, res)
+	if invalid != nil {
+		return invalid
+	}
+	return nil
 }
 
 func statusError(f Fault, verb string, res Resource) *apierrors.StatusError {

@@ -57,7 +57,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 		writeJSON(rw, http.StatusOK, list)
 	case req.Method == http.MethodGet:
 		s.respond(rw, http.StatusOK, res, func() (runtime.Object, error) {
-			if err := s.admit(ctx, "get", res, namespace, name, req.URL.Query()); err != nil {
+			if err := s.admit(ctx, "get", res, namespace, name, req.URL.Query(), nil); err != nil {
 				return nil, err
 			}
 			return s.Get(res, namespace, name)
@@ -68,7 +68,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.admit(ctx, "create", res, namespace, "", req.URL.Query()); err != nil {
+			if err := s.admit(ctx, "create", res, namespace, "", req.URL.Query(), nil); err != nil {
 				return nil, err
 			}
 			return s.create(res, obj)
@@ -79,13 +79,13 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.admit(ctx, "update", res, namespace, name, req.URL.Query()); err != nil {
+			if err := s.admit(ctx, "update", res, namespace, name, req.URL.Query(), nil); err != nil {
 				return nil, err
 			}
 			return s.update(res, obj)
 		})
 	case req.Method == http.MethodDelete && name != "":
-		if err := s.admit(ctx, "delete", res, namespace, name, req.URL.Query()); err != nil {
+		if err := s.admit(ctx, "delete", res, namespace, name, req.URL.Query(), nil); err != nil {
 			writeStatus(rw, err)
 			return
 		}
@@ -112,7 +112,7 @@ func (s *Server) respond(rw http.ResponseWriter, code int, res Resource, do func
 // serveWatch streams events as newline-delimited JSON watch events
 // ({"type": ..., "object": ...}), flushing after each one.
 func (s *Server) serveWatch(ctx context.Context, rw http.ResponseWriter, res Resource, namespace string, opts metav1.ListOptions) {
-	if err := s.admit(ctx, "watch", res, namespace, "", listQuery(opts)); err != nil {
+	if err := s.admit(ctx, "watch", res, namespace, "", listQuery(opts), &opts); err != nil {
 		writeStatus(rw, err)
 		return
 	}

@@ -40,6 +40,13 @@ type Options struct {
 	// them at this interval. Zero sends bookmarks only on SendBookmarks and at
 	// the end of a watch-list's initial events.
 	BookmarkInterval time.Duration
+	// DisableWatchList makes the server answer as a kube-apiserver whose
+	// WatchList feature gate is off (--feature-gates=WatchList=false): a
+	// WATCH that asks for sendInitialEvents is refused with 422 Invalid, the
+	// answer on which a streaming client falls back to LIST. The zero value
+	// streams, as kube-apiserver does by default since 1.34.
+	// [Server.SetWatchListEnabled] switches it while the server runs.
+	DisableWatchList bool
 }
 
 // Server is the embedded API server. Create one with [Start].
@@ -71,6 +78,9 @@ type Server struct {
 	snapshots   map[string]*snapshot
 	requests    []Request
 	uid         int64
+	// watchList is the WatchList feature gate as this server sees it: read
+	// by every LIST and WATCH when it validates its options.
+	watchList bool
 }
 
 // event is one change, as stored in history and sent to watchers.
@@ -90,8 +100,32 @@ type Request struct {
 	Namespace string
 	Name      string
 	Query     url.Values
+
+	// The options that tell a streaming WATCH (a watch-list:
+	// sendInitialEvents=true, resourceVersionMatch=NotOlderThan,
+	// allowWatchBookmarks=true) from a plain one, decoded from Query; set
+	// for list and watch only. SendInitialEvents is nil when the client did
+	// not send it, which the server treats differently from false.
+	ResourceVersion      string
+	ResourceVersionMatch metav1.ResourceVersionMatch
+	SendInitialEvents    *bool
+	AllowWatchBookmarks  bool
+
 	// Fault is the status code an injected fault answered with, or 0.
 	Fault int
+	// Refused is the status code the server itself answered with when it
+	// rejected the request's options as kube-apiserver does, or 0: 422 for
+	// a streaming WATCH while watch-list is off (see
+	// [Server.SetWatchListEnabled]) or for options no kube-apiserver accepts.
+	Refused int
+}
+
+// IsWatchList reports whether r is a streaming WATCH as client-go's
+// reflector opens it: sendInitialEvents=true with
+// resourceVersionMatch=NotOlderThan and bookmarks allowed.
+func (r Request) IsWatchList() bool {
+	return r.Verb == "watch" && r.SendInitialEvents != nil && *r.SendInitialEvents &&
+		r.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan && r.AllowWatchBookmarks
 }
 
 // Start starts a server on a loopback port. Stop it with [Server.Stop] (or
@@ -112,6 +146,7 @@ func Start(opts Options) (*Server, error) {
 		objects:   map[schema.GroupVersionResource]map[string]runtime.Object{},
 		watchers:  map[*watcher]struct{}{},
 		snapshots: map[string]*snapshot{},
+		watchList: !opts.DisableWatchList,
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -333,7 +368,7 @@ func (s *Server) List(ctx context.Context, res Resource, namespace string, opts 
 	if err := s.refuseIfStopped(); err != nil {
 		return nil, err
 	}
-	if err := s.admit(ctx, "list", res, namespace, "", listQuery(opts)); err != nil {
+	if err := s.admit(ctx, "list", res, namespace, "", listQuery(opts), &opts); err != nil {
 		return nil, err
 	}
 	return s.list(res, namespace, opts)

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -365,4 +366,216 @@ func TestInProcessFaceRefusesWhileStoppedAndClearFaultsEndsEveryFault(t *testing
 	require.NoError(t, <-held, "the held request is released")
 	_, err = s.List(ctx, apiserver.Pods, "", metav1.ListOptions{})
 	require.NoError(t, err, "the remaining injected faults are gone")
+}
+
+// watchListOpts are the options client-go v0.37.2's reflector opens its
+// first WATCH with (reflector.go, watchList).
+func watchListOpts() metav1.ListOptions {
+	return metav1.ListOptions{Watch: true, SendInitialEvents: new(true), AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+}
+
+func openWatch(c rest.Interface, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return c.Get().Resource("configmaps").VersionedParams(&opts, metav1.ParameterCodec).Watch(context.Background())
+}
+
+// The answer of a kube-apiserver whose WatchList feature gate is off, to the
+// word: k8s.io/apiserver's list handler validates the options with
+// apimachinery's ValidateListOptions(opts, false) and answers with
+// NewInvalid for ListOptions.meta.k8s.io.
+const watchListOffMessage = `ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled`
+
+func requireWatchListRefused(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err, "a watch-list must be refused while watch-list is off")
+	var se *apierrors.StatusError
+	require.ErrorAs(t, err, &se)
+	st := se.ErrStatus
+	assert.Equal(t, int32(http.StatusUnprocessableEntity), st.Code)
+	assert.Equal(t, metav1.StatusReasonInvalid, st.Reason)
+	assert.Equal(t, watchListOffMessage, st.Message)
+	require.NotNil(t, st.Details)
+	assert.Equal(t, "meta.k8s.io", st.Details.Group)
+	assert.Equal(t, "ListOptions", st.Details.Kind)
+	assert.Equal(t, []metav1.StatusCause{{
+		Type:    metav1.CauseType(field.ErrorTypeForbidden),
+		Message: "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+		Field:   "sendInitialEvents",
+	}}, st.Details.Causes)
+}
+
+func TestWatchListStreamsByDefault(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	_, _ = s.Create(cm("a", "x", nil))
+	assert.True(t, s.WatchListEnabled(), "the zero Options stream, as kube-apiserver does by default")
+	w, err := openWatch(c, watchListOpts())
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	assert.Equal(t, "ADDED x@2", describe(next(t, w)))
+	ev := next(t, w)
+	require.Equal(t, watch.Bookmark, ev.Type)
+	m, _ := meta.Accessor(ev.Object)
+	assert.Equal(t, "true", m.GetAnnotations()[metav1.InitialEventsAnnotationKey])
+
+	reqs := s.Requests()
+	require.Len(t, reqs, 1)
+	assert.True(t, reqs[0].IsWatchList(), "%+v", reqs[0])
+	assert.Zero(t, reqs[0].Refused)
+	assert.Equal(t, "", reqs[0].ResourceVersion)
+	assert.Equal(t, metav1.ResourceVersionMatchNotOlderThan, reqs[0].ResourceVersionMatch)
+	assert.True(t, reqs[0].AllowWatchBookmarks)
+}
+
+func TestWatchListOffRefusesTheStreamAsKubeAPIServerDoes(t *testing.T) {
+	s, c := start(t, apiserver.Options{DisableWatchList: true})
+	_, _ = s.Create(cm("a", "x", nil))
+	assert.False(t, s.WatchListEnabled())
+
+	_, err := openWatch(c, watchListOpts())
+	requireWatchListRefused(t, err)
+	// What the refusal leaves possible: the LIST a client falls back to, and
+	// a plain WATCH from its resourceVersion.
+	l, err := listCMs(t, c, metav1.ListOptions{ResourceVersion: "0", Limit: 500})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/x"}, names(l))
+	w, err := openWatch(c, metav1.ListOptions{ResourceVersion: l.ResourceVersion, AllowWatchBookmarks: true})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	_, _ = s.Create(cm("a", "y", nil))
+	assert.Equal(t, "ADDED y@3", describe(next(t, w)))
+
+	reqs := s.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, "watch", reqs[0].Verb)
+	assert.True(t, reqs[0].IsWatchList(), "the log tells the refused stream from a plain watch: %+v", reqs[0])
+	assert.Equal(t, http.StatusUnprocessableEntity, reqs[0].Refused)
+	assert.Zero(t, reqs[0].Fault, "a refusal is the server's own answer, not an injected fault")
+	assert.Equal(t, "list", reqs[1].Verb)
+	assert.Zero(t, reqs[1].Refused)
+	assert.Equal(t, "watch", reqs[2].Verb)
+	assert.False(t, reqs[2].IsWatchList(), "a plain watch: %+v", reqs[2])
+	assert.Nil(t, reqs[2].SendInitialEvents)
+	assert.Zero(t, reqs[2].Refused)
+
+	// In process, the same answer.
+	_, err = s.Watch(context.Background(), apiserver.ConfigMaps, "", watchListOpts())
+	requireWatchListRefused(t, err)
+}
+
+func TestSetWatchListEnabledSwitchesWhileRunning(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	_, _ = s.Create(cm("a", "x", nil))
+	open, err := openWatch(c, watchListOpts())
+	require.NoError(t, err)
+	t.Cleanup(open.Stop)
+	assert.Equal(t, "ADDED x@2", describe(next(t, open)))
+	assert.Equal(t, watch.Bookmark, next(t, open).Type)
+
+	s.SetWatchListEnabled(false)
+	assert.False(t, s.WatchListEnabled())
+	_, err = openWatch(c, watchListOpts())
+	requireWatchListRefused(t, err)
+	_, _ = s.Create(cm("a", "y", nil))
+	assert.Equal(t, "ADDED y@3", describe(next(t, open)), "a stream opened before the switch goes on")
+
+	s.SetWatchListEnabled(true)
+	again, err := openWatch(c, watchListOpts())
+	require.NoError(t, err)
+	t.Cleanup(again.Stop)
+	assert.Equal(t, "ADDED x@2", describe(next(t, again)))
+	assert.Equal(t, "ADDED y@3", describe(next(t, again)))
+	assert.Equal(t, watch.Bookmark, next(t, again).Type)
+
+	var refused []int
+	for _, r := range s.Requests() {
+		refused = append(refused, r.Refused)
+	}
+	assert.Equal(t, []int{0, 422, 0}, refused)
+}
+
+// The rules kube-apiserver enforces whatever its WatchList gate: they hold
+// here with watch-list on.
+func TestListOptionsRulesThatHoldWithWatchListOn(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	for _, tc := range []struct {
+		name    string
+		do      func() error
+		message string
+	}{{
+		"resourceVersionMatch on a plain watch",
+		func() error {
+			_, err := openWatch(c, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+			return err
+		},
+		`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`,
+	}, {
+		"sendInitialEvents without resourceVersionMatch",
+		func() error {
+			_, err := openWatch(c, metav1.ListOptions{SendInitialEvents: new(true), AllowWatchBookmarks: true})
+			return err
+		},
+		`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`,
+	}, {
+		"sendInitialEvents on a list",
+		func() error {
+			_, err := listCMs(t, c, metav1.ListOptions{SendInitialEvents: new(true)})
+			return err
+		},
+		`ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "%v", err)
+			assert.Equal(t, tc.message, err.Error())
+		})
+	}
+	for _, r := range s.Requests() {
+		assert.Equal(t, http.StatusUnprocessableEntity, r.Refused, "%+v", r)
+	}
+}
+
+// client-go v0.37.2's own Reflector, with its WatchListClient gate at its
+// default (on), over HTTP: it streams when the server can, and falls back to
+// LIST on the server's 422 when it cannot, so the switch shows the fallback.
+func TestClientGoReflectorStreamsOrFallsBack(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watchList=%v", on), func(t *testing.T) {
+			s, c := start(t, apiserver.Options{DisableWatchList: !on})
+			for i := range 3 {
+				_, _ = s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
+			}
+			store := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
+			lw := kcache.NewListWatchFromClient(c, "configmaps", metav1.NamespaceAll, fields.Everything())
+			r := kcache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go r.RunWithContext(ctx)
+			require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+				return len(store.ListKeys()) == 3, nil
+			}), "store has %v", sortedKeys(store))
+			require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+				return s.WatchCount() == 1, nil
+			}), "the reflector's watch is open")
+
+			reqs := s.Requests()
+			require.NotEmpty(t, reqs)
+			assert.True(t, reqs[0].IsWatchList(), "the first request is the stream: %+v", reqs[0])
+			var verbs []string
+			for _, r := range reqs {
+				v := r.Verb
+				if r.Refused != 0 {
+					v += fmt.Sprintf(" refused=%d", r.Refused)
+				}
+				verbs = append(verbs, v)
+			}
+			if on {
+				assert.Equal(t, []string{"watch"}, verbs, "one stream, no LIST")
+			} else {
+				assert.Equal(t, []string{"watch refused=422", "list", "watch"}, verbs)
+				assert.False(t, reqs[2].IsWatchList(), "after the fallback, a plain watch")
+			}
+		})
+	}
 }

@@ -99,7 +99,7 @@ func (s *Server) Watch(ctx context.Context, res Resource, namespace string, opts
 	if err := s.refuseIfStopped(); err != nil {
 		return nil, err
 	}
-	if err := s.admit(ctx, "watch", res, namespace, "", listQuery(opts)); err != nil {
+	if err := s.admit(ctx, "watch", res, namespace, "", listQuery(opts), &opts); err != nil {
 		return nil, err
 	}
 	w, err := s.newWatcher(res, namespace, opts)
