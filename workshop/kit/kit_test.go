@@ -62,8 +62,10 @@ func TestStartInformerRecordsCallsAndSpansOnBothQueues(t *testing.T) {
 			if n := len(spans.Named("HandleDeltas", "default/web-0")); n != 2 {
 				t.Errorf("HandleDeltas spans for default/web-0: got %d, want 2 (add, delete)", n)
 			}
-			if n := kit.CountRequests(srv.Requests(), "list", "pods"); n != 1 {
-				t.Errorf("pod lists: got %d, want 1", n)
+			// Today's conversation: one streaming WATCH brings the initial
+			// state and stays open for the delete; no LIST at all.
+			if got, want := kit.Requests(srv, "pods", nil), []string{"watch rv= stream"}; !slices.Equal(got, want) {
+				t.Errorf("pod requests: got %q, want %q", got, want)
 			}
 		})
 	}
@@ -85,8 +87,9 @@ func TestDescribeDeltasShowsTombstonesAndAtomicRelists(t *testing.T) {
 }
 
 // A reflector in a synctest bubble over the in-process list-watch: the
-// recording store sees the LIST's Replace and a watched Add, and the
-// request log reads as documented.
+// recording store sees the stream's Replace and a watched Add, and the
+// request log reads as documented; with the embedded server unable to
+// stream, the same reflector falls back to LIST, then WATCH.
 func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 1)
@@ -111,8 +114,29 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 		}
 		return rv
 	})
-	if want := []string{"list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+	if want := []string{"watch rv= stream"}; !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
+	}
+
+	srv2 := kit.StartServer(t)
+	kit.CreatePods(t, srv2, "p", 1)
+	srv2.SetWatchListEnabled(false)
+	first2 := srv2.ResourceVersion()
+	synctest.Test(t, func(t *testing.T) {
+		s := kit.NewRecordingStore()
+		r := reflector.NewReflector(kit.InProcessListWatch(srv2, apiserver.Pods), &corev1.Pod{}, s, 0)
+		stop := kit.Run(r.RunWithContext)
+		defer stop()
+		kit.WaitFor(t, "the watch", func() bool { return srv2.WatchCount() == 1 })
+	})
+	got = kit.Requests(srv2, "pods", func(rv string) string {
+		if rv == first2 {
+			return "S"
+		}
+		return rv
+	})
+	if want := []string{"watch rv= stream refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+		t.Errorf("requests from a server that cannot stream: got %q, want %q", got, want)
 	}
 }
 

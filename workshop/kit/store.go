@@ -68,8 +68,11 @@ func (s *RecordingStore) Calls() []string {
 }
 
 // Requests describes srv's recorded requests for resource ("pods"; ""
-// for all) as "list rv=0 limit=500" or "watch rv=42", with an injected
-// fault's status appended ("watch rv=42 fault=403"). Each resourceVersion
+// for all) as "list rv=0 limit=500" or "watch rv=42"; a watch that streams
+// the initial state (sendInitialEvents=true) reads "watch rv= stream", an
+// injected fault's status is appended ("watch rv=42 fault=403"), and so is
+// a request the server refused itself ("watch rv= stream refused=422", a
+// server that cannot stream). Each resourceVersion
 // is shown through rename, which may map server RVs to names that do not
 // depend on the run (e.g. "S" for the first list's); nil shows them as
 // they are.
@@ -84,11 +87,17 @@ func Requests(srv *apiserver.Server, resource string, rename func(rv string) str
 			rv = rename(rv)
 		}
 		s := fmt.Sprintf("%s rv=%s", r.Verb, rv)
+		if r.IsWatchList() {
+			s += " stream"
+		}
 		if l := r.Query.Get("limit"); l != "" {
 			s += " limit=" + l
 		}
 		if r.Fault != 0 {
 			s += fmt.Sprintf(" fault=%d", r.Fault)
+		}
+		if r.Refused != 0 {
+			s += fmt.Sprintf(" refused=%d", r.Refused)
 		}
 		out = append(out, s)
 	}
