@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Headless Chromium for the live view's browser test (test/browser), the way
-# hack/local-cluster.sh gets etcd: Debian's `chromium` package, installed
-# when missing (as root), or a clear message saying what to run.
+# Headless Chromium for the live view's browser test (test/browser):
+# Debian's `chromium` package, installed when missing (as root), or a clear
+# message saying what to run.
 #
 #   hack/chromium.sh path     print the path of the chromium binary on stdout
 #                             (install it first if needed)

@@ -7,25 +7,36 @@
 #   hack/local-cluster.sh compact            compact etcd history up to its current revision
 #   hack/local-cluster.sh down               stop what `up` started, by pid, and remove its data
 #
-# etcd comes from Debian's etcd-server package (installed when missing, as
-# root); kube-apiserver is built from the Go module proxy by the nested module
-# in hack/kube-apiserver, once, into hack/kube-apiserver/bin (git-ignored).
+# etcd and etcdctl are built from the Go module proxy by the nested module in
+# hack/etcd, into hack/etcd/bin; kube-apiserver likewise by hack/kube-apiserver,
+# into hack/kube-apiserver/bin (both git-ignored). Each build runs once
+# (minutes on 2 cores); later ones hit the Go build cache.
+#
+# Why not Debian's etcd-server (3.4.23): kube-apiserver serves a watch-list
+# (the streaming WATCH client-go's reflector opens first) of a watch-cached
+# resource only when etcd supports RequestWatchProgress (3.4.31+, 3.5.13+).
+# On 3.4.23 such a stream ends in a 500 ERROR event ("the required storage
+# feature RequestWatchProgress is disabled") and every informer falls back to
+# LIST. hack/etcd builds 3.6.8, what kubeadm v1.36.3 deploys.
 # State lives in $LOCAL_CLUSTER_DIR (default hack/.cluster, git-ignored).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${LOCAL_CLUSTER_DIR:-$root/hack/.cluster}
 kas_dir=$root/hack/kube-apiserver
 kas=$kas_dir/bin/kube-apiserver
+etcd_dir=$root/hack/etcd
+etcd=$etcd_dir/bin/etcd
+etcdctl=$etcd_dir/bin/etcdctl
 
 log() { echo "local-cluster: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 ensure_etcd() {
-  command -v etcd >/dev/null && command -v etcdctl >/dev/null && return
-  [ "$(id -u)" = 0 ] || die "etcd is not installed; run: sudo apt-get install etcd-server etcd-client"
-  log "installing etcd-server and etcd-client from Debian"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
+  if [ ! -x "$etcd" ] || [ ! -x "$etcdctl" ]; then
+    log "building etcd and etcdctl from the Go module proxy (first time: a few minutes on 2 cores)"
+  fi
+  (cd "$etcd_dir" && go build -o bin/etcd go.etcd.io/etcd/server/v3 &&
+    go build -o bin/etcdctl go.etcd.io/etcd/etcdctl/v3)
 }
 
 ensure_kube_apiserver() {
@@ -131,7 +142,7 @@ up() {
   # shellcheck disable=SC1091
   . "$state/ports"
 
-  etcd --name local --data-dir "$state/etcd" \
+  "$etcd" --name local --data-dir "$state/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -198,8 +209,8 @@ case "${1:-}" in
   compact)
     # shellcheck disable=SC1091
     . "$state/ports"
-    rev=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status --write-out=fields | awk -F' : ' '/^"Revision"/ {print $2}')
-    ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" compact "$rev" >&2
+    rev=$("$etcdctl" --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status --write-out=fields | awk -F' : ' '/^"Revision"/ {print $2}')
+    "$etcdctl" --endpoints "http://127.0.0.1:$ETCD_PORT" compact "$rev" >&2
     echo "$rev" ;;
   *) echo "usage: $0 up|down|env|restart-apiserver|compact" >&2; exit 2 ;;
 esac

@@ -39,7 +39,9 @@ type ThreadSafeStore interface {
 	GetIndexers() Indexers
 	AddIndexers(newIndexers Indexers) error
 	// Bookmark records rv as the last resourceVersion seen without touching
-	// any object; the reflector calls it for watch bookmarks.
+	// any object. An informer's consumer calls it for a watch bookmark once
+	// the bookmark comes out of the queue (chapter 4), so it lands after
+	// every event the watch sent before it.
 	Bookmark(rv string)
 	// LastStoreSyncResourceVersion is the resourceVersion of the most recent
 	// write (object written, Replace, or Bookmark).
@@ -148,8 +150,9 @@ func (c *threadSafeMap) delete_locked(key string) {
 // The resourceVersion rule is upstream's (threadSafeMap.Transaction): only
 // the last transaction's object counts, and it counts for a Delete too. That
 // is not what the same writes made one by one would leave when the last
-// object has no metadata; we follow upstream so the reflector's notion of
-// "how far the cache has caught up" is the same as client-go's.
+// object has no metadata; we follow upstream so LastStoreSyncResourceVersion
+// after a batch is client-go's. Nothing in client-go reads it; controllers
+// that check their own writes have reached the cache do (docs/01-store.md).
 func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
 	if len(txns) == 0 {
 		return

@@ -112,8 +112,10 @@ func (s *streamStore) Delete(obj any) error {
 	delete(s.objects, key)
 	return nil
 }
-func (s *streamStore) Replace([]any, string) error { return errors.New("a watch-list's temporary store is never replaced") }
-func (s *streamStore) Resync() error               { return nil }
+func (s *streamStore) Replace([]any, string) error {
+	return errors.New("a watch-list's temporary store is never replaced")
+}
+func (s *streamStore) Resync() error { return nil }
 
 // list returns the gathered objects in the order they arrived, and when
 // each arrived (nil when not tracing).

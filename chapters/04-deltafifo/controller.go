@@ -100,6 +100,11 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 // queue has ended the traces of the deltas it still held (see
 // DeltaFIFO.endQueuedAsDropped). That last step is not in client-go, whose
 // queue keeps them silently.
+//
+// Unlike upstream's, it does not defer utilruntime.HandleCrash, nor run
+// processLoop under wait.UntilWithContext (which does too): a panic in
+// Process leaves Run as it is, without the PanicHandlers, and is not
+// swallowed when utilruntime.ReallyCrash is false.
 func (c *controller) RunWithContext(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -210,8 +215,8 @@ type InformerProcessFunc func(ctx context.Context, d Delta, old any, isInInitial
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewInformer] (controller.go), with a
 // function instead of a ResourceEventHandler (see InformerProcessFunc). By
-// default it queues on the DeltaFIFO, which client-go's informers left for
-// the RealFIFO in 1.33; [WithRealFIFO] gives client-go's v0.37.2 queue.
+// default it queues on the DeltaFIFO, which client-go's informers ran up to
+// 1.32 (1.33 made the RealFIFO their default); [WithRealFIFO] gives client-go's v0.37.2 queue.
 func NewInformer(lw reflector.ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, process InformerProcessFunc, opts ...InformerOption) (store.Store, Controller) {
 	cfg := informerConfig{name: ""}
 	for _, o := range opts {

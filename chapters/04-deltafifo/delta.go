@@ -50,7 +50,8 @@ const (
 // Mirrors [k8s.io/client-go/tools/cache.Delta] (delta_fifo.go). The
 // unexported field carries the delta's trace to whoever pops it; it is nil
 // when tracing is off, so an untraced Delta is one word larger than
-// upstream's.
+// upstream's. Because of it, upstream's unkeyed literal Delta{Added, obj}
+// does not compile here: write Delta{Type: Added, Object: obj}.
 type Delta struct {
 	Type   DeltaType
 	Object any

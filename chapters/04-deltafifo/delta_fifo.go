@@ -65,6 +65,9 @@ type DeltaFIFO struct {
 	cond sync.Cond
 	// Guarded by lock:
 
+	// ends are the spans ended while the lock was held; unlock ends them
+	// once it is released (see spanEnds). Always empty when not tracing.
+	ends spanEnds
 	// items and queue hold the same keys. Invariant: a key is in queue iff
 	// it is in items, exactly once, and its Deltas are not empty.
 	items map[string]Deltas
@@ -150,7 +153,7 @@ func (f *DeltaFIFO) KeyOf(obj any) (string, error) {
 // is empty. Nothing queued is dropped.
 func (f *DeltaFIFO) Close() {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.closed = true
 	f.cond.Broadcast()
 }
@@ -158,7 +161,7 @@ func (f *DeltaFIFO) Close() {
 // IsClosed reports whether Close was called.
 func (f *DeltaFIFO) IsClosed() bool {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	return f.closed
 }
 
@@ -168,7 +171,7 @@ func (f *DeltaFIFO) IsClosed() bool {
 // handed to the consumer".
 func (f *DeltaFIFO) HasSynced() bool {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	return f.hasSynced_locked()
 }
 
@@ -198,7 +201,7 @@ func (f *DeltaFIFO) Resync() error { return f.ResyncWithContext(context.Backgrou
 // delta's trace links to.
 func (f *DeltaFIFO) AddWithContext(ctx context.Context, obj any) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.populated = true
 	return f.queueAction_locked(ctx, Added, Added, obj, sourceWatch, "ADDED")
 }
@@ -206,7 +209,7 @@ func (f *DeltaFIFO) AddWithContext(ctx context.Context, obj any) error {
 // UpdateWithContext is Update with the reflector's context.
 func (f *DeltaFIFO) UpdateWithContext(ctx context.Context, obj any) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.populated = true
 	return f.queueAction_locked(ctx, Updated, Updated, obj, sourceWatch, "MODIFIED")
 }
@@ -218,7 +221,7 @@ func (f *DeltaFIFO) DeleteWithContext(ctx context.Context, obj any) error {
 		return store.KeyError{Obj: obj, Err: err}
 	}
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.populated = true
 	_, queued := f.items[key]
 	if f.knownObjects == nil {
@@ -319,7 +322,7 @@ func dedupDeltas(deltas Deltas) Deltas {
 // on Queue.Pop in fifo.go still mentions it).
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if err := f.waitForItems_locked(); err != nil {
 		return nil, err
 	}
@@ -339,7 +342,7 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 // with the same Deltas and isInInitialList.
 func (f *DeltaFIFO) PopBatch(process PopProcessFunc, max int) (int, error) {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if err := f.waitForItems_locked(); err != nil {
 		return 0, err
 	}
@@ -398,7 +401,7 @@ func (f *DeltaFIFO) popOne_locked(process PopProcessFunc) (any, error) {
 // With tracing off (no traced delta queued) it does not walk the queue.
 func (f *DeltaFIFO) endQueuedAsDropped() {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if f.tracedQueued > 0 {
 		for _, key := range f.queue {
 			f.endQueued(key, f.items[key], true)
@@ -418,7 +421,7 @@ func (f *DeltaFIFO) endQueuedAsDropped() {
 // come. The first Replace also sets how many keys HasSynced waits for.
 func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	action, event := Sync, "LISTED"
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
@@ -484,7 +487,7 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 // and a Sync behind them would replay a stale state.
 func (f *DeltaFIFO) ResyncWithContext(ctx context.Context) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if f.knownObjects == nil {
 		return nil
 	}
@@ -511,7 +514,7 @@ func (f *DeltaFIFO) ResyncWithContext(ctx context.Context) error {
 // queue.
 func (f *DeltaFIFO) checkInvariant() error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if len(f.queue) != len(f.items) {
 		return fmt.Errorf("queue has %d keys, items %d", len(f.queue), len(f.items))
 	}
@@ -526,4 +529,16 @@ func (f *DeltaFIFO) checkInvariant() error {
 		}
 	}
 	return nil
+}
+
+// unlock releases the lock, then ends the spans ended under it (see
+// spanEnds). It covers the enqueue side, the reflector's: a slow collector
+// cannot slow its Adds. Pop's wait spans and whatever the process function
+// ends still end under the lock, because the DeltaFIFO calls process with
+// its lock held, as upstream's does.
+func (f *DeltaFIFO) unlock() {
+	ends := f.ends
+	f.ends = nil
+	f.lock.Unlock()
+	ends.endAll()
 }

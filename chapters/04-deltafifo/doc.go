@@ -3,7 +3,7 @@
 // client-go's informers have used there.
 //
 // The [DeltaFIFO] is the queue most diagrams and talks describe, and the one
-// client-go's informers ran until 1.32. Each Add, Update and Delete becomes a
+// client-go's informers ran up to 1.32. Each Add, Update and Delete becomes a
 // [Delta] appended to its key's [Deltas]; a LIST becomes Replaced (or Sync)
 // deltas plus tombstones ([DeletedFinalStateUnknown]) for objects that
 // vanished while the watch was down; a resync becomes Sync deltas. One

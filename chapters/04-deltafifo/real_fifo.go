@@ -123,6 +123,9 @@ type RealFIFO struct {
 	cond sync.Cond
 	// Guarded by lock:
 
+	// ends are the spans ended while the lock was held; unlock ends them
+	// once it is released (see spanEnds). Always empty when not tracing.
+	ends spanEnds
 	// items are the queued entries, oldest first, in fixed-size chunks;
 	// see deltaChunks for why not one growing slice.
 	items deltaChunks
@@ -249,7 +252,7 @@ func (f *RealFIFO) KeyOf(obj any) (string, error) {
 // is empty. Nothing queued is dropped: the consumer drains it.
 func (f *RealFIFO) Close() {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.closed = true
 	f.cond.Broadcast()
 }
@@ -257,7 +260,7 @@ func (f *RealFIFO) Close() {
 // IsClosed reports whether Close was called.
 func (f *RealFIFO) IsClosed() bool {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	return f.closed
 }
 
@@ -267,7 +270,7 @@ func (f *RealFIFO) IsClosed() bool {
 // last initial entry is being processed (even unlocked) it is still false.
 func (f *RealFIFO) HasSynced() bool {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	return f.synced
 }
 
@@ -355,7 +358,7 @@ func (f *RealFIFO) DeleteWithContext(ctx context.Context, obj any) error {
 // populated.
 func (f *RealFIFO) enqueueWatched(ctx context.Context, typ DeltaType, obj any, event string) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.populated = true
 	f.checkSynced_locked()
 	return f.enqueue_locked(ctx, typ, obj, true, sourceWatch, event)
@@ -402,7 +405,7 @@ func (f *RealFIFO) enqueue_locked(ctx context.Context, typ DeltaType, obj any, t
 // upstream counts them.
 func (f *RealFIFO) ReplaceWithContext(ctx context.Context, list []any, resourceVersion string) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	var err error
 	if f.atomicEvents {
 		err = f.enqueueReplacedAll_locked(ctx, list, resourceVersion)
@@ -519,7 +522,7 @@ func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
 // error, this one wraps the real cause.
 func (f *RealFIFO) ResyncWithContext(ctx context.Context) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if f.atomicEvents {
 		d := Delta{Type: SyncAll, Object: SyncAllInfo{}}
 		if tracing.Enabled(f.tp) {
@@ -563,7 +566,7 @@ func (f *RealFIFO) BookmarkWithContext(ctx context.Context, resourceVersion stri
 		return nil
 	}
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	f.push_locked(Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}})
 	if tracing.Enabled(f.tp) {
 		f.bookmarkEvent(ctx, resourceVersion)
@@ -597,7 +600,7 @@ func (f *RealFIFO) waitForEntries_locked() error {
 // whileProcessing_locked. Either way it must not call Pop or PopBatch.
 func (f *RealFIFO) Pop(process PopProcessFunc) (any, error) {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if err := f.waitForEntries_locked(); err != nil {
 		return nil, err
 	}
@@ -623,9 +626,9 @@ func batchable(t DeltaType) bool {
 
 // PopBatch waits for an entry, then removes a run of the oldest entries
 // and hands them to processBatch, or to processSingle (as a one-element
-// Deltas) when the run is one entry long. The run stops before
+// Deltas) when the run is one entry long. The run holds at most the batch
+// size (1,000 entries) and stops before
 //
-//   - the batch size (1,000 entries),
 //   - the end of the initial list, while any of it is queued, so that every
 //     entry of a batch has the same isInInitialList,
 //   - an entry of a type that is not batchable (such an entry at the front
@@ -640,7 +643,7 @@ func batchable(t DeltaType) bool {
 // Locking as for Pop.
 func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if err := f.waitForEntries_locked(); err != nil {
 		return err
 	}
@@ -709,7 +712,7 @@ func (f *RealFIFO) batchRun_locked(limit int) int {
 func (f *RealFIFO) whileProcessing_locked(single PopProcessFunc, batch ProcessBatchFunc, deltas []Delta, isInInitialList bool) error {
 	if f.unlockWhileProcessing && f.len_locked() < 2*f.batchSize {
 		f.processing = true
-		f.lock.Unlock()
+		f.unlock()
 		defer f.relockAfterProcessing()
 	}
 	if batch != nil {
@@ -738,7 +741,7 @@ func (f *RealFIFO) relockAfterProcessing() {
 // pops them either; the difference cannot be seen through the informer.
 func (f *RealFIFO) endQueuedAsDropped() {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	for d := range f.items.all() {
 		if d.trace != nil {
 			f.endWait(d, true)
@@ -753,7 +756,7 @@ func (f *RealFIFO) endQueuedAsDropped() {
 // checkInvariant verifies, for tests, the invariants stated on the fields.
 func (f *RealFIFO) checkInvariant() error {
 	f.lock.Lock()
-	defer f.lock.Unlock()
+	defer f.unlock()
 	if err := f.items.checkInvariant(); err != nil {
 		return err
 	}
@@ -965,4 +968,14 @@ func (q *deltaChunks) checkInvariant() error {
 		}
 	}
 	return nil
+}
+
+// unlock releases the lock, then ends the spans ended under it: a span
+// processor, or an exporter behind a synchronous one, never runs while the
+// queue is locked (see spanEnds).
+func (f *RealFIFO) unlock() {
+	ends := f.ends
+	f.ends = nil
+	f.lock.Unlock()
+	ends.endAll()
 }

@@ -962,3 +962,66 @@ func TestRealFIFOTracesAStreamedList(t *testing.T) {
 		require.NotNil(t, ix.child(t, root, tracing.SpanHandleDeltas), key)
 	}
 }
+
+// blockingProcessor is a span processor whose OnEnd waits, for roots, until
+// released: a collector that does not answer behind a synchronous
+// processor.
+type blockingProcessor struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (p *blockingProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (p *blockingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if strings.HasPrefix(s.Name(), tracing.SpanRootPrefix) {
+		p.once.Do(func() { close(p.entered) })
+		<-p.release
+	}
+}
+func (p *blockingProcessor) Shutdown(context.Context) error   { return nil }
+func (p *blockingProcessor) ForceFlush(context.Context) error { return nil }
+
+// A span processor that blocks never holds the queue's lock: while the
+// reflector's Add waits in OnEnd for its root, the consumer can still Pop
+// (issue 19: a stalled collector must not stall the informer). Before
+// spanEnds, the root was ended under the lock and Pop waited for the
+// collector.
+func TestABlockedSpanProcessorDoesNotHoldTheQueueLock(t *testing.T) {
+	for _, q := range []struct {
+		name string
+		add  func(tp *sdktrace.TracerProvider) (func() error, func(PopProcessFunc) (any, error))
+	}{
+		{"RealFIFO", func(tp *sdktrace.TracerProvider) (func() error, func(PopProcessFunc) (any, error)) {
+			f := NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", TracerProvider: tp, AtomicEvents: true})
+			return func() error { return f.Add(mk("a", "1")) }, f.Pop
+		}},
+		{"DeltaFIFO", func(tp *sdktrace.TracerProvider) (func() error, func(PopProcessFunc) (any, error)) {
+			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", TracerProvider: tp})
+			return func() error { return f.Add(mk("a", "1")) }, f.Pop
+		}},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			bp := &blockingProcessor{entered: make(chan struct{}), release: make(chan struct{})}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bp))
+			add, pop := q.add(tp)
+			added := make(chan error, 1)
+			go func() { added <- add() }()
+			<-bp.entered // the Add is inside OnEnd now
+			popped := make(chan error, 1)
+			go func() {
+				_, err := pop(func(any, bool) error { return nil })
+				popped <- err
+			}()
+			select {
+			case err := <-popped:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				close(bp.release)
+				t.Fatal("Pop waited for the blocked span processor: the queue's lock was held while a span ended")
+			}
+			close(bp.release)
+			require.NoError(t, <-added)
+		})
+	}
+}

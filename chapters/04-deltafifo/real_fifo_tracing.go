@@ -77,7 +77,7 @@ func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, eve
 	if !selected(f.traceFilter, key, obj) {
 		return nil
 	}
-	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event, &f.ends)
 }
 
 // startAtomicEntry starts the span of a ReplacedAll or SyncAll entry,
@@ -119,7 +119,7 @@ func (f *RealFIFO) endWait(d Delta, dropped bool) {
 		if dropped {
 			a.entry.SetAttributes(tracing.KeyQueueDropped.Bool(true))
 		}
-		a.entry.End(trace.WithTimestamp(a.poppedAt))
+		f.ends.add(a.entry, a.poppedAt)
 		return
 	}
 	key, _ := f.KeyOf(d.Object)
@@ -129,7 +129,7 @@ func (f *RealFIFO) endWait(d Delta, dropped bool) {
 	}
 	_, span := f.tracer.Start(trace.ContextWithSpanContext(background, d.trace.root), tracing.SpanRealFIFOQueued,
 		internal, trace.WithTimestamp(d.trace.queuedAt), trace.WithAttributes(attrs...))
-	span.End()
+	f.ends.add(span, time.Time{})
 }
 
 // bookmarkEvent records a queued Bookmark entry as an event on the

@@ -103,9 +103,9 @@ const (
 // Span options that never change, hoisted so an untraced enqueue allocates
 // nothing for them.
 var (
-	rootKind   = trace.WithSpanKind(trace.SpanKindProducer)
-	newRoot    = trace.WithNewRoot()
-	rootNames  = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
+	rootKind  = trace.WithSpanKind(trace.SpanKindProducer)
+	newRoot   = trace.WithNewRoot()
+	rootNames = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
 		sourceResync: tracing.SpanRootPrefix + sourceResync, sourceWatchList: tracing.SpanRootPrefix + sourceWatchList}
 	internal   = trace.WithSpanKind(trace.SpanKindInternal)
 	consumer   = trace.WithSpanKind(trace.SpanKindConsumer)
@@ -125,7 +125,7 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event s
 	if !selected(f.traceFilter, key, obj) {
 		return nil
 	}
-	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event)
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event, &f.ends)
 }
 
 // startEnqueueTrace is startRoot for either queue: the DeltaFIFO's deltas
@@ -134,14 +134,18 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event s
 // A streamed object's root starts when it arrived on the stream
 // (arrivedAt in ctx), so the root spans the wait in the reflector's
 // temporary store for the bookmark; every other root starts now.
-func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj any, key, source, event string) *deltaTrace {
+//
+// The root is ended through ends, once the queue's lock is released.
+func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj any, key, source, event string, ends *spanEnds) *deltaTrace {
 	start, _ := ctx.Value(arrivedAtKey{}).(time.Time)
 	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), start, obj, key, source, event)
-	defer span.End()
 	if !span.IsRecording() {
+		span.End()
 		return nil
 	}
-	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now()}
+	now := time.Now()
+	ends.add(span, now)
+	return &deltaTrace{root: span.SpanContext(), queuedAt: now}
 }
 
 // endQueued records, for each of a key's deltas that carries a trace, the
@@ -295,4 +299,38 @@ func withArrival(ctx context.Context, arrived []time.Time, i int) context.Contex
 		return ctx
 	}
 	return context.WithValue(ctx, arrivedAtKey{}, arrived[i])
+}
+
+// spanEnds holds spans ended while a queue's lock was held, to be ended for
+// real once it is released. Ending a span hands it to the TracerProvider's
+// span processors; a synchronous one (sdktrace.WithSyncer, a
+// SimpleSpanProcessor) calls the exporter right there, and a blocking batch
+// processor waits for room. Under the queue's lock that would make a slow
+// collector slow the reflector's every Add and the consumer's every Pop, so
+// tracing would no longer cost only its own CPU: a stuck collector could
+// stall the informer. Each span keeps the time it was ended at
+// (trace.WithTimestamp), so the trace reads exactly as if it had been ended
+// under the lock.
+//
+// Not in client-go, which does not trace.
+type spanEnds []pendingEnd
+
+type pendingEnd struct {
+	span trace.Span
+	at   time.Time
+}
+
+// add notes span as ended at the given time (now if zero).
+func (e *spanEnds) add(span trace.Span, at time.Time) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	*e = append(*e, pendingEnd{span: span, at: at})
+}
+
+// endAll ends every span noted; call it with no lock held.
+func (e spanEnds) endAll() {
+	for _, p := range e {
+		p.span.End(trace.WithTimestamp(p.at))
+	}
 }

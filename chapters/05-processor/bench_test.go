@@ -92,8 +92,8 @@ func (c *countingHandler) OnDelete(any)      { c.tick() }
 // a recording SDK (AlwaysSample, batch processor, an exporter that drops),
 // the same SDK with a TraceFilter selecting one of the 10,000 pods
 // (ours-traced-one-key: 11 of the 110,000 events traced), ours on the
-// DeltaFIFO (the 1.23 design) with no TracerProvider, and
-// client-go's SharedIndexInformer on its default path (RealFIFO). Metrics
+// DeltaFIFO (client-go's informer queue up to 1.32) with no TracerProvider,
+// and client-go's SharedIndexInformer on its default path (RealFIFO). Metrics
 // per event: ns/event, B/event, allocs/event (an event is one of the 110k
 // objects reaching every handler), and cpu-ns/op, the process's CPU time
 // per iteration. hack/benchtable sets each of ours beside client-go's and

@@ -22,7 +22,8 @@
 // configured as client-go v0.37.2's informers configure theirs (atomic
 // relists and resyncs, unlocked processing, batch pops); the option
 // [SharedIndexInformerOptions].Queue = [DeltaFIFOQueue] runs it on the
-// DeltaFIFO of the 1.23-era design instead (docs/05-processor.md).
+// DeltaFIFO, client-go's informer queue up to 1.32, instead
+// (docs/05-processor.md).
 //
 // With a TracerProvider, every handler call is the end of a chain of spans
 // back to the object's own root: HandleDeltas, Indexer.*, distribute, then per

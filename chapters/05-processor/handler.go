@@ -6,8 +6,8 @@ package processor
 // up in its buffer meanwhile) and must not modify the objects they receive.
 //
 //   - OnAdd: an object appeared (isInInitialList: it was in the first LIST);
-//   - OnUpdate: an object changed, or a resync re-delivered it (then old and
-//     new have the same resourceVersion);
+//   - OnUpdate: an object changed, or a resync or relist re-delivered it
+//     unchanged (then old and new have the same resourceVersion);
 //   - OnDelete: an object went away; obj is its last state, or a
 //     deltafifo.DeletedFinalStateUnknown when the deletion was only
 //     discovered by a relist.

@@ -111,8 +111,9 @@ type SharedIndexInformerOptions struct {
 // QueueKind selects the queue a shared informer runs on. Not in client-go:
 // v0.37.2's newQueueFIFO (controller.go) picks the queue from feature gates,
 // and with InOrderInformers GA and locked on since 1.36 it always builds the
-// RealFIFO. We keep the DeltaFIFO selectable so that the 1.23-era design
-// most diagrams show can still be run, traced and compared with today's.
+// RealFIFO. We keep the DeltaFIFO selectable so that the design most
+// diagrams show, which client-go's informers ran up to 1.32, can still be
+// run, traced and compared with today's.
 type QueueKind int
 
 const (
@@ -125,7 +126,7 @@ const (
 	// Every event reaches the handlers in the API server's order; nothing
 	// is coalesced.
 	RealFIFOQueue QueueKind = iota
-	// DeltaFIFOQueue is the design client-go's informers ran until 1.33: a
+	// DeltaFIFOQueue is the design client-go's informers ran up to 1.32: a
 	// [deltafifo.DeltaFIFO] with KnownObjects = the cache and
 	// EmitDeltaTypeReplaced, popped up to 100 keys per lock hold. A key's
 	// queued changes are popped together (coalesced), and keys come out in
@@ -502,9 +503,10 @@ func (s *sharedIndexInformer) handleBatchDeltas(deltas []deltafifo.Delta, isInIn
 //
 //   - Deleted: OnDelete with the object or its DeletedFinalStateUnknown;
 //   - nothing cached before (old == nil): OnAdd, with isInInitialList;
-//   - otherwise OnUpdate(old, new), sent only to handlers due for a resync
-//     when old and new have the same resourceVersion (a resync, or a relist
-//     of an unchanged object).
+//   - otherwise OnUpdate(old, new), sent only to the listeners marked as
+//     syncing when old and new have the same resourceVersion (a resync, or a
+//     relist of an unchanged object). Every listener starts marked and only
+//     a resync check unmarks it, so with no resync period all get it.
 //
 // It runs under blockDeltas (the consumer is only called from HandleDeltas
 // and handleBatchDeltas). With ctx carrying a recording HandleDeltas span,

@@ -294,8 +294,11 @@ type sharedProcessor struct {
 	listenersCond *sync.Cond // Wait with listenersLock read-locked
 	// Guarded by listenersLock:
 	listenersStarted bool
-	// listeners maps each listener to whether it is due for a resync now
-	// (upstream's syncingListeners, folded into the map's value).
+	// listeners maps each listener to whether it is marked as syncing
+	// (upstream's syncingListeners, folded into the map's value): true from
+	// addListener, as upstream, then whatever the last shouldResync said. So
+	// with no resync period (no check ever runs) every listener stays marked
+	// and gets every same-resourceVersion update.
 	listeners map[*processorListener]bool
 	nextIndex int
 
@@ -353,9 +356,9 @@ func (p *sharedProcessor) removeListener(l *processorListener) {
 	}
 }
 
-// distribute hands n to every listener (sync: only to those due for a
-// resync). It waits for pop goroutines to take the notification, never for
-// a handler.
+// distribute hands n to every listener (sync: only to those marked as
+// syncing; see listeners). It waits for pop goroutines to take the
+// notification, never for a handler.
 func (p *sharedProcessor) distribute(n notification, sync bool) {
 	p.distributed.Add(1)
 	p.listenersLock.RLock()

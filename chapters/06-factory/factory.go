@@ -31,7 +31,9 @@ type SharedInformerFactory interface {
 	// is safe to call again after creating more.
 	Start(stopCh <-chan struct{})
 	// WaitForCacheSync waits for every started informer to sync (or stopCh)
-	// and reports each one's state.
+	// and reports each one's state. It polls HasSynced every 100 ms, where
+	// upstream's waits on each informer's HasSyncedChecker().Done() channel
+	// (chapter 5 has no DoneChecker), so it may return up to 100 ms later.
 	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
 	// Shutdown marks the factory as shutting down (Start then does nothing)
 	// and waits until every informer goroutine has returned. Stop them first,

@@ -49,8 +49,8 @@ func (dropExporter) Shutdown(context.Context) error                             
 // BenchmarkLiveView measures what the live view adds to a traced embedded
 // run (issue 13: at most 5%). Both variants run the demo's own informer
 // (probedInformerFor, the RealFIFO, three handlers) on the embedded API
-// server, with every span recorded and sent through the demo's batch
-// processor options to an exporter that drops them; per iteration
+// server, with every span recorded and sent through the demo's export
+// queue to an exporter that drops them; per iteration
 // benchPods pods are listed and benchUpdates updates written and handled
 // by every handler. with-liveview adds what --ui adds: the SpanStore as
 // one more span processor (liveTraces traces), the page's server with the
@@ -94,7 +94,7 @@ func BenchmarkLiveView(b *testing.B) {
 // to its last update's handler calls; v numbers the updates across
 // iterations.
 func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(dropExporter{}, batchOptions...))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(newExportQueue(dropExporter{})))
 	e.tp, e.tel = tp, &telemetry{tp: tp}
 	var l *liveUI
 	stopPoll := func() {}

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -42,6 +43,10 @@ const (
 	clusterSlowDelay = time.Millisecond
 	generateRounds   = 5
 )
+
+// interruptedCatchUp is how long, after Ctrl-C, the handlers are given to
+// catch up with the cache before the informer stops.
+const interruptedCatchUp = time.Second
 
 // syncTimeout bounds the wait for the informer's first sync; a variable so
 // that a test can shorten it.
@@ -107,8 +112,13 @@ func loadConfig(o *options) (*rest.Config, string, error) {
 }
 
 // explain turns an error from the API server or the network into one line
-// that says what happened and what to do.
-func explain(err error, where string, gvr schema.GroupVersionResource, namespace, verb string) error {
+// that says what happened and what to do. ctx is the run's: an error that
+// comes from the user stopping the run (Ctrl-C, or --duration's end) says
+// so, not that the cluster may be down. The API server's own message is
+// kept (as a typed client's and, through internal/kube, an unstructured
+// client's errors carry it); server text is made safe for a terminal
+// where it is printed (terminalSafe).
+func explain(ctx context.Context, err error, where string, gvr schema.GroupVersionResource, namespace, verb string) error {
 	ns := "all namespaces"
 	nsFlag := "-A"
 	if namespace != "" {
@@ -124,24 +134,41 @@ func explain(err error, where string, gvr schema.GroupVersionResource, namespace
 		invalid          x509.CertificateInvalidError
 		recordHeader     tls.RecordHeaderError
 		netErr           net.Error
+		dnsErr           *net.DNSError
 		urlErr           *url.Error
 		certVerify       *tls.CertificateVerificationError
+		status           apierrors.APIStatus
 	)
+	if ctx.Err() != nil && !errors.As(err, &status) {
+		why := "Ctrl-C"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "--duration ended"
+		}
+		return fmt.Errorf("stopped (%s) before the API server at %s answered the %s of %s in %s", why, where, verb, what, ns)
+	}
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("forbidden: the API server at %s does not allow you to %s %s in %s. An informer needs list and watch: check with `kubectl auth can-i %s %s %s`, ask for a Role/ClusterRole that grants them, or pick another --namespace/--resource. (%v)",
+		return fmt.Errorf("forbidden: the API server at %s does not allow you to %s %s in %s. An informer needs list and watch: check with `kubectl auth can-i %s %s %s`, ask for a Role/ClusterRole that grants them, or pick another --namespace/--resource. The server said: %v",
 			where, verb, what, ns, verb, what, nsFlag, err)
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("unauthorized: the API server at %s rejected this kubeconfig's credentials (expired token or certificate?); log in again or choose another --context. (%v)", where, err)
+		return fmt.Errorf("unauthorized: the API server at %s rejected this kubeconfig's credentials (expired token or certificate?); log in again or choose another --context. The server said: %v", where, err)
 	case apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
-		return fmt.Errorf("unknown resource: the API server at %s has no %s in %s (or cannot %s it); `kubectl api-resources` lists what it serves, give it as --resource group/version/resource. (%v)",
+		return fmt.Errorf("unknown resource: the API server at %s has no %s in %s (or cannot %s it); `kubectl api-resources` lists what it serves, give it as --resource group/version/resource. The server said: %v",
 			where, gvr.Resource, gvr.GroupVersion(), verb, err)
+	case errors.As(err, &status):
+		return fmt.Errorf("the API server at %s failed to %s %s in %s (HTTP %d): %v", where, verb, what, ns, status.Status().Code, err)
 	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &certVerify):
 		return fmt.Errorf("TLS: the certificate of the API server at %s is not trusted by this kubeconfig (wrong certificate-authority, or the wrong server address): %v", where, err)
 	case errors.As(err, &recordHeader) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return fmt.Errorf("TLS: %s does not speak HTTPS; fix the server URL (http:// vs https://) in the kubeconfig: %v", where, err)
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) || errors.As(err, &urlErr):
-		return fmt.Errorf("cannot reach the API server at %s within %v: %v. Is the cluster running and is this the right --context? (kubectl cluster-info)", where, preflightTimeout, err)
+	case utilnet.IsConnectionRefused(err):
+		return fmt.Errorf("cannot reach the API server at %s: nothing accepts connections there (connection refused). Is the cluster running, and is this the right --context? (kubectl cluster-info)", where)
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("cannot reach the API server at %s: its host name does not resolve (%v); check the server URL in the kubeconfig, or --context", where, err)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return fmt.Errorf("the API server at %s did not answer the %s of %s within %v: %v. Is the cluster running and is this the right --context? (kubectl cluster-info)", where, verb, what, preflightTimeout, err)
+	case errors.As(err, &netErr) || errors.As(err, &urlErr):
+		return fmt.Errorf("cannot reach the API server at %s: %v. Is the cluster running and is this the right --context? (kubectl cluster-info)", where, err)
 	}
 	return fmt.Errorf("%s %s in %s at %s failed: %v", verb, what, ns, where, err)
 }
@@ -152,18 +179,18 @@ func explain(err error, where string, gvr schema.GroupVersionResource, namespace
 // use fails now with a reason, not later in a reflector retrying in the
 // background.
 func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, namespace, where string) error {
-	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	err := rc.Get().Namespace(namespace).Resource(gvr.Resource).
-		VersionedParams(&metav1.ListOptions{Limit: 1}, metav1.ParameterCodec).Do(ctx).Error()
+		VersionedParams(&metav1.ListOptions{Limit: 1}, metav1.ParameterCodec).Do(pctx).Error()
 	if err != nil {
-		return explain(err, where, gvr, namespace, "list")
+		return explain(ctx, err, where, gvr, namespace, "list")
 	}
 	timeout := int64(1)
 	w, err := rc.Get().Namespace(namespace).Resource(gvr.Resource).
-		VersionedParams(&metav1.ListOptions{Watch: true, TimeoutSeconds: &timeout}, metav1.ParameterCodec).Watch(ctx)
+		VersionedParams(&metav1.ListOptions{Watch: true, TimeoutSeconds: &timeout}, metav1.ParameterCodec).Watch(pctx)
 	if err != nil {
-		return explain(err, where, gvr, namespace, "watch")
+		return explain(ctx, err, where, gvr, namespace, "watch")
 	}
 	w.Stop()
 	return nil
@@ -207,7 +234,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	if o.generate {
 		gen = &generator{core: core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
 		if err := gen.createNamespace(ctx); err != nil {
-			return result{}, explain(err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
+			return result{}, explain(ctx, err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
 		}
 		defer gen.cleanup(u)
 		namespace = gen.ns
@@ -247,11 +274,18 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	// that a cluster that goes away mid-run is not a silent stall. The
 	// reflector says which request failed ("failed to list …" or "failed to
 	// watch …"): the explanation and its kubectl hint name that verb.
+	// Each report is printed once: a forbidden or unauthorized request
+	// (which no retry cures) ends the run with it, and a report that only
+	// repeats the one before (the reflector retrying a server that keeps
+	// failing) is not printed again. Reports once the user has stopped
+	// the run are the informer being stopped, not trouble.
 	var lastErr lastError
 	_ = inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
-		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-			e := explain(err, where, gvr, namespace, failedVerb(err))
-			lastErr.set(e, err)
+		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || ctx.Err() != nil {
+			return
+		}
+		e := explain(ctx, err, where, gvr, namespace, failedVerb(err))
+		if fatal, repeated := lastErr.set(e, err); !fatal && !repeated {
 			u.warn("%v (the informer retries)", e)
 		}
 	})
@@ -302,7 +336,8 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			return result{}, errors.New("stopped before the informer synced")
 		}
 		if e, _ := lastErr.get(); e != nil {
-			return result{}, fmt.Errorf("the %s informer did not sync within %v; the last error was: %v", gvr.Resource, syncTimeout, e)
+			// Not fatal, so printed as a warning already.
+			return result{}, fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
 		}
 		return result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
 			gvr.Resource, syncTimeout, where, lastSeen(tel.collector, inf.GetStore().ListKeys()))
@@ -315,13 +350,13 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	if gen != nil {
 		u.lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
 		if err := gen.run(ctx); err != nil && ctx.Err() == nil {
-			return result{}, explain(err, where, gvr, namespace, "create")
+			return result{}, explain(ctx, err, where, gvr, namespace, "create")
 		}
 		if ctx.Err() == nil {
-			if err := until("the generated changes to reach the handlers", func() bool {
+			if err := until(ctx, "the generated changes to reach the handlers", func() bool {
 				want, err := gen.serverState(ctx)
 				return err == nil && maps.Equal(audit.state(), want)
-			}); err != nil {
+			}); err != nil && ctx.Err() == nil {
 				return result{}, err
 			}
 		}
@@ -336,7 +371,15 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		}
 		<-ctx.Done()
 	}
-	if err := until("every handler to catch up with the cache", func() bool {
+	// After Ctrl-C the user is waiting: the handlers get a moment, not
+	// stepTimeout (--duration's end waits for them).
+	catchUp := context.Background()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		var cancel context.CancelFunc
+		catchUp, cancel = context.WithTimeout(catchUp, interruptedCatchUp)
+		defer cancel()
+	}
+	if err := until(catchUp, "every handler to catch up with the cache", func() bool {
 		want := map[string]string{}
 		for _, obj := range inf.GetStore().List() {
 			k, rv := keyAndRV(obj)
@@ -367,11 +410,15 @@ type lastError struct {
 	fatal bool  // guarded by mu: forbidden or unauthorized, which retries do not cure
 }
 
-func (l *lastError) set(explained, raw error) {
+// set keeps explained (raw is the reflector's error) and says whether it is
+// fatal, and whether it repeats the report before it word for word.
+func (l *lastError) set(explained, raw error) (fatal, repeated bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	repeated = l.err != nil && l.err.Error() == explained.Error()
 	l.err = explained
 	l.fatal = apierrors.IsForbidden(raw) || apierrors.IsUnauthorized(raw)
+	return l.fatal, repeated
 }
 
 func (l *lastError) get() (error, bool) {

@@ -8,10 +8,11 @@
 // With no flags it starts the embedded API server (internal/apiserver),
 // builds a pod informer through the chapter-6 factory with three handlers
 // (one deliberately slow) on the RealFIFO, client-go v0.37.2's queue
-// (--queue deltafifo: the 1.23-era DeltaFIFO), runs eight lessons and stops
-// by itself. The informer fetches its initial state as client-go v0.37.2's
-// does, with a stream (a WATCH with sendInitialEvents=true: every object,
-// then a bookmark, then the changes on the same connection):
+// (--queue deltafifo: the DeltaFIFO, client-go's up to 1.32), runs eight
+// lessons and stops by itself. The informer fetches its initial state as
+// client-go v0.37.2's does, with a stream (a WATCH with
+// sendInitialEvents=true: every object, then a bookmark, then the changes
+// on the same connection):
 //
 //   - basic: a create, an update and a delete seen by watch;
 //   - coalesce: on a DeltaFIFO informer of its own (the lesson teaches that

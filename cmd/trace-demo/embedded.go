@@ -26,7 +26,8 @@ import (
 // The embedded run: a scripted workload on the in-process API server, one
 // lesson per scenario. Every step waits for what it caused to reach the
 // handlers (never a fixed sleep), and gives up with an error after
-// stepTimeout, so the demo cannot hang.
+// stepTimeout, or at once when the run's context ends (Ctrl-C), so the
+// demo cannot hang.
 
 const (
 	demoNamespace = "demo"
@@ -43,6 +44,9 @@ const (
 	// resyncPeriod is the factory's default resync and the late handler's
 	// period; the other handlers ask for none.
 	resyncPeriod = time.Second
+	// mainInformer is the name of the embedded runs' pod informer (the
+	// informers the demo builds are named after their resource).
+	mainInformer = "pods"
 )
 
 var scenarioNames = []string{"basic", "coalesce", "order", "slow-handler", "relist", "fallback", "late-handler", "resync"}
@@ -95,14 +99,76 @@ func slowLesson(handler string, d time.Duration) string {
 	return "update demo/busy five times in a row; " + handler + " takes " + d.String() + " per call."
 }
 
-// slowLine is the line after the slow-handler lesson: the slow handler's
-// time per call on demo/busy, from its spans.
-func slowLine(c *collector, handler string) string {
-	n, mean := slowCalls(c, demoNamespace+"/busy", handler)
-	if n == 0 {
-		return "slow-handler: no traced call of *main." + handler + " on demo/busy (not among the traced objects?)"
+// lessonResult is the line printed after lesson s has run: what it did,
+// read from this run of it (the spans that started since, the handlers'
+// own records), so that a lesson run again in the same process (the live
+// view's lesson script) reports its own run. slowHandler is the type name
+// of the slow handler (slowHandler, or the live view's tunableHandler).
+func (e *embedded) lessonResult(s string, since time.Time, slowHandler string) string {
+	switch s {
+	case "coalesce":
+		return e.coalesceNote
+	case "order":
+		return e.order.summary()
+	case "slow-handler":
+		return slowLine(e.tel.collector, slowHandler, since)
+	case "relist":
+		hs := tombstonesSeen(e.handlers, demoNamespace+"/doomed")
+		if len(hs) == 0 {
+			return "relist: demo/doomed reached no handler as a DeletedFinalStateUnknown (its delete arrived as a watch event?)"
+		}
+		line := fmt.Sprintf("relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (%s)", strings.Join(hs, ", "))
+		if e.requestsLine != "" {
+			line += "\n· " + e.requestsLine
+		}
+		return line
+	case "fallback":
+		return e.requestsLine
+	case "late-handler":
+		if e.late == nil {
+			return ""
+		}
+		return fmt.Sprintf("late-handler: %s was given %s, one per cached pod, each a trace of its own with root %s; the queue and HandleDeltas were not involved",
+			e.lateName, plural(int(e.late.adds.Load()), "synthetic add"), tracing.SpanAddEventHandle)
+	case "resync":
+		if e.late == nil {
+			return ""
+		}
+		line := fmt.Sprintf("resync: %s got %s so far (OnUpdate with the cached object, resourceVersion unchanged: root \"ListAndWatch resync\"), about one per cached pod every %v",
+			e.lateName, plural(int(e.late.resyncs.Load()), "resync call"), resyncPeriod)
+		if others := e.othersResynced() - e.resyncsBefore; others > 0 {
+			return line + fmt.Sprintf("; the handlers that asked for none got %d during the lesson", others)
+		}
+		return line + "; the handlers that asked for none got none"
 	}
-	return fmt.Sprintf("slow-handler: *main.%s took %s per call on demo/busy (%s)", handler, ms(mean), plural(n, "call"))
+	return ""
+}
+
+// othersResynced sums the resync calls (an update with an unchanged
+// resourceVersion) of the handlers that asked for no resync.
+func (e *embedded) othersResynced() int64 {
+	var n int64
+	for _, h := range e.handlers {
+		n += h.handlerState().resyncs.Load()
+	}
+	return n
+}
+
+// slowLine is the line after the slow-handler lesson: the slow handler's
+// time per call on demo/busy, from the spans of its calls since the lesson
+// began, and which calls they were.
+func slowLine(c *collector, handler string, since time.Time) string {
+	adds, updates, mean := slowCalls(c, demoNamespace+"/busy", handler, since)
+	n := adds + updates
+	if n == 0 {
+		why := "not among the traced objects?"
+		if c.full() {
+			why = "the summary's span memory is full: the page's waterfalls still have them"
+		}
+		return "slow-handler: no traced call of *main." + handler + " on demo/busy (" + why + ")"
+	}
+	return fmt.Sprintf("slow-handler: *main.%s took %s per call on demo/busy (%s: %d OnAdd for its create, %d OnUpdate for the five updates)",
+		handler, ms(mean), plural(n, "call"), adds, updates)
 }
 
 // showcase is one trace the waterfall draws: the first trace of key whose
@@ -126,6 +192,8 @@ func rootIs(name, event string) func(*spancheck.Span) bool {
 }
 
 type embedded struct {
+	// ctx is the run's: every wait of a lesson ends with it (nil: none).
+	ctx      context.Context
 	srv      *apiserver.Server
 	informer processor.SharedIndexInformer
 	// probe wraps the informer's ListerWatcher: the relist and fallback
@@ -136,7 +204,11 @@ type embedded struct {
 
 	handlers []stateful // the three started with the informer
 	late     *lateHandler
-	show     []showcase
+	lateReg  processor.ResourceEventHandlerRegistration
+	lateName string // its listener's name, *main.lateHandler#N
+	// resyncsBefore is othersResynced when the resync lesson began.
+	resyncsBefore int64
+	show          []showcase
 
 	queue        processor.QueueKind
 	client       *factory.Client
@@ -217,18 +289,38 @@ func (e *embedded) handlersCaughtUp(what string) error {
 	if e.late != nil {
 		hs = append(hs[:len(hs):len(hs)], e.late)
 	}
-	return until(what, func() bool { return caughtUp(hs, want) })
+	return e.until(what, func() bool { return caughtUp(hs, want) })
+}
+
+// until is until with the run's context.
+func (e *embedded) until(what string, cond func() bool) error {
+	return until(e.context(), what, cond)
+}
+
+// context is the run's context, or Background when it has none.
+func (e *embedded) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
+	}
+	return e.ctx
 }
 
 // until polls cond; after stepTimeout it gives up with an error naming what
-// was awaited, so a broken step ends the demo instead of hanging it.
-func until(what string, cond func() bool) error {
+// was awaited, so a broken step ends the demo instead of hanging it; when
+// ctx ends (Ctrl-C) it stops at once, with an error that wraps ctx's.
+func until(ctx context.Context, what string, cond func() bool) error {
 	deadline := time.Now().Add(stepTimeout)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("gave up after %v waiting for %s", stepTimeout, what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped while waiting for %s: %w", what, ctx.Err())
+		case <-t.C:
+		}
 	}
 	return nil
 }
@@ -252,7 +344,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
+	e := &embedded{ctx: ctx, srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
 	steps := scenarioNames
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
@@ -314,29 +406,18 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 			u.println(lookFor[s])
 		}
 		before := len(e.show)
+		started := time.Now()
 		if err := e.step(s); err != nil {
+			if ctx.Err() != nil {
+				return result{}, fmt.Errorf("interrupted during %s", s)
+			}
 			return result{}, fmt.Errorf("scenario %s: %w", s, err)
 		}
-		switch s {
-		case "coalesce":
-			u.status("%s", e.coalesceNote)
-		case "order":
+		if s == "order" && (o.verbose || o.scenario == s) {
 			u.status("%s", e.order.summary())
-			if o.verbose || o.scenario == s {
-				u.println(e.order.table())
-			}
-		case "relist":
-			if hs := tombstonesSeen(e.handlers, demoNamespace+"/doomed"); len(hs) > 0 {
-				u.status("relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (%s)", strings.Join(hs, ", "))
-			}
-			u.status("%s", e.requestsLine)
-		case "fallback":
-			u.status("%s", e.requestsLine)
-		}
-		if s == "slow-handler" {
-			if n, _ := slowCalls(tel.collector, demoNamespace+"/busy", "slowHandler"); n > 0 {
-				u.status("%s", slowLine(tel.collector, "slowHandler"))
-			}
+			u.println(e.order.table())
+		} else if line := e.lessonResult(s, started, "slowHandler"); line != "" {
+			u.status("%s", line)
 		}
 		for i := before; i < len(e.show); i++ {
 			e.show[i].step = s
@@ -349,7 +430,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 	if testHookOrder != nil && e.order != nil {
 		testHookOrder(e.order)
 	}
-	return result{show: e.show, handlerCalls: e.handlerCalls()}, nil
+	return result{show: e.show, handlerCalls: e.handlerCalls(), informer: mainInformer}, nil
 }
 
 // handlerCalls is how many calls the main informer's handlers (the late
@@ -374,6 +455,10 @@ func (e *embedded) step(name string) error {
 	ns := demoNamespace + "/"
 	switch name {
 	case "basic":
+		// An earlier run of the script stopped mid-lesson may have left it.
+		if err := e.deleteIfThere(apiserver.Pods, demoNamespace, "web-2"); err != nil {
+			return err
+		}
 		if err := e.create("web-2"); err != nil {
 			return err
 		}
@@ -403,6 +488,14 @@ func (e *embedded) step(name string) error {
 		e.order = res
 		return err
 	case "slow-handler":
+		// Left by an earlier run of the lesson (the live view's script
+		// runs it again): gone, and seen gone, before it is made anew.
+		if err := e.deleteIfThere(apiserver.Pods, demoNamespace, "busy"); err != nil {
+			return err
+		}
+		if err := e.handlersCaughtUp("demo/busy of an earlier run deleted"); err != nil {
+			return err
+		}
 		if err := e.create("busy"); err != nil {
 			return err
 		}
@@ -420,6 +513,12 @@ func (e *embedded) step(name string) error {
 		e.show[len(e.show)-1].last = true
 		return e.handlersCaughtUp("the five updates of demo/busy")
 	case "relist":
+		for _, h := range e.handlers {
+			h.handlerState().forgetTombstone(demoNamespace + "/doomed")
+		}
+		if err := e.deleteIfThere(apiserver.Pods, demoNamespace, "doomed"); err != nil {
+			return err
+		}
 		if err := e.create("doomed"); err != nil {
 			return err
 		}
@@ -435,6 +534,9 @@ func (e *embedded) step(name string) error {
 		// resourceVersion is now too old to resume, so the reflector must
 		// fetch the whole state again (a stream), which no longer has
 		// demo/doomed.
+		if err := e.deleteIfThere(apiserver.ConfigMaps, demoNamespace, "bump"); err != nil {
+			return err
+		}
 		if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: "bump"}}); err != nil {
 			return err
 		}
@@ -453,13 +555,14 @@ func (e *embedded) step(name string) error {
 	case "late-handler":
 		return e.addLate()
 	case "resync":
+		e.resyncsBefore = e.othersResynced()
 		if e.late == nil {
 			if err := e.addLate(); err != nil {
 				return err
 			}
 		}
 		e.show = append(e.show, sc("resync: the cache's copy handed again to the handler that asked", ns+"web-1", rootIs("ListAndWatch resync", "RESYNC")))
-		return until("demo/web-1's resync to reach the late handler", func() bool {
+		return e.until("demo/web-1's resync to reach the late handler", func() bool {
 			return e.late.wasResynced(demoNamespace + "/web-1")
 		})
 	}
@@ -467,13 +570,25 @@ func (e *embedded) step(name string) error {
 }
 
 func (e *embedded) addLate() error {
+	// The lesson run again (the live view's script) replaces its late
+	// handler rather than pile them up.
+	if e.lateReg != nil {
+		if err := e.informer.RemoveEventHandler(e.lateReg); err != nil {
+			return err
+		}
+		e.late, e.lateReg = nil, nil
+	}
 	// A pointer, so that its listener is "*main.lateHandler#N", as the
 	// lesson's line says.
 	h := &lateHandler{newSeen()}
-	if _, err := e.informer.AddEventHandlerWithResyncPeriod(h, resyncPeriod); err != nil {
+	reg, err := e.informer.AddEventHandlerWithResyncPeriod(h, resyncPeriod)
+	if err != nil {
 		return err
 	}
-	e.late = h
+	e.late, e.lateReg, e.lateName = h, reg, "*main.lateHandler"
+	if st, err := processor.ReadStats(e.informer); err == nil && len(st.Listeners) > 0 {
+		e.lateName = st.Listeners[len(st.Listeners)-1].Name // sorted by index: the newest is last
+	}
 	e.show = append(e.show, sc("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", rootIs(tracing.SpanAddEventHandle, "")))
 	return e.handlersCaughtUp("the late handler's synthetic adds")
 }
@@ -486,12 +601,12 @@ func timeoutCh(ctx context.Context, d time.Duration) <-chan struct{} {
 }
 
 // maxPoppedTogether is the largest informer.deltas.count among key's
-// HandleDeltas spans.
-func maxPoppedTogether(c *collector, key string) int {
+// HandleDeltas spans that started at since or later.
+func maxPoppedTogether(c *collector, key string, since time.Time) int {
 	spans, _ := c.snapshot()
 	n := 0
 	for _, s := range spans {
-		if s.Name == tracing.SpanHandleDeltas && s.Attr(tracing.KeyObjectKey) == key {
+		if s.Name == tracing.SpanHandleDeltas && s.Attr(tracing.KeyObjectKey) == key && !s.Start.Before(since) {
 			var k int
 			if _, err := fmt.Sscan(s.Attr(tracing.KeyDeltasCount), &k); err == nil {
 				n = max(n, k)
@@ -501,23 +616,32 @@ func maxPoppedTogether(c *collector, key string) int {
 	return n
 }
 
-// slowCalls is the number and mean duration of handler's calls for key
-// (handler: the type's name, e.g. slowHandler): the calls it does sleep
-// on, unlike the filler pods'.
-func slowCalls(c *collector, key, handler string) (int, time.Duration) {
+// slowCalls counts handler's traced OnAdd and OnUpdate calls for key that
+// started at since or later (handler: the type's name, e.g. slowHandler:
+// the calls it does sleep on, unlike the filler pods'), and their mean
+// duration.
+func slowCalls(c *collector, key, handler string, since time.Time) (adds, updates int, mean time.Duration) {
 	spans, _ := c.snapshot()
-	n, sum := 0, time.Duration(0)
+	sum := time.Duration(0)
 	for i := range spans {
 		s := &spans[i]
-		if spancheck.IsHandlerCall(s) && s.Attr(tracing.KeyObjectKey) == key && strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), handler+"#") {
-			n++
-			sum += s.Duration()
+		if !spancheck.IsHandlerCall(s) || s.Start.Before(since) || s.Attr(tracing.KeyObjectKey) != key || !strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), handler+"#") {
+			continue
 		}
+		switch s.Name {
+		case "OnAdd":
+			adds++
+		case "OnUpdate":
+			updates++
+		default:
+			continue
+		}
+		sum += s.Duration()
 	}
-	if n == 0 {
-		return 0, 0
+	if n := adds + updates; n > 0 {
+		mean = sum / time.Duration(n)
 	}
-	return n, sum / time.Duration(n)
+	return adds, updates, mean
 }
 
 // embeddedWatchErrors is the embedded runs' WatchErrorHandler. The relist

@@ -22,10 +22,14 @@ import (
 type seen struct {
 	// calls counts every call, traced or not: with a trace filter the
 	// spans see only the selected objects.
-	calls    atomic.Int64
-	mu       sync.Mutex
-	rv       map[string]string // guarded by mu
-	resynced map[string]bool   // guarded by mu: keys that had an update with old RV == new RV
+	calls atomic.Int64
+	// adds counts OnAdd calls; resyncs OnUpdate calls whose old and new
+	// resourceVersion are the same (a resync, or a relist's unchanged
+	// object).
+	adds, resyncs atomic.Int64
+	mu            sync.Mutex
+	rv            map[string]string // guarded by mu
+	resynced      map[string]bool   // guarded by mu: keys that had an update with old RV == new RV
 	// tombstoned: keys whose OnDelete was given a DeletedFinalStateUnknown.
 	tombstoned map[string]bool // guarded by mu
 }
@@ -36,6 +40,7 @@ func newSeen() *seen {
 
 func (s *seen) add(obj any) {
 	s.calls.Add(1)
+	s.adds.Add(1)
 	key, rv := keyAndRV(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -50,6 +55,7 @@ func (s *seen) update(old, obj any) {
 	defer s.mu.Unlock()
 	if rv == oldRV {
 		s.resynced[key] = true
+		s.resyncs.Add(1)
 	}
 	s.rv[key] = rv
 }
@@ -65,6 +71,14 @@ func (s *seen) delete(obj any) {
 	if tomb {
 		s.tombstoned[key] = true
 	}
+}
+
+// forgetTombstone forgets that key came as a tombstone: a lesson run again
+// asks about its own run.
+func (s *seen) forgetTombstone(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.tombstoned, key)
 }
 
 func (s *seen) wasTombstoned(key string) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -215,10 +216,19 @@ func (e *embedded) startLessonInformer(name string, q processor.QueueKind, selec
 // caughtUp waits until the lesson informer's handler has seen exactly the
 // server's pods (of its selector) at their current versions.
 func (l *lessonInformer) caughtUp(e *embedded, what string) error {
-	return until(what, func() bool {
+	return e.until(what, func() bool {
 		want, err := e.serverStateIn(l.ns, l.sel)
 		return err == nil && maps.Equal(l.handler.state(), want)
 	})
+}
+
+// deleteIfThere deletes an object a lesson creates, if an earlier run of
+// it left one.
+func (e *embedded) deleteIfThere(res apiserver.Resource, ns, name string) error {
+	if err := e.srv.Delete(res, ns, name); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // ensureFillers creates the filler pods once: the queue of a DeltaFIFO
@@ -252,6 +262,13 @@ func (e *embedded) coalesceLesson() (string, error) {
 		return "", err
 	}
 	key := lessonNamespace + "/web-coalesced"
+	started := time.Now()
+	// The lesson's informer is its own and lists afresh: a pod left by an
+	// earlier run of the lesson (the live view's script runs it again) is
+	// simply made anew.
+	if err := e.deleteIfThere(apiserver.Pods, lessonNamespace, "web-coalesced"); err != nil {
+		return "", err
+	}
 	if _, err := e.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: lessonNamespace, Name: "web-coalesced"}}); err != nil {
 		return "", err
 	}
@@ -276,7 +293,7 @@ func (e *embedded) coalesceLesson() (string, error) {
 	}
 	e.show = append(e.show, sc("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
-	n := maxPoppedTogether(e.tel.collector, key)
+	n := maxPoppedTogether(e.tel.collector, key, started)
 	if n == 0 && e.filter != nil {
 		return "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together", nil
 	}
@@ -305,6 +322,12 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 	res := &orderResult{}
 	keys := map[string]bool{}
 	for _, n := range orderPods {
+		// Left by an earlier run of the lesson: its informers list afresh.
+		if err := e.deleteIfThere(apiserver.Pods, lessonNamespace, n); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range orderPods {
 		p, err := e.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: lessonNamespace, Name: n, Labels: map[string]string{orderLabel: "true"}}})
 		if err != nil {
 			return nil, err
@@ -330,6 +353,8 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 		select {
 		case <-written:
 			return writeErr
+		case <-e.context().Done():
+			return fmt.Errorf("stopped while waiting for the other informer's LIST: %w", e.context().Err())
 		case <-time.After(stepTimeout):
 			return fmt.Errorf("gave up after %v waiting for the other informer's initial state", stepTimeout)
 		}

@@ -9,16 +9,20 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"k8s.io/apimachinery/pkg/labels"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
 func main() {
@@ -27,6 +31,10 @@ func main() {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C stops the run (within a second or two: every
+	// control, lesson and wait honours ctx); once it is seen, the signal's
+	// default comes back, so that a second Ctrl-C ends the process at once.
+	context.AfterFunc(ctx, stop)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -71,7 +79,7 @@ summary (one screen) and stops by itself. It writes no file unless asked to (--o
   go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
   go run ./cmd/trace-demo --scenario fallback          # a server that cannot stream: LIST, then WATCH
   go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
-  go run ./cmd/trace-demo --queue deltafifo            # the lessons on the 1.23-era queue
+  go run ./cmd/trace-demo --queue deltafifo            # the lessons on the DeltaFIFO (up to 1.32)
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
   go run ./cmd/trace-demo --kubeconfig ~/.kube/config --resource pods --duration 30s
@@ -99,7 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
-	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's until 1.33, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
+	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's up to 1.32, which merges a key's queued changes); with --cluster, deltafifo only for "+strings.Join(typedResourceNames(), ", ")+". The coalesce and order lessons run informers of their own on the queue they teach")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
 	addUIFlags(fs, o)
@@ -174,12 +182,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // A variable so that a test can shorten it.
 var flushTimeout = 10 * time.Second
 
+// interruptedFlushTimeout bounds it after Ctrl-C: the user asked to stop,
+// and a collector that accepts and never answers would otherwise hold the
+// demo for flushTimeout. What is not exported by then is counted and said.
+const interruptedFlushTimeout = time.Second
+
 // result is what a run hands to the waterfall: which traces to draw, and
 // how many calls the main informer's handlers counted themselves (the
 // summary's span counts miss the objects a trace filter left out).
 type result struct {
 	show         []showcase
 	handlerCalls int64
+	informer     string // the main informer's name, for the summary's headline
 }
 
 // run is main without os.Exit, for tests: 0 on success, 1 on a failed run,
@@ -190,18 +204,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		return 2
 	}
+	// Everything the demo prints on standard output may carry text from
+	// the API server (object names, messages): its control characters are
+	// shown, not obeyed (terminalSafe). Standard error's lines are made
+	// safe one by one: the progress line's own escapes must work.
+	stdout = &safeWriter{w: stdout}
 	u := newUI(stdout, stderr, o.quiet)
 	tel, err := newTelemetry(ctx, o.exporter, o.out, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		return 2
 	}
 	if o.ui {
 		tel.collector.limit = uiCollected // the page keeps its own window
 	}
+	interrupted := ctx // done on Ctrl-C only; ctx also ends at --duration
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -209,7 +229,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.ui {
 		if o.live, err = startLive(o, u, tel, stdout); err != nil {
-			fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+			fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 			return 1
 		}
 		defer o.live.stop()
@@ -231,13 +251,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// disk fails at once), and a slow machine must not lose its spans.
 	fctx := context.Background()
 	if o.exporter == "otlp" {
+		d := flushTimeout
+		if interrupted.Err() != nil {
+			d = min(d, interruptedFlushTimeout)
+		}
 		var cancel context.CancelFunc
-		fctx, cancel = context.WithTimeout(fctx, flushTimeout)
+		fctx, cancel = context.WithTimeout(fctx, d)
 		defer cancel()
+	}
+	// The summary's analysis (about a second for the 100,000 spans a live
+	// view keeps) runs while the exporter flushes: after Ctrl-C the two
+	// share the user's second instead of adding up.
+	type analysed struct {
+		spans     []spancheck.Span
+		pastLimit int
+		rep       *report
+	}
+	analysis := make(chan analysed, 1)
+	if err == nil {
+		go func() {
+			spans, pastLimit := tel.collector.snapshot()
+			analysis <- analysed{spans, pastLimit, analyse(spans)}
+		}()
 	}
 	flushErr := tel.shutdown(fctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %v\n", err)
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		// A run that failed before the informer started has no spans: say
 		// nothing about them, and leave no empty --out file behind.
 		if n := tel.collector.count(); n > 0 && flushErr == nil {
@@ -247,8 +286,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	spans, pastLimit := tel.collector.snapshot()
-	rep := analyse(spans)
+	a := <-analysis
+	spans, pastLimit, rep := a.spans, a.pastLimit, a.rep
 	if testHookReport != nil {
 		testHookReport(o, rep)
 	}
@@ -264,10 +303,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.verbose || o.cluster {
 			drawSummary(stdout, rep, pastLimit)
 		} else {
-			drawShortSummary(stdout, rep, pastLimit)
+			drawShortSummary(stdout, rep, pastLimit, res.informer)
 		}
 		if o.traceFilter != nil {
 			fmt.Fprintln(stdout, selectionNote(o, rep, res.handlerCalls))
+		}
+		if note := tel.droppedNote(); note != "" {
+			fmt.Fprintln(stdout, "   "+note)
 		}
 	}
 	if flushErr != nil {
@@ -275,7 +317,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.exporter == "otlp" {
 			hint = " (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)"
 		}
-		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", firstLine(flushErr), hint)
+		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", terminalSafe(firstLine(flushErr)), hint)
 		return 1
 	}
 	// With the spans themselves on stdout, stdout is theirs alone.
@@ -283,12 +325,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.out == "-" {
 		where = stderr
 	}
-	fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+	if d := int(tel.dropped()); d > 0 {
+		fmt.Fprintf(where, "%d spans %s; %d more were dropped, not exported: the exporter could not keep up, and tracing drops spans rather than slow the informer\n",
+			len(spans)+pastLimit-d, tel.where, d)
+	} else {
+		fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+	}
 	if !o.quiet && !o.verbose && !o.cluster {
 		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
 	}
 	if n := len(rep.broken); n > 0 {
-		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %v\n", n, rep.broken[0])
+		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %s\n", n, terminalSafe(rep.broken[0].Error()))
 		return 1
 	}
 	return 0
@@ -351,7 +398,7 @@ func (u *ui) warn(format string, args ...any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.clearLine_locked()
-	fmt.Fprintf(u.err, "trace-demo: "+format+"\n", args...)
+	fmt.Fprintf(u.err, "trace-demo: %s\n", terminalSafe(fmt.Sprintf(format, args...)))
 }
 
 // progress redraws one line on a terminal with the spans recorded so far;
@@ -488,4 +535,71 @@ func selectionNote(o *options, r *report, handlerCalls int64) string {
 	return fmt.Sprintf("   only the objects selected by %s were traced: the spans and waterfalls above are theirs alone\n"+
 		"   (%s, %s); the informer's handlers counted %s in all, traced or not",
 		o.traceWhat, plural(r.roots, "delta"), plural(len(r.chains), "traced handler call"), plural(int(handlerCalls), "call"))
+}
+
+// terminalSafe returns s with every character a terminal would obey rather
+// than show escaped as Go does in a quoted string (\x1b, \n, \u202e): C0
+// and C1 controls, DEL, and the bidirectional overrides that reorder what
+// is shown. A message from an API server, or an object's name, must not
+// move the cursor, recolour the screen or fake a line of the demo's own.
+func terminalSafe(s string) string {
+	return escapeControls(s, false)
+}
+
+// escapeControls is terminalSafe; with keepNewlines, "\n" passes.
+func escapeControls(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (r != '\t' && !(keepNewlines && r == '\n') && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\t', keepNewlines && r == '\n':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\n', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[:size])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// safeWriter writes through w what it is given with control characters
+// escaped (escapeControls), keeping line breaks. A character split across
+// two writes is held until it is whole.
+type safeWriter struct {
+	w       io.Writer
+	partial []byte
+}
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	buf := append(s.partial, p...)
+	end := len(buf)
+	// Hold back an incomplete character at the end (at most 3 bytes).
+	for i := 1; i <= 3 && i <= len(buf); i++ {
+		if utf8.RuneStart(buf[len(buf)-i]) {
+			if !utf8.FullRune(buf[len(buf)-i:]) {
+				end = len(buf) - i
+			}
+			break
+		}
+	}
+	s.partial = append([]byte(nil), buf[end:]...)
+	if _, err := io.WriteString(s.w, escapeControls(string(buf[:end]), true)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

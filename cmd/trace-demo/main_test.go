@@ -216,6 +216,9 @@ func TestDefaultRunFitsOneScreenAndWritesNoFile(t *testing.T) {
 	}
 	assert.Equal(t, 1, strings.Count(r.stdout, "━━ ["), "one waterfall")
 	assert.Contains(t, r.stdout, "━━ Summary: ")
+	// The headline's longest wait is the lessons' informer's, not a filler
+	// pod's in the coalesce or order lesson's own informer.
+	assert.Regexp(t, `\n   longest wait in the informer pods: [0-9.]+ms, \S+ of demo/`, r.stdout)
 	assert.Empty(t, r.stderr)
 }
 
@@ -260,9 +263,9 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 	}
 }
 
-// The same contract on the 1.23-era queue: --queue deltafifo still runs every
-// lesson and keeps every trace whole (fewer runs: the default is the one
-// users start).
+// The same contract on the DeltaFIFO (client-go's informer queue up to 1.32):
+// --queue deltafifo still runs every lesson and keeps every trace whole
+// (fewer runs: the default is the one users start).
 func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
 	for i, rep := range runsKeepTheContract(t, 4, "--queue", "deltafifo") {
 		n := 0
@@ -655,12 +658,14 @@ func TestFallbackLessonShowsTheRefusedStreamThenListThenWatch(t *testing.T) {
 func TestSlowHandlerLessonMatchesItsNumbers(t *testing.T) {
 	r := runDemo(t, context.Background(), "--scenario", "slow-handler")
 	require.Equal(t, 0, r.code, r.stderr)
-	m := regexp.MustCompile(`slowHandler took ([0-9.]+)ms per call on demo/busy \(([0-9]+) calls\)`).FindStringSubmatch(r.stdout)
+	m := regexp.MustCompile(`slowHandler took ([0-9.]+)ms per call on demo/busy \(([0-9]+) calls: ([0-9]+) OnAdd for its create, ([0-9]+) OnUpdate for the five updates\)`).FindStringSubmatch(r.stdout)
 	require.NotNil(t, m, r.stdout)
 	perCall, err := strconv.ParseFloat(m[1], 64)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, perCall, float64(embeddedSlowDelay)/float64(time.Millisecond), "each call sleeps %v", embeddedSlowDelay)
 	assert.Equal(t, "6", m[2], "its ADDED and the five updates")
+	assert.Equal(t, "1", m[3], "the sixth call is the create's, and the line says so")
+	assert.Equal(t, "5", m[4])
 }
 
 // The embedded runs stop and compact their own API server in the relist
@@ -686,4 +691,15 @@ func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
 		h(nil, other)
 		assert.Equal(t, "trace-demo: reflector: "+other.Error()+" (the informer retries)\n", errOut.String())
 	}
+}
+
+// The late-handler and resync lessons end with a line that says what
+// happened, as the other lessons do (before, they printed none).
+func TestLateHandlerAndResyncLessonsPrintAResult(t *testing.T) {
+	r := runDemo(t, context.Background(), "--scenario", "late-handler")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `· late-handler: \*main\.lateHandler#3 was given 1 synthetic add, one per cached pod, each a trace of its own with root AddEventHandler`, r.stdout)
+	r = runDemo(t, context.Background(), "--scenario", "resync")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `· resync: \*main\.lateHandler#3 got [1-9][0-9]* resync calls? so far \(OnUpdate with the cached object, resourceVersion unchanged: root "ListAndWatch resync"\), about one per cached pod every 1s; the handlers that asked for none got none`, r.stdout)
 }

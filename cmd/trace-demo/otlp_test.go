@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP trace endpoint: it decodes every
@@ -127,4 +132,110 @@ func TestOTLPDestinationIsTheURLTheExporterPostsTo(t *testing.T) {
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	assert.Contains(t, r.stdout, fmt.Sprintf("%d spans sent by OTLP/HTTP to %s/v1/traces (from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)", recv.total, srv.URL))
+}
+
+// silentCollector accepts TCP connections and never answers on them, as a
+// collector that is stuck does. It closes them when the test ends.
+func silentCollector(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// The experiment: the live view with --exporter otlp to a
+// collector that accepts and never answers, and a burst of 20,000. The
+// export queue fills and drops (counted on the page), the informer handles
+// every update, the page's data endpoint answers within a second all
+// along, and Ctrl-C ends the demo within two seconds. Before, the batch
+// processor waited for room (WithBlocking): span ends under the RealFIFO's
+// lock waited on the exporter, /api/state (which reads the queue's length
+// under that lock) took 5–8 s, and Ctrl-C took 40 s.
+func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", silentCollector(t))
+	d := demoproc.Start(t, time.Minute, demoproc.Build(t), "--exporter", "otlp", "--duration", "10m")
+	state := func(c *http.Client) (liveview.State, error) {
+		var st liveview.State
+		res, err := c.Get(d.URL + "api/state")
+		if err != nil {
+			return st, err
+		}
+		defer res.Body.Close()
+		return st, json.NewDecoder(res.Body).Decode(&st)
+	}
+	var before liveview.State
+	require.Eventually(t, func() bool {
+		st, err := state(http.DefaultClient)
+		before = st
+		return err == nil && st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
+	}, time.Minute, 10*time.Millisecond, "synced; output:\n%s", d.Output())
+	press := func(control string) {
+		res, err := http.Post(d.URL+"api/control/"+control, "", nil)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, control)
+	}
+	press("fast")
+
+	const burst = 20_000
+	written := make(chan error, 1)
+	go func() {
+		res, err := http.Post(d.URL+fmt.Sprintf("api/control/burst?n=%d", burst), "", nil)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				err = fmt.Errorf("burst: %s", res.Status)
+			}
+		}
+		written <- err
+	}()
+	// While the burst is written and handled, every poll of the page is
+	// answered within a second (a bound to fail by, not a measurement).
+	page := &http.Client{Timeout: time.Second}
+	var st liveview.State
+	for polls := 0; ; polls++ {
+		var err error
+		st, err = state(page)
+		require.NoError(t, err, "poll %d of /api/state during the burst", polls)
+		if st.Pipeline.HandleDeltas == before.Pipeline.HandleDeltas+burst && settled(st.Pipeline, 3) {
+			break
+		}
+		// A deadline: at the ~20 deltas/s of the stalled informer the burst
+		// took a quarter of an hour.
+		require.Less(t, polls, 5*60*5, "every update handled within 5 minutes; last: %+v", st.Pipeline)
+		time.Sleep(200 * time.Millisecond) // the page's own rate
+	}
+	require.NoError(t, <-written)
+	assert.Positive(t, st.SpansDropped, "the page shows the spans the full queue dropped")
+
+	stopped := time.Now()
+	_, err := d.Stop()
+	took := time.Since(stopped)
+	require.NoError(t, err, d.Output())
+	assert.Less(t, took, 2*time.Second, "Ctrl-C ends the demo within two seconds; output:\n%s", d.Output())
+	out := d.Output()
+	t.Logf("Ctrl-C took %v; output:\n%s", took, out)
+	assert.Contains(t, out, "spans were not exported: the exporter could not keep up", "the summary counts the dropped spans")
+	assert.Contains(t, out, "exporting spans failed:", "the spans the stuck collector never took are an error")
 }

@@ -144,7 +144,7 @@ func (e *embedded) fallbackLesson() error {
 	if err := e.forceRelist(); err != nil {
 		return err
 	}
-	if err := until("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
+	if err := e.until("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
 		reqs, _ := e.requestsAfter(since)
 		return fellBack(reqs) && e.probe.State().Phase == liveview.VerbWatch
 	}); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -116,25 +117,23 @@ func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
 	return spans, dropped
 }
 
+// full reports whether the limit was reached: spans since are not kept.
+func (c *collector) full() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.traces != nil
+}
+
 func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.spans) + c.dropped
 }
 
-// batchOptions: the batch processor's default is to drop spans once 2048
-// wait for export, and the initial list alone makes several thousand in a
-// few milliseconds. A demo that shows every object's path must not lose
-// some silently, so the queue is larger and, when it is full anyway, the
-// span's End waits for room (WithBlocking) instead of dropping it.
-var batchOptions = []sdktrace.BatchSpanProcessorOption{
-	sdktrace.WithMaxQueueSize(1 << 16),
-	sdktrace.WithMaxExportBatchSize(4096),
-	sdktrace.WithBlocking(),
-}
-
 // telemetry is the demo's tracer provider: every span sampled, kept by the
-// collector and sent to the chosen exporter through a batch processor.
+// collector and sent to the chosen exporter through an exportQueue, which
+// drops (and counts) what the exporter cannot keep up with rather than
+// make the informer wait.
 type telemetry struct {
 	tp        *sdktrace.TracerProvider
 	collector *collector
@@ -142,6 +141,29 @@ type telemetry struct {
 	closeOut  func() error
 	outPath   string // the --out file, if the exporter writes one
 	exporter  *countingExporter
+	queue     *exportQueue // nil with --exporter none
+}
+
+// dropped is how many spans the export queue dropped because it was full.
+func (t *telemetry) dropped() int64 {
+	if t.queue == nil {
+		return 0
+	}
+	return t.queue.Dropped()
+}
+
+// droppedNote is the line that says so, "" when none was dropped.
+func (t *telemetry) droppedNote() string {
+	n := t.dropped()
+	if n == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d spans were", n)
+	if n == 1 {
+		what = "1 span was"
+	}
+	return fmt.Sprintf("%s not exported: the exporter could not keep up and its queue of %d was full; tracing drops spans rather than slow the informer (the waterfalls and the summary still have them)",
+		what, exportQueueSize)
 }
 
 // countingExporter counts what its exporter accepted and keeps the first
@@ -207,7 +229,8 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 			return nil, err
 		}
 		t.exporter = &countingExporter{SpanExporter: exp}
-		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
+		t.queue = newExportQueue(t.exporter)
+		opts = append(opts, sdktrace.WithSpanProcessor(t.queue))
 	case "otlp":
 		dest, why, err := otlpDestination(os.Getenv)
 		if err != nil {
@@ -223,7 +246,8 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 		}
 		t.where = "sent by OTLP/HTTP to " + dest + " (" + why + ")"
 		t.exporter = &countingExporter{SpanExporter: exp}
-		opts = append(opts, sdktrace.WithBatcher(t.exporter, batchOptions...))
+		t.queue = newExportQueue(t.exporter)
+		opts = append(opts, sdktrace.WithSpanProcessor(t.queue))
 	default:
 		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
 	}
@@ -268,8 +292,10 @@ func otlpDestination(getenv func(string) string) (dest, why string, err error) {
 	return defaultOTLPURL, "OTEL_EXPORTER_OTLP_ENDPOINT is not set: the demo's default, plain HTTP for a local collector", nil
 }
 
-// shutdown flushes every span to the exporter. An OTLP endpoint that is not
-// listening must not hang the demo: ctx bounds it, and the error says so.
+// shutdown flushes every queued span to the exporter. An OTLP endpoint
+// that is not listening, or never answers, must not hang the demo: ctx
+// bounds it, and the error says how many spans did not arrive. Spans the
+// queue dropped during the run are not an error (droppedNote says so).
 func (t *telemetry) shutdown(ctx context.Context) error {
 	err := t.tp.Shutdown(ctx)
 	if cerr := t.closeOut(); err == nil {
@@ -280,14 +306,19 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 	}
 	t.exporter.mu.Lock()
 	defer t.exporter.mu.Unlock()
+	recorded := t.collector.count()
+	queued := recorded - int(t.dropped())
 	if t.exporter.firstErr != nil {
-		return fmt.Errorf("%d of %d spans were not exported: %w", t.exporter.failed, t.exporter.failed+t.exporter.exported, t.exporter.firstErr)
+		return fmt.Errorf("%d of %d spans were not exported: %w", queued-t.exporter.exported, queued, t.exporter.firstErr)
 	}
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%d of %d spans were not exported: the exporter did not take them in time (%w)", queued-t.exporter.exported, queued, err)
+		}
 		return err
 	}
-	if n := t.collector.count(); t.exporter.exported != n {
-		return fmt.Errorf("the exporter took %d spans of the %d recorded", t.exporter.exported, n)
+	if t.exporter.exported != queued {
+		return fmt.Errorf("the exporter took %d spans of the %d recorded (%d dropped)", t.exporter.exported, recorded, t.dropped())
 	}
 	return nil
 }

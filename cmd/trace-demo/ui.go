@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,8 @@ const (
 	defaultUIAddr = "127.0.0.1:7070"
 	// liveSlowDelay is the tunable handler's time per call once made slow.
 	liveSlowDelay = 10 * time.Millisecond
+	// maxBurst is the largest burst the page accepts.
+	maxBurst = 100_000
 )
 
 // liveTraces bounds the spans the page keeps (see liveview.SpanStore); a
@@ -103,7 +106,7 @@ func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *tel
 		l.none = "no controls on a real cluster: the demo does not write to your cluster (use --cluster --generate for a workload)"
 	}
 	// The informer and its controls are attached later (attach).
-	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList})
+	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList, SpansDropped: tel.dropped})
 	ctx, cancel := context.WithCancel(context.Background())
 	l.stopHTTP = cancel
 	go func() {
@@ -203,7 +206,10 @@ type liveEmbedded struct {
 	*embedded
 	u       *ui
 	tunable *tunableHandler
-	ctx     context.Context // the run's: the lesson script stops between lessons when it ends
+	probe   *liveview.ReflectorProbe
+	// ctx is the run's: when it ends (Ctrl-C, --duration) every control
+	// and the lesson script stop.
+	ctx context.Context
 
 	busy sync.Mutex // one control at a time; the lesson script holds it throughout
 	// Guarded by busy:
@@ -274,8 +280,9 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	inf, probe := probedInformerFor(e.factory, demoNamespace, e.queue, tel, e.filter)
 	e.informer, e.probe = inf, probe
 	_ = inf.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
-	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}}
-	le.tunable.delay.Store(int64(embeddedSlowDelay))
+	// The tunable handler starts fast: slow only when the page's button
+	// (or the lesson script's slow-handler lesson, for its duration) says.
+	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}, probe: probe}
 	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, le.tunable} {
 		if _, err := inf.AddEventHandlerWithResyncPeriod(h.(processor.ResourceEventHandler), 0); err != nil {
 			return result{}, err
@@ -286,7 +293,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	// (below), so that a lesson never waits on a stopped informer.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	e.stop = stop
-	le.ctx = ctx
+	le.ctx, e.ctx = ctx, ctx
 	defer e.shutdown()
 	e.factory.Start(runCtx.Done())
 	live.attach(inf, probe, "pods in namespace "+demoNamespace,
@@ -299,10 +306,13 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	})
 	u.status("embedded API server at %s; namespace %q; queue %s; the page drives it", srv.URL, demoNamespace, e.queue)
 	<-ctx.Done()
-	le.busy.Lock() // let a running control or the lesson script end first
+	// A running control or the lesson script sees ctx end too, and stops
+	// within moments: wait for it, so that it never writes to a stopped
+	// server or waits on a stopped informer.
+	le.busy.Lock()
 	defer le.busy.Unlock()
 	e.shutdown()
-	return result{handlerCalls: e.handlerCalls()}, nil
+	return result{handlerCalls: e.handlerCalls(), informer: mainInformer}, nil
 }
 
 // lookForLine is a lesson's "Look for" text as one line.
@@ -339,17 +349,9 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				le.created = le.created[:len(le.created)-1]
 				return "deleted " + demoNamespace + "/" + name + " (DELETED)", e.srv.Delete(apiserver.Pods, demoNamespace, name)
 			})},
-		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1",
-			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not",
-			Do: le.locked(func(_ context.Context, n int) (string, error) {
-				for i := range n {
-					le.made++
-					if err := e.update("web-1", fmt.Sprint(le.made)); err != nil {
-						return "", fmt.Errorf("update %d of %d: %w", i+1, n, err)
-					}
-				}
-				return fmt.Sprintf("%d updates of %s/web-1 written", n, demoNamespace), nil
-			})},
+		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1", Max: maxBurst,
+			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + tunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not. " + burstLimits,
+			Do:      le.locked(le.burst)},
 		{Name: "slow", Label: "make the handler slow",
 			LookFor: "from its next call on, " + tunableListener + " takes " + liveSlowDelay.String() + " (its max time shows it); after a burst its pending grows while the other listeners' stay at 0 and the queue empties: one slow handler never delays the others or the queue. In its events' waterfalls its pop span (informer.listener.pending > 0) is the long one",
 			Do: func(context.Context, int) (string, error) {
@@ -414,10 +416,14 @@ func (le *liveEmbedded) controls() []liveview.Control {
 				e.srv.Stop()
 				return "API server stopped and started again", e.srv.Restart()
 			})},
-		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs; watch the boxes move",
+		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs, and its result after it; watch the boxes move. The script can run again: each lesson makes its objects anew",
 			Do: func(context.Context, int) (string, error) {
 				if !le.busy.TryLock() {
-					return "", fmt.Errorf("busy: another control or the lesson script is running")
+					return "", liveview.Busy("busy: another control or the lesson script is running")
+				}
+				if err := le.ctx.Err(); err != nil {
+					le.busy.Unlock()
+					return "", fmt.Errorf("the demo is stopping: %w", err)
 				}
 				go func() {
 					defer le.busy.Unlock()
@@ -428,15 +434,99 @@ func (le *liveEmbedded) controls() []liveview.Control {
 	}
 }
 
-// locked runs f under busy.
+// locked runs f under busy, with a context that ends with the request or
+// with the run (Ctrl-C), whichever first: http.Server's Shutdown does not
+// cancel a request under way, and a burst must not hold the demo open.
 func (le *liveEmbedded) locked(f func(context.Context, int) (string, error)) func(context.Context, int) (string, error) {
 	return func(ctx context.Context, n int) (string, error) {
 		if !le.busy.TryLock() {
-			return "", fmt.Errorf("busy: another control or the lesson script is running")
+			return "", liveview.Busy("busy: another control or the lesson script is running")
 		}
 		defer le.busy.Unlock()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(le.ctx, cancel)()
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("the demo is stopping: %w", err)
+		}
 		return f(ctx, n)
 	}
+}
+
+// The burst's limits. A backlog is what the informer holds in memory (its
+// queue, and every listener's addCh and pending, which grow without bound,
+// as client-go's do): the page refuses a burst that would leave more than
+// maxBacklog waiting, or, with the tunable handler slow, more than it
+// drains in maxDrain. Before, a slow handler and repeated bursts of 100,000
+// grew the demo past 600 MB, and the page showed the backlog for a quarter
+// of an hour.
+const (
+	maxBacklog = maxBurst
+	maxDrain   = time.Minute
+)
+
+// burstLimits is the part of the burst's "look for" that says what the
+// page refuses, and what happens past the embedded server's watch buffer.
+var burstLimits = fmt.Sprintf("The page refuses a burst that would leave more than %d changes waiting for the informer's slowest listener, or, with the handler slow, more than it handles in %v (%d at %v per call). "+
+	"If the informer falls %d events behind the API server, the embedded server ends its watch, as a real one ends a watch that cannot keep up: the reflector watches again from its last resourceVersion, or, when the server's history (its last %d events) no longer reaches back that far, gets 410 Expired and streams the whole state again; the updates it missed then come as one relisted state, and the listeners get fewer than N calls. The burst's answer says when that happened",
+	maxBacklog, maxDrain, int(maxDrain/liveSlowDelay), liveSlowDelay, apiserver.WatchBuffer, apiserver.DefaultHistoryLimit)
+
+// backlog is how many changes wait for the slowest listener now: those
+// the API server has made and the watch has not yet delivered (the
+// server's resourceVersion ahead of the reflector's: a burst's answer
+// comes once its updates are written, before the informer has them all),
+// the queue, and the fullest listener's addCh and pending.
+func (le *liveEmbedded) backlog() (int, error) {
+	st, err := processor.ReadStats(le.informer)
+	if err != nil {
+		return 0, err
+	}
+	most := 0
+	for _, l := range st.Listeners {
+		most = max(most, l.AddCh+l.Pending)
+	}
+	n := st.QueueLen + most
+	server, err1 := strconv.Atoi(le.srv.ResourceVersion())
+	seen, err2 := strconv.Atoi(le.probe.State().ResourceVersion)
+	if err1 == nil && err2 == nil && server > seen {
+		n += server - seen
+	}
+	return n, nil
+}
+
+// burst writes n updates of demo/web-1, if the page can show them
+// honestly (burstLimits), and stops when ctx ends.
+func (le *liveEmbedded) burst(ctx context.Context, n int) (string, error) {
+	limit, why := maxBacklog, "the page's bound on what the informer holds in memory"
+	if d := time.Duration(le.tunable.delay.Load()); d > 0 && int(maxDrain/d) < limit {
+		limit = int(maxDrain / d)
+		why = fmt.Sprintf("what %s, at %v per call, handles in %v", tunableListener, d, maxDrain)
+	}
+	if n > limit {
+		return "", liveview.Invalid("refused: a burst of %d is more than %d, %s: make the handler fast for a larger burst", n, limit, why)
+	}
+	waiting, err := le.backlog()
+	if err != nil {
+		return "", err
+	}
+	if waiting+n > limit {
+		return "", liveview.Busy("refused for now: %d changes still wait for the informer's slowest listener, and %d more would be past %d, %s: wait for them to drain, or make the handler fast", waiting, n, limit, why)
+	}
+	before := le.probe.State()
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("stopped after %d of %d updates: %w", i, n, err)
+		}
+		le.made++
+		if err := le.embedded.update("web-1", fmt.Sprint(le.made)); err != nil {
+			return "", fmt.Errorf("update %d of %d: %w", i+1, n, err)
+		}
+	}
+	msg := fmt.Sprintf("%d updates of %s/web-1 written", n, demoNamespace)
+	if after := le.probe.State(); after.Watches > before.Watches || after.Lists > before.Lists || after.Phase != "WATCH" {
+		msg += fmt.Sprintf("; meanwhile the informer's watch ended (the embedded server ends a watch that falls %d events behind) and the reflector is at %s now: the listeners may get fewer than %d calls", apiserver.WatchBuffer, after.Phase, n)
+	}
+	return msg, nil
 }
 
 // runLessons runs every scenario of the embedded script, printing each
@@ -448,20 +538,30 @@ func (le *liveEmbedded) runLessons() {
 			return
 		}
 		text := lessons[s]
+		restore := func() {}
 		if s == "slow-handler" {
-			text = slowLesson("*main.tunableHandler", time.Duration(le.tunable.delay.Load()))
+			// The lesson is about a slow handler: the tunable one is made
+			// as slow as the scripted run's for the lesson, then put back
+			// (unless a button changed it meanwhile).
+			prev := le.tunable.delay.Swap(int64(embeddedSlowDelay))
+			restore = func() { le.tunable.delay.CompareAndSwap(int64(embeddedSlowDelay), prev) }
+			text = slowLesson("*main.tunableHandler", embeddedSlowDelay) + " (the lesson script makes it so for this lesson)"
 		}
 		le.u.lesson(s, text)
 		le.u.println(lookFor[s])
-		if err := le.step(s); err != nil {
+		started := time.Now()
+		err := le.step(s)
+		restore()
+		if err != nil {
+			if le.ctx.Err() != nil {
+				le.u.status("lesson script stopped during %s", s)
+				return
+			}
 			le.u.warn("lesson %s: %v", s, err)
 			return
 		}
-		switch s {
-		case "slow-handler":
-			le.u.status("%s", slowLine(le.tel.collector, "tunableHandler"))
-		case "relist", "fallback":
-			le.u.status("%s", le.requestsLine)
+		if line := le.lessonResult(s, started, "tunableHandler"); line != "" {
+			le.u.status("%s", line)
 		}
 	}
 	le.u.status("lesson script done")

@@ -2,22 +2,27 @@
 // check themselves, progressive hints, reference solutions and progress.
 //
 //	go run ./cmd/workshop               # the next unsolved exercise: title, file to edit, result
+//	go run ./cmd/workshop NAME          # that exercise only: title, file to edit, result
 //	go run ./cmd/workshop list          # every exercise with ✓/✗, kind and minutes, by chapter
-//	go run ./cmd/workshop watch         # rerun the current exercise whenever a file is saved
+//	go run ./cmd/workshop watch [NAME]  # rerun the current exercise (or NAME) whenever a file is saved
 //	go run ./cmd/workshop hint [NAME]   # the next hint (each call shows one more)
 //	go run ./cmd/workshop solution NAME # the reference solution
-//	go run ./cmd/workshop reset NAME    # the exercise back as shipped (from the tracked branch, or HEAD)
-//	go run ./cmd/workshop verify        # every checker; exit 0 only when all are solved
+//	go run ./cmd/workshop reset NAME    # the exercise back as shipped, yours kept in workshop/.backup
+//	go run ./cmd/workshop verify [NAME...] # those checkers (default: all); exit 0 only when all pass
 //	go run ./cmd/workshop warm          # build everything once, before the room needs it
-//	go run ./cmd/workshop selfcheck     # CI: every stub fails, every solution passes
+//	go run ./cmd/workshop selfcheck     # CI: every stub fails without giving its answer away, every solution passes
 //	go run ./cmd/workshop selfcheck 07-liveview  # the same, for one chapter's exercises
 //
 // NAME is <chapter>/<exercise>, e.g. 01-store/1-bynode; the number prefix of
 // the exercise (1-) may be left out, and so may the chapter when the rest is
 // unique. --all (on the default command, list, watch and verify) includes the
-// exercises that need a cluster or a browser, which are skipped otherwise;
-// --browser includes only those that need a browser (the live view's, and
-// the trace viewer's).
+// exercises that need a cluster, a browser or a trace viewer, which are
+// skipped otherwise; --browser includes only those that need a browser (the
+// live view's). Naming an exercise checks it whatever it needs.
+//
+// The participants' page is docs/workshop.md. The instructors' notes and
+// the answer key are workshop/INSTRUCTORS.md, which that page does not link:
+// it gives every answer away.
 //
 // # Design
 //
@@ -29,16 +34,30 @@
 //     task and a line of metadata the runner reads:
 //
 //     # Title of the exercise
-//     Kind: predict|build|investigate. Minutes: 5-15. Needs: none|cluster|browser. Practises: docs/0N-x.md, "Section".
+//     Kind: predict|build|investigate. Minutes: 5-15. Needs: none|cluster|browser|viewer. Practises: docs/0N-x.md, "Section".
 //
-//     The stubs compile and are wrong: a predict stub returns no answer, a
-//     build stub returns zero values, an investigate stub an empty value.
+//     (viewer: a trace viewer such as Jaeger; browser: any browser, on the
+//     live view.) The stubs compile and are wrong: a predict stub returns
+//     no answer, a build stub returns zero values, an investigate stub an
+//     empty value. The solution's file has the same doc comment (selfcheck
+//     compares them), and the runner reads the metadata from there: a
+//     participant who deletes the stub's doc comment, or the whole file,
+//     breaks only that exercise, which the runner calls damaged and reset
+//     repairs.
 //
 //   - check_test.go, the checker, under the build tag "workshop", so that
 //     `go test ./...` stays green with every exercise unsolved. It runs the
 //     participant's answer against the real behaviour of the chapters (and
-//     of client-go's tools/cache where that is the point) and says what is
-//     wrong in words: expected vs got and where to look.
+//     of client-go's tools/cache where that is the point) and says in words
+//     what is wrong, never what is right: "you predicted X, not what Y
+//     does", and for a list where it first goes wrong (kit.DiffList). The
+//     runner adds the command for the next hint. A checker that calls the
+//     participant's code does it through kit.Returns, which gives up after
+//     kit.CallTimeout with its own message; the kit's watchdog (built with
+//     the tag) reports a package initialiser that never ends; go test's
+//     -timeout, 30 s (2 min for the live view and the cluster), is the
+//     backstop, and the runner reports it in words, without the goroutine
+//     dump.
 //
 //   - hints.md: one "## Hint" section per hint, from a nudge to nearly the
 //     answer.
@@ -49,21 +68,39 @@
 // copies each over its stub, in a temporary copy of the repository, and runs
 // the stub's checker.
 //
+// selfcheck also proves that no checker gives its answer away: it runs
+// every checker on its stub and looks for the answer in what it printed.
+// For a predict or investigate exercise the answer is the solution's
+// exported variables, rendered as a checker would print them (%v, %+v,
+// %#v, %q, each string of a list) by a test the selfcheck compiles into the
+// exercise package and runs with the stub and with the solution; a
+// rendering specific enough (a quoted string, a list) must appear nowhere,
+// a plain one (3, true) not in a message that names its variable, and
+// every variable the stub gets wrong must be named. For a build exercise
+// it is the solution's lines of code the stub lacks (answers.go).
+//
 // Progress is what the checkers say now: list and verify run every checker
-// in one `go test -tags workshop -json` over all exercise packages, so Go's
-// build and test caches make a second run cheap, but a cached result is
-// only ever the checker's own. The number of hints shown per exercise is
-// kept in workshop/.progress.json (git-ignored). Exercises whose Needs is not
-// none are skipped by the default command, list, watch and verify unless
-// --all (or, for Needs: browser, --browser) is given; their checkers still
+// in one `go test -tags workshop -json` per timeout over all exercise
+// packages, so Go's build and test caches make a second run cheap, but a
+// cached result is only ever the checker's own. What a failing checker
+// printed is cut to its messages, a panic's first lines and the first
+// lines of anything else, read a line at a time: an answer that prints
+// megabytes neither hides the message nor fills memory. The number of
+// hints shown per exercise is kept in workshop/.progress.json
+// (git-ignored). Exercises whose Needs is not none are skipped by the
+// default command, list, watch and verify unless --all (or, for Needs:
+// browser, --browser) is given or they are named; their checkers still
 // prove the answer on the embedded API server, so selfcheck runs them all.
 // Those of 07-liveview run cmd/trace-demo --ui and drive the page through
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
 // holds cmd/ too.
 //
-// reset restores the edited files as the course shipped them: from the
-// branch the checkout tracks (on a clone, origin's), so that work you
-// committed does not come back as the "stub"; without one, from git HEAD.
+// reset restores every file of the exercise's directory as the course
+// shipped it: from the branch the checkout tracks (on a clone, origin's),
+// so that work you committed does not come back as the "stub"; without
+// one, from git HEAD. A file it replaces that differs from the shipped one
+// is first kept in workshop/.backup/<chapter>/<exercise>/<time>/
+// (git-ignored), and reset prints its path.
 //
 // Helpers for checkers and answers live in workshop/kit.
 package main

@@ -20,9 +20,15 @@ type Exercise struct {
 	Title     string
 	Kind      string // predict, build or investigate
 	Minutes   int
-	Needs     string // none, cluster or browser
+	Needs     string // none, cluster, browser or viewer
 	Practises string // docs section
 	Hints     []string
+	// Damage is what is wrong with the exercise's directory as found on
+	// disk (an edited file deleted, its package clause or doc comment
+	// broken, hints.md or check_test.go gone): the runner says so and
+	// reset repairs it. The metadata comes from the solution, which is not
+	// edited, so that damage to one exercise never breaks every command.
+	Damage []string
 }
 
 // Name is <chapter>/<dir>, the NAME of the commands.
@@ -45,37 +51,35 @@ const modulePath = "github.com/informer-anatomy/informer-anatomy"
 
 var metaLine = regexp.MustCompile(`(?m)^Kind: (\w+)\. Minutes: (\d+)\. Needs: (\w+)\. Practises: (.+)$`)
 
-// Valid values of the metadata fields.
+// Valid values of the metadata fields. Needs: viewer is a trace viewer
+// (Jaeger), browser any web browser on the live view.
 var (
 	kinds = []string{"predict", "build", "investigate"}
-	needs = []string{"none", "cluster", "browser"}
+	needs = []string{"none", "cluster", "browser", "viewer"}
 )
 
-// load finds every exercise under root, in order. A malformed exercise is
-// an error: the course must not silently lose one.
+// needsWhat is how the runner names what an exercise needs.
+var needsWhat = map[string]string{"cluster": "a cluster", "browser": "a browser", "viewer": "a trace viewer"}
+
+// load finds every exercise under root, in order: every directory of
+// workshop/exercises and of workshop/solutions (where participants do
+// not edit, so that an exercise whose directory was deleted is still
+// found, damaged, and reset brings it back). A malformed exercise is an
+// error: the course must not silently lose one.
 func load(root string) ([]*Exercise, error) {
 	base := filepath.Join(root, "workshop", "exercises")
-	chapters, err := os.ReadDir(base)
-	if err != nil {
+	if _, err := os.Stat(base); err != nil {
 		return nil, fmt.Errorf("no exercises: %w (run from inside the informer-anatomy checkout)", err)
 	}
+	chapters := subdirs(base, filepath.Join(root, "workshop", "solutions"))
 	var out []*Exercise
 	for _, ch := range chapters {
-		if !ch.IsDir() {
-			continue
-		}
-		dirs, err := os.ReadDir(filepath.Join(base, ch.Name()))
-		if err != nil {
-			return nil, err
-		}
+		dirs := subdirs(filepath.Join(base, ch), filepath.Join(root, "workshop", "solutions", ch))
 		var exs []*Exercise
 		for _, d := range dirs {
-			if !d.IsDir() {
-				continue
-			}
-			e, err := loadOne(root, ch.Name(), d.Name())
+			e, err := loadOne(root, ch, d)
 			if err != nil {
-				return nil, fmt.Errorf("exercise %s/%s: %w", ch.Name(), d.Name(), err)
+				return nil, fmt.Errorf("exercise %s/%s: %w", ch, d, err)
 			}
 			exs = append(exs, e)
 		}
@@ -86,6 +90,22 @@ func load(root string) ([]*Exercise, error) {
 		return nil, fmt.Errorf("no exercises under %s", base)
 	}
 	return out, nil
+}
+
+// subdirs are the names of the directories in any of dirs, sorted, each
+// once; a directory that does not exist has none.
+func subdirs(dirs ...string) []string {
+	var out []string
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() && !slices.Contains(out, e.Name()) {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // number is the n of "n-name" (0 when there is none).
@@ -108,20 +128,13 @@ func loadOne(root, chapter, dir string) (*Exercise, error) {
 	if len(e.Files) == 0 {
 		return nil, fmt.Errorf("no solution files in %s", e.SolutionPath())
 	}
-	for _, f := range e.Files {
-		if _, err := os.Stat(filepath.Join(root, e.Path(), f)); err != nil {
-			return nil, fmt.Errorf("the solution's %s has no stub in %s", f, e.Path())
-		}
-	}
-	// The metadata is in the package doc comment of the first edited file.
-	pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, e.Path(), e.Files[0]), nil, parser.PackageClauseOnly|parser.ParseComments)
+	// The metadata is in the package doc comment of the first file, read
+	// from the solution: the participant edits the stub, and a stub whose
+	// doc comment was deleted must not stop the runner (reset included).
+	doc, pkg, err := packageDoc(filepath.Join(root, e.SolutionPath(), e.Files[0]))
 	if err != nil {
 		return nil, err
 	}
-	if pf.Doc == nil {
-		return nil, fmt.Errorf("%s has no package doc comment", e.Files[0])
-	}
-	doc := pf.Doc.Text()
 	m := metaLine.FindStringSubmatch(doc)
 	if m == nil {
 		return nil, fmt.Errorf("%s: no metadata line %q", e.Files[0], "Kind: … Minutes: … Needs: … Practises: …")
@@ -139,12 +152,72 @@ func loadOne(root, chapter, dir string) (*Exercise, error) {
 	if e.Title == "" {
 		return nil, fmt.Errorf("%s: no '# Title' heading in the package doc", e.Files[0])
 	}
-	hints, err := os.ReadFile(filepath.Join(root, e.Path(), "hints.md"))
-	if err != nil {
-		return nil, fmt.Errorf("no hints.md")
+	e.Damage = damage(root, e, doc, pkg)
+	if hints, err := os.ReadFile(filepath.Join(root, e.Path(), "hints.md")); err == nil {
+		e.Hints = parseHints(string(hints))
 	}
-	e.Hints = parseHints(string(hints))
 	return e, nil
+}
+
+// packageDoc parses path's package clause and returns its doc comment and
+// package name.
+func packageDoc(path string) (doc, pkg string, err error) {
+	pf, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return "", "", err
+	}
+	if pf.Doc == nil {
+		return "", pf.Name.Name, fmt.Errorf("%s has no package doc comment", filepath.Base(path))
+	}
+	return pf.Doc.Text(), pf.Name.Name, nil
+}
+
+// damage lists what is missing or broken in e's directory compared with
+// what every exercise has: its edited files, each with the solution's
+// package clause and (the first) the task as its doc comment, hints.md and
+// check_test.go. Notes added to the task are not damage, and what the
+// participant writes below the package clause is theirs: only the
+// compiler judges it.
+func damage(root string, e *Exercise, doc, pkg string) []string {
+	if !fileExists(filepath.Join(root, e.Path())) {
+		return []string{"its directory " + filepath.ToSlash(e.Path()) + " is missing"}
+	}
+	var out []string
+	for i, f := range e.Files {
+		path := filepath.Join(root, e.Path(), f)
+		if !fileExists(path) {
+			out = append(out, f+" is missing")
+			continue
+		}
+		d, p, err := packageDoc(path)
+		switch {
+		case p == "" && err != nil:
+			out = append(out, fmt.Sprintf("%s: its package clause does not parse (%v)", f, err))
+		case p != pkg:
+			out = append(out, fmt.Sprintf("%s: package %s, want package %s", f, p, pkg))
+		case i == 0 && err != nil:
+			out = append(out, f+": its package doc comment (the task) is missing")
+		case i == 0 && !metaLine.MatchString(d):
+			out = append(out, f+": its package doc comment (the task) lost its Kind: … line")
+		}
+	}
+	for _, f := range []string{"hints.md", "check_test.go"} {
+		if !fileExists(filepath.Join(root, e.Path(), f)) {
+			out = append(out, f+" is missing")
+		}
+	}
+	return out
+}
+
+// missing names what of e's directory is missing for its checker to run
+// at all (the directory, an edited file, check_test.go), or is "".
+func (e *Exercise) missing(root string) string {
+	for _, f := range append([]string{""}, append(e.Files, "check_test.go")...) {
+		if !fileExists(filepath.Join(root, e.Path(), f)) {
+			return filepath.ToSlash(filepath.Join(e.Path(), f)) + " is missing"
+		}
+	}
+	return ""
 }
 
 // parseHints splits hints.md at its "## " headings; each section's text

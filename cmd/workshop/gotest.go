@@ -4,19 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Result is what one exercise's checker said.
 type Result struct {
 	Pass        bool
 	BuildFailed bool     // the package or its checker did not compile
+	TimedOut    bool     // go test stopped the checker (Timeout)
 	Output      []string // cut to what the participant needs
+	// Messages are the checker's own messages (each t.Error or t.Fatal,
+	// its continuation lines included), in order.
+	Messages []string
 }
 
 // testEvent is one line of `go test -json` (cmd/test2json).
@@ -32,21 +38,82 @@ type testEvent struct {
 // checkTags is the build tag that switches the checkers on.
 const checkTags = "workshop"
 
-// runCheckers runs the checkers of exs in one `go test` (one build, many
-// test binaries, run in parallel by the go command) and returns each one's
-// result by import path. extra are more go test flags (e.g. -count=1).
-func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Result, error) {
-	if len(exs) == 0 {
-		return map[string]*Result{}, nil
+// Timeouts of a checker's test binary. The checkers give up on an answer
+// that does not return long before (kit.Returns, kit.WaitFor), each with
+// its own message; this is the backstop for what they cannot guard, such
+// as a package initialiser that never ends, and the runner turns it into a
+// message too instead of go test's goroutine dump. The live view's
+// checkers build and run cmd/trace-demo, and a cluster's are slower: they
+// get longer.
+var (
+	checkerTimeout     = 30 * time.Second
+	slowCheckerTimeout = 2 * time.Minute
+)
+
+// timeoutEnv, a Go duration (e.g. 1m), replaces checkerTimeout: for a
+// room of slow laptops, where a checker may need longer than 30 s.
+const timeoutEnv = "WORKSHOP_TIMEOUT"
+
+func timeoutFor(e *Exercise) time.Duration {
+	quick := checkerTimeout
+	if d, err := time.ParseDuration(os.Getenv(timeoutEnv)); err == nil && d > 0 {
+		quick = d
 	}
-	args := append([]string{"test", "-tags", checkTags, "-json", "-timeout", "2m"}, extra...)
+	if e.Needs == "browser" || e.Needs == "cluster" {
+		return max(quick, slowCheckerTimeout)
+	}
+	return quick
+}
+
+// runCheckers runs the checkers of exs and returns each one's result by
+// import path: one `go test` per timeout (one build, many test binaries,
+// run in parallel by the go command). extra are more go test flags (e.g.
+// -count=1), env more environment variables.
+func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Result, error) {
+	return runCheckersEnv(root, exs, nil, extra...)
+}
+
+func runCheckersEnv(root string, exs []*Exercise, env []string, extra ...string) (map[string]*Result, error) {
+	results := map[string]*Result{}
+	var order []time.Duration
+	groups := map[time.Duration][]*Exercise{}
+	for _, e := range exs {
+		if missing := e.missing(root); missing != "" {
+			// Nothing to run: go test would fail on the whole command.
+			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{missing + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
+			continue
+		}
+		d := timeoutFor(e)
+		if _, ok := groups[d]; !ok {
+			order = append(order, d)
+		}
+		groups[d] = append(groups[d], e)
+	}
+	for _, d := range order {
+		res, err := goTest(root, groups[d], d, env, extra)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range res {
+			results[k] = v
+		}
+	}
+	return results, nil
+}
+
+// goTest runs one `go test -json` over exs.
+func goTest(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
+	args := append([]string{"test", "-tags", checkTags, "-json", "-timeout", timeout.String()}, extra...)
 	for _, e := range exs {
 		args = append(args, "./"+strings.ReplaceAll(e.Path(), "\\", "/"))
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 1 << 20}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -55,41 +122,27 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 		return nil, fmt.Errorf("cannot run go: %w", err)
 	}
 	results := map[string]*Result{}
-	raw := map[string][]string{}
-	build := map[string][]string{}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var ev testEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue
+	outputs := map[string]*collector{}
+	build := map[string]*collector{}
+	get := func(m map[string]*collector, k string) *collector {
+		c := m[k]
+		if c == nil {
+			c = &collector{}
+			m[k] = c
 		}
-		switch ev.Action {
-		case "build-output":
-			p := strings.SplitN(ev.ImportPath, " ", 2)[0]
-			build[p] = append(build[p], strings.TrimRight(ev.Output, "\n"))
-		case "output":
-			raw[ev.Package] = append(raw[ev.Package], strings.TrimRight(ev.Output, "\n"))
-		case "pass", "fail", "skip":
-			if ev.Test != "" {
-				continue
+		return c
+	}
+	rd := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		line, err := readLine(rd, 4<<20)
+		if len(line) > 0 {
+			var ev testEvent
+			if json.Unmarshal(line, &ev) == nil {
+				handleEvent(ev, results, func(k string) *collector { return get(outputs, k) }, func(k string) *collector { return get(build, k) })
 			}
-			r := &Result{Pass: ev.Action == "pass", BuildFailed: ev.FailedBuild != ""}
-			if r.BuildFailed {
-				// FailedBuild names the package that did not compile:
-				// the exercise, or a chapter it imports.
-				failed := strings.SplitN(ev.FailedBuild, " ", 2)[0]
-				r.Output = cutBuild(build[failed])
-				if len(r.Output) == 0 {
-					r.Output = cutBuild(build[ev.Package])
-				}
-				if failed != ev.Package {
-					r.Output = append([]string{"(in " + failed + ", which the exercise imports)"}, r.Output...)
-				}
-			} else if !r.Pass {
-				r.Output = cutTest(raw[ev.Package])
-			}
-			results[ev.Package] = r
+		}
+		if err != nil {
+			break
 		}
 	}
 	_, _ = io.Copy(io.Discard, stdout)
@@ -107,27 +160,251 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 	return results, nil
 }
 
-var testLine = regexp.MustCompile(`^\s+\w+_test\.go:\d+: ?(.*)$`)
+// handleEvent files one test2json event: output into the package's
+// collector, a package's end into results.
+func handleEvent(ev testEvent, results map[string]*Result, output, build func(string) *collector) {
+	switch ev.Action {
+	case "build-output":
+		build(strings.SplitN(ev.ImportPath, " ", 2)[0]).add(ev.Output)
+	case "output":
+		output(ev.Package).add(ev.Output)
+	case "pass", "fail", "skip":
+		if ev.Test != "" {
+			return
+		}
+		r := &Result{Pass: ev.Action == "pass", BuildFailed: ev.FailedBuild != ""}
+		if r.BuildFailed {
+			// FailedBuild names the package that did not compile:
+			// the exercise, or a chapter it imports.
+			failed := strings.SplitN(ev.FailedBuild, " ", 2)[0]
+			r.Output = cutBuild(build(failed).raw())
+			if len(r.Output) == 0 {
+				r.Output = cutBuild(build(ev.Package).raw())
+			}
+			if failed != ev.Package {
+				r.Output = append([]string{"(in " + failed + ", which the exercise imports)"}, r.Output...)
+			}
+		} else if !r.Pass {
+			c := output(ev.Package)
+			r.Output, r.Messages, r.TimedOut = c.result()
+		}
+		results[ev.Package] = r
+	}
+}
+
+// readLine reads one line, keeping at most max bytes of it: test2json
+// splits long output into short events, but nothing else must be able to
+// make the runner hold an unbounded line.
+func readLine(rd *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		if len(line)+len(chunk) <= max {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+// limitedWriter keeps the first n bytes written to it.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		_, _ = l.w.Write(p[:k])
+	}
+	return len(p), nil
+}
+
+// What a failed checker's output is cut to: every message of the checker
+// (up to maxMessageLines lines), a panic's first lines, and the first
+// lines of anything else (what the answer printed); the rest is counted,
+// never kept, so that an answer printing megabytes neither hides the
+// checker's message nor fills the runner's memory.
+const (
+	maxOtherLines   = 6
+	maxPanicLines   = 14
+	maxMessageLines = 60
+	maxLineLen      = 300
+)
+
+var (
+	testLine    = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: ?(.*)$`)
+	runningTest = regexp.MustCompile(`^\s+(Test\S*) \(`)
+	timedOut    = regexp.MustCompile(`^panic: test timed out after (\S+)`)
+)
+
+// collector turns one package's output, line by line, into what the
+// participant sees.
+type collector struct {
+	partial  string   // an output line not ended yet
+	lines    []string // kept, in order
+	all      []string // build output: every line (the compiler's are few)
+	messages []string
+	inMsg    bool // the last kept line was part of a checker's message
+	msgLines int
+	inPanic  bool // after a "panic:" line: its trace follows
+	panicked int  // lines kept of the current panic
+	other    int  // other lines kept
+	cut      int  // lines not kept
+	cutAt    int  // index in lines of the "… cut" note (when cut > 0)
+	timeout  string
+	stopped  bool // after a timeout's header: only the goroutine dump follows
+	running  []string
+}
+
+// add takes one test2json output chunk: usually one line with its "\n",
+// a piece of a longer line otherwise.
+func (c *collector) add(s string) {
+	s = c.partial + s
+	c.partial = ""
+	for s != "" {
+		line, rest, ok := strings.Cut(s, "\n")
+		if !ok {
+			if len(line) > 64<<10 {
+				c.line(line) // a line without end: take it as it is
+				line = ""
+			}
+			c.partial = line
+			return
+		}
+		c.line(line)
+		s = rest
+	}
+}
+
+func (c *collector) raw() []string {
+	if c.partial != "" {
+		c.all = append(c.all, c.partial)
+		c.partial = ""
+	}
+	return c.all
+}
+
+func (c *collector) line(l string) {
+	if len(c.all) < 1000 {
+		c.all = append(c.all, l)
+	}
+	if c.stopped {
+		if m := runningTest.FindStringSubmatch(l); m != nil {
+			c.running = append(c.running, m[1])
+		}
+		return
+	}
+	t := strings.TrimSpace(l)
+	switch {
+	case t == "PASS", t == "FAIL", strings.HasPrefix(t, "=== "), strings.HasPrefix(t, "--- "),
+		strings.HasPrefix(t, "ok "), strings.HasPrefix(t, "FAIL\t"), strings.HasPrefix(t, "exit status"):
+		c.inMsg = false
+		return
+	}
+	if m := timedOut.FindStringSubmatch(t); m != nil {
+		c.timeout, c.stopped = m[1], true
+		return
+	}
+	if t == "SIGQUIT: quit" || strings.HasPrefix(t, "*** Test killed") {
+		// go test killed the binary a minute after its timeout.
+		c.timeout, c.stopped = "its time", true
+		return
+	}
+	if len(l) > maxLineLen {
+		l = l[:maxLineLen] + fmt.Sprintf("… (%d more characters)", len(l)-maxLineLen)
+	}
+	m := testLine.FindStringSubmatch(l)
+	if m == nil && strings.HasPrefix(l, "kit: ") {
+		m = []string{l, l} // the kit's own words, printed outside any test
+	}
+	if m != nil {
+		c.messages = append(c.messages, m[1])
+		c.keepMessage(m[1])
+		c.inMsg, c.inPanic = true, false
+		return
+	}
+	if c.inMsg && strings.HasPrefix(l, "        ") {
+		cont := strings.TrimPrefix(strings.TrimPrefix(l, "        "), "    ")
+		c.messages[len(c.messages)-1] += "\n" + cont
+		c.keepMessage(cont)
+		return
+	}
+	c.inMsg = false
+	if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") {
+		c.inPanic, c.panicked = true, 0
+	}
+	if c.inPanic && c.panicked < maxPanicLines {
+		c.panicked++
+		c.lines = append(c.lines, l)
+		return
+	}
+	if t == "" {
+		return
+	}
+	if !c.inPanic && c.other < maxOtherLines {
+		c.other++
+		c.lines = append(c.lines, l)
+		return
+	}
+	if c.cut == 0 {
+		c.cutAt = len(c.lines)
+		c.lines = append(c.lines, "")
+	}
+	c.cut++
+}
+
+func (c *collector) keepMessage(l string) {
+	c.msgLines++
+	if c.msgLines <= maxMessageLines {
+		c.lines = append(c.lines, l)
+		return
+	}
+	if c.cut == 0 {
+		c.cutAt = len(c.lines)
+		c.lines = append(c.lines, "")
+	}
+	c.cut++
+}
+
+// result is the cut output, the checker's messages, and whether go test
+// stopped it.
+func (c *collector) result() (out, messages []string, timedOut bool) {
+	if c.partial != "" {
+		p := c.partial
+		c.partial = ""
+		c.line(p)
+	}
+	out = append([]string(nil), c.lines...)
+	if c.cut > 0 {
+		out[c.cutAt] = fmt.Sprintf("… (%d more lines not shown: run the go test line below to see all)", c.cut)
+	}
+	if c.timeout != "" {
+		running := "the checker"
+		if len(c.running) > 0 {
+			running = strings.Join(c.running, ", ")
+		}
+		msg := fmt.Sprintf("the checker did not finish within %s (%s was still running): your answer may never return — an endless loop, a channel never closed, a lock never released?", c.timeout, running)
+		out = append(out, msg)
+		messages = append(messages, msg)
+	}
+	return out, append(c.messages, messages...), c.timeout != ""
+}
 
 // cutTest keeps the checker's own messages (t.Error text without the file
 // and line of the checker, which the participant does not edit) and any
 // panic, and drops go test's framing.
 func cutTest(lines []string) []string {
-	var out []string
+	c := &collector{}
 	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		switch {
-		case t == "", t == "PASS", t == "FAIL", strings.HasPrefix(t, "=== "), strings.HasPrefix(t, "--- "),
-			strings.HasPrefix(t, "ok "), strings.HasPrefix(t, "FAIL\t"), strings.HasPrefix(t, "exit status"):
-			continue
-		}
-		if m := testLine.FindStringSubmatch(l); m != nil {
-			out = append(out, m[1])
-			continue
-		}
-		out = append(out, strings.TrimPrefix(strings.TrimPrefix(l, "        "), "    "))
+		c.line(l)
 	}
-	return limit(out, 40)
+	out, _, _ := c.result()
+	return out
 }
 
 // cutBuild keeps the compiler's messages.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,22 +52,33 @@ func findRoot() (string, error) {
 	}
 }
 
-const usage = `usage: go run ./cmd/workshop [command] [--all|--browser] [NAME]
+const usage = `usage: go run ./cmd/workshop [command] [--all|--browser] [NAME...]
 
-  (no command)    run the next unsolved exercise
+  (no command)    check chapter by chapter and show the first unsolved exercise
+  NAME            check that exercise only, and show it
   list            every exercise with ✓/✗, kind and minutes
-  watch           rerun the current exercise whenever a file is saved
+  watch [NAME]    rerun the current exercise (or NAME) whenever a file is saved
   hint [NAME]     the next hint of NAME (default: the current exercise)
   solution NAME   the reference solution
-  reset NAME      the exercise back as shipped
-  verify          every checker; exit 0 only when all are solved
+  reset NAME      the exercise back as shipped; your version is kept as a backup
+  verify [NAME...]
+                  those exercises' checkers (default: every one); exit 0 only
+                  when all of them pass
   warm            build everything once
   selfcheck [CHAPTER...]
-                  for CI: every stub fails its checker, every solution passes
-                  (only those chapters' exercises, when named)
+                  for CI: every stub fails its checker without giving the
+                  answer away, every solution passes (only those chapters'
+                  exercises, when named)
 
-  --all           include exercises that need a cluster or a browser
-  --browser       include exercises that need a browser (not a cluster)`
+  --all           include exercises that need a cluster, a browser or a
+                  trace viewer
+  --browser       include exercises that need a browser (the live view's)
+
+NAME is <chapter>/<exercise>, e.g. 01-store/1-bynode, or a unique part:
+01-store/bynode, bynode.`
+
+// commands are the command words; any other first word is a NAME.
+var commands = []string{"list", "watch", "hint", "solution", "reset", "verify", "warm", "selfcheck"}
 
 // run is the whole command line, for main and for the tests.
 func run(root string, args []string, out io.Writer) error {
@@ -76,7 +88,7 @@ func run(root string, args []string, out io.Writer) error {
 	for _, a := range args {
 		switch a {
 		case "--all", "-all":
-			needs = []string{"cluster", "browser"}
+			needs = []string{"cluster", "browser", "viewer"}
 		case "--browser", "-browser":
 			if len(needs) == 0 {
 				needs = []string{"browser"}
@@ -89,8 +101,12 @@ func run(root string, args []string, out io.Writer) error {
 		}
 	}
 	cmd := ""
-	if len(rest) > 0 {
+	if len(rest) > 0 && slices.Contains(commands, rest[0]) {
 		cmd, rest = rest[0], rest[1:]
+	}
+	if cmd == "selfcheck" {
+		// selfcheck loads the course from its own temporary copy.
+		return selfcheck(root, rest, out)
 	}
 	exs, err := load(root)
 	if err != nil {
@@ -102,13 +118,43 @@ func run(root string, args []string, out io.Writer) error {
 		}
 		return find(exs, rest[0])
 	}
+	names := func() ([]*Exercise, error) {
+		var picked []*Exercise
+		for _, n := range rest {
+			e, err := find(exs, n)
+			if err != nil {
+				if cmd == "" && len(rest) == 1 && !strings.Contains(n, "/") {
+					return nil, fmt.Errorf("%v, and no command %q\n%s", err, n, usage)
+				}
+				return nil, err
+			}
+			if !slices.Contains(picked, e) {
+				picked = append(picked, e)
+			}
+		}
+		return picked, nil
+	}
 	switch cmd {
 	case "":
-		return next(root, exs, needs, out)
+		if len(rest) == 0 {
+			return next(root, exs, needs, out)
+		}
+		picked, err := names()
+		if err != nil {
+			return err
+		}
+		_, err = show(root, exs, picked, out)
+		return err
 	case "list":
 		return list(root, exs, needs, out)
 	case "watch":
-		return watch(root, exs, needs, out)
+		var e *Exercise
+		if len(rest) > 0 {
+			if e, err = needName(); err != nil {
+				return err
+			}
+		}
+		return watch(root, exs, needs, e, out)
 	case "hint":
 		var e *Exercise
 		if len(rest) == 0 {
@@ -133,11 +179,16 @@ func run(root string, args []string, out io.Writer) error {
 		}
 		return reset(root, e, out)
 	case "verify":
+		if len(rest) > 0 {
+			picked, err := names()
+			if err != nil {
+				return err
+			}
+			return verifyThese(root, exs, picked, out)
+		}
 		return verify(root, exs, needs, out)
 	case "warm":
 		return warm(root, exs, out)
-	case "selfcheck":
-		return selfcheck(root, rest, out)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
@@ -188,10 +239,14 @@ func header(out io.Writer, exs []*Exercise, e *Exercise) {
 			i = j + 1
 		}
 	}
-	fmt.Fprintf(out, "Exercise %d of %d: %s — %s\n", i, len(exs), e.Name(), e.Title)
+	if i > 0 {
+		fmt.Fprintf(out, "Exercise %d of %d: %s — %s\n", i, len(exs), e.Name(), e.Title)
+	} else {
+		fmt.Fprintf(out, "Exercise %s — %s\n", e.Name(), e.Title)
+	}
 	fmt.Fprintf(out, "  %s, about %d minutes", e.Kind, e.Minutes)
 	if e.Needs != "none" {
-		fmt.Fprintf(out, ", needs a %s", e.Needs)
+		fmt.Fprintf(out, ", needs %s", needsWhat[e.Needs])
 	}
 	fmt.Fprintf(out, "; practises %s\n", e.Practises)
 	for _, f := range e.Files {
@@ -199,7 +254,16 @@ func header(out io.Writer, exs []*Exercise, e *Exercise) {
 	}
 }
 
-func report(out io.Writer, e *Exercise, r *Result) {
+// report says what e's checker said, and where to go next: the next
+// hint (or the solution, when every hint has been shown), or reset when
+// the exercise's directory is damaged.
+func report(out io.Writer, root string, e *Exercise, r *Result) {
+	for _, d := range e.Damage {
+		fmt.Fprintf(out, "  ! %s\n", d)
+	}
+	if len(e.Damage) > 0 {
+		fmt.Fprintf(out, "  (`go run ./cmd/workshop reset %s` repairs it, and keeps your version as a backup)\n", e.Name())
+	}
 	switch {
 	case r.Pass:
 		fmt.Fprintln(out, "  ✓ solved")
@@ -212,7 +276,53 @@ func report(out io.Writer, e *Exercise, r *Result) {
 	for _, l := range r.Output {
 		fmt.Fprintln(out, "    "+l)
 	}
-	fmt.Fprintf(out, "  (the task is in the file's doc comment; `go run ./cmd/workshop hint` for a hint; by hand: %s)\n", goCommand(e))
+	shown := loadProgress(root).Hints[e.Name()]
+	switch {
+	case len(e.Hints) == 0:
+		fmt.Fprintf(out, "  (the task is in the file's doc comment; by hand: %s)\n", goCommand(e))
+	case shown < len(e.Hints):
+		fmt.Fprintf(out, "  (the task is in the file's doc comment; next hint, %d of %d: go run ./cmd/workshop hint %s; by hand: %s)\n",
+			shown+1, len(e.Hints), e.Name(), goCommand(e))
+	default:
+		fmt.Fprintf(out, "  (all %d hints shown; the solution: go run ./cmd/workshop solution %s; by hand: %s)\n", len(e.Hints), e.Name(), goCommand(e))
+	}
+}
+
+// show checks the named exercises, whatever they need (naming one is
+// asking for it), and shows each with what its checker said.
+func show(root string, exs, picked []*Exercise, out io.Writer) (map[string]*Result, error) {
+	res, err := runCheckers(root, picked)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range picked {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		header(out, exs, e)
+		report(out, root, e, res[e.ImportPath()])
+	}
+	return res, nil
+}
+
+// verifyThese is verify NAME...: only those checkers, each reported in
+// full; exit status 1 unless all pass.
+func verifyThese(root string, exs, picked []*Exercise, out io.Writer) error {
+	res, err := show(root, exs, picked, out)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, e := range picked {
+		if !res[e.ImportPath()].Pass {
+			failed++
+		}
+	}
+	fmt.Fprintf(out, "\n%d of %d solved\n", len(picked)-failed, len(picked))
+	if failed > 0 {
+		return quietError{fmt.Sprintf("%d unsolved", failed)}
+	}
+	return nil
 }
 
 func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
@@ -224,12 +334,12 @@ func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	if e != nil {
 		fmt.Fprintf(out, "%d of %d solved.\n\n", solved, len(inc))
 		header(out, inc, e)
-		report(out, e, res[e.ImportPath()])
+		report(out, root, e, res[e.ImportPath()])
 		return nil
 	}
 	fmt.Fprintf(out, "All %d exercises solved.", len(inc))
 	if len(inc) < len(exs) {
-		fmt.Fprintf(out, " %d more need a cluster or a browser: go run ./cmd/workshop list --all (or --browser)", len(exs)-len(inc))
+		fmt.Fprintf(out, " %d more need a cluster, a browser or a trace viewer: go run ./cmd/workshop list --all (or --browser)", len(exs)-len(inc))
 	}
 	fmt.Fprintln(out)
 	return nil
@@ -257,13 +367,16 @@ func list(root string, exs []*Exercise, needs []string, out io.Writer) error {
 		}
 		needs := ""
 		if e.Needs != "none" {
-			needs = "  [needs " + e.Needs + "]"
+			needs = "  [needs " + needsWhat[e.Needs] + "]"
+		}
+		if len(e.Damage) > 0 {
+			needs += "  [damaged: reset " + e.Name() + "]"
 		}
 		fmt.Fprintf(out, "  %s %-28s %-11s %2d min  %s%s\n", mark, e.Dir, e.Kind, e.Minutes, e.Title, needs)
 	}
 	fmt.Fprintf(out, "%d of %d solved", solved, counted)
 	if counted < len(exs) {
-		fmt.Fprintf(out, " (- : needs a cluster or a browser, not checked; add --all, or --browser for the browser ones)")
+		fmt.Fprintf(out, " (- : needs a cluster, a browser or a trace viewer, not checked; add --all, or --browser for the browser ones)")
 	}
 	fmt.Fprintln(out)
 	return nil
@@ -312,6 +425,9 @@ func hint(root string, e *Exercise, out io.Writer) error {
 		fmt.Fprintln(out, "Everything is solved: no hint needed.")
 		return nil
 	}
+	if len(e.Hints) == 0 {
+		return fmt.Errorf("%s has no hints: its hints.md is missing (go run ./cmd/workshop reset %s restores it)", e.Name(), e.Name())
+	}
 	p := loadProgress(root)
 	n := p.Hints[e.Name()]
 	if n >= len(e.Hints) {
@@ -333,7 +449,6 @@ func solution(root string, e *Exercise, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "// ===== %s (copy over %s)\n%s\n", filepath.ToSlash(path), filepath.ToSlash(filepath.Join(e.Path(), f)), b)
 	}
-	fmt.Fprintf(out, "The explanation is in docs/workshop.md, answer key, %s.\n", e.Name())
 	return nil
 }
 
@@ -352,27 +467,110 @@ func shippedRevision(root string) string {
 	return "HEAD"
 }
 
+// reset brings e's directory back as shipped: every file the shipped
+// revision has there (the edited files, and check_test.go and hints.md
+// should they have been deleted or changed). Whatever it replaces that
+// differs from the shipped version is first kept under workshop/.backup,
+// and the path printed: a reset must never lose an answer.
 func reset(root string, e *Exercise, out io.Writer) error {
 	rev := shippedRevision(root)
-	for _, f := range e.Files {
-		rel := filepath.ToSlash(filepath.Join(e.Path(), f))
-		from := rev
-		b, err := gitShow(root, from, rel)
-		if err != nil && from != "HEAD" {
-			// An exercise added in this checkout and not yet on the
-			// tracked branch (a course author's) is restored from HEAD.
-			from = "HEAD"
-			b, err = gitShow(root, from, rel)
-		}
+	from := rev
+	files, err := gitFiles(root, rev, e.Path())
+	if err == nil && len(files) == 0 && rev != "HEAD" {
+		// An exercise added in this checkout and not yet on the tracked
+		// branch (a course author's) is restored from HEAD.
+		from = "HEAD"
+		files, err = gitFiles(root, from, e.Path())
+	}
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no files under %s", e.Path())
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s from git %s (reset needs a git checkout): %v", e.Path(), rev, err)
+	}
+	backup := ""
+	changed := 0
+	for _, rel := range files {
+		shipped, err := gitShow(root, from, rel)
 		if err != nil {
-			return fmt.Errorf("cannot read %s from git %s (reset needs a git checkout): %v", rel, rev, err)
+			return fmt.Errorf("cannot read %s from git %s: %v", rel, from, err)
 		}
-		if err := os.WriteFile(filepath.Join(root, rel), b, 0o644); err != nil {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		mine, err := os.ReadFile(path)
+		if err == nil && bytes.Equal(mine, shipped) {
+			continue
+		}
+		if err == nil {
+			if backup == "" {
+				if backup, err = backupDir(root, e); err != nil {
+					return err
+				}
+			}
+			kept := filepath.Join(backup, filepath.Base(path))
+			if err := os.WriteFile(kept, mine, 0o644); err != nil {
+				return fmt.Errorf("cannot keep your %s (nothing was reset): %w", rel, err)
+			}
+			fmt.Fprintf(out, "your %s is kept in %s\n", filepath.Base(rel), relPath(root, kept))
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", rel, from)
+		if err := os.WriteFile(path, shipped, 0o644); err != nil {
+			return err
+		}
+		changed++
 	}
+	if changed == 0 {
+		fmt.Fprintf(out, "%s is as shipped already: nothing to reset.\n", e.Path())
+		return nil
+	}
+	fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", filepath.ToSlash(e.Path()), from)
 	return nil
+}
+
+// backupDir makes a new directory for the files reset replaces:
+// workshop/.backup/<chapter>/<exercise>/<time>, git-ignored.
+func backupDir(root string, e *Exercise) (string, error) {
+	base := filepath.Join(root, "workshop", ".backup", e.Chapter, e.Dir, time.Now().Format("20060102-150405"))
+	dir := base
+	for i := 2; ; i++ {
+		err := os.MkdirAll(filepath.Dir(dir), 0o755)
+		if err == nil {
+			err = os.Mkdir(dir, 0o755)
+		}
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("cannot make a backup directory (nothing was reset): %w", err)
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// relPath is path relative to root, with slashes, for printing.
+func relPath(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+// gitFiles lists the files git has under dir at rev.
+func gitFiles(root, rev, dir string) ([]string, error) {
+	cmd := exec.Command("git", "ls-tree", "-r", "-z", "--name-only", rev, "--", filepath.ToSlash(dir)+"/")
+	cmd.Dir = root
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range strings.Split(string(b), "\x00") {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 func gitShow(root, rev, rel string) ([]byte, error) {
@@ -398,12 +596,16 @@ func warm(root string, exs []*Exercise, out io.Writer) error {
 
 // watch reruns the current exercise whenever a file of its directory
 // changes (polling modification times: no new dependency), and moves on
-// when it is solved.
-func watch(root string, exs []*Exercise, needs []string, out io.Writer) error {
+// when it is solved. With an exercise named, it watches that one until it
+// is solved.
+func watch(root string, exs []*Exercise, needs []string, named *Exercise, out io.Writer) error {
 	for {
-		e, _, _, err := current(root, exs, needs)
-		if err != nil {
-			return err
+		e := named
+		if e == nil {
+			var err error
+			if e, _, _, err = current(root, exs, needs); err != nil {
+				return err
+			}
 		}
 		if e == nil {
 			fmt.Fprintln(out, "All exercises solved.")
@@ -416,12 +618,18 @@ func watch(root string, exs []*Exercise, needs []string, out io.Writer) error {
 			}
 			fmt.Fprintf(out, "\n[%s]\n", time.Now().Format("15:04:05"))
 			header(out, included(exs, needs), e)
-			report(out, e, res[e.ImportPath()])
+			report(out, root, e, res[e.ImportPath()])
 			if res[e.ImportPath()].Pass {
 				break
 			}
 			fmt.Fprintln(out, "  … waiting for you to save a file (Ctrl-C to stop)")
 			waitForChange(filepath.Join(root, e.Path()))
+			if fresh, err := loadOne(root, e.Chapter, e.Dir); err == nil {
+				e = fresh // its damage may have been repaired, or done
+			}
+		}
+		if named != nil {
+			return nil
 		}
 	}
 }

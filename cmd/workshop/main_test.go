@@ -2,10 +2,18 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,28 +30,101 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 	if len(exs) < 2 {
 		t.Fatalf("want at least two exercises, found %d", len(exs))
 	}
-	exs = exs[:2]
 	root := t.TempDir()
+	local, err := makeCourse(root, exs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, local
+}
+
+// makeCourse copies what exs need into root, a new git repository, and
+// commits it as shipped.
+func makeCourse(root string, exs []*Exercise) ([]*Exercise, error) {
 	names := []string{"go.mod", "go.sum", "chapters", "internal", "workshop/kit", "workshop/.gitignore"}
 	for _, e := range exs {
 		names = append(names, e.Path(), e.SolutionPath())
 	}
 	for _, n := range names {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	if err := copyTree("../..", root, names); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "shipped"}} {
-		git(t, root, args...)
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git %v: %v\n%s", args, err, out)
+		}
 	}
-	local, err := load(root)
-	if err != nil {
-		t.Fatal(err)
+	return load(root)
+}
+
+// The shared course: one temporary copy for the runner's tests that need
+// the same few exercises, so that the chapters and the kit are compiled
+// for it once (a copy elsewhere is compiled anew). Tests using it run one
+// after another and leave it as shipped.
+var shared struct {
+	once sync.Once
+	dir  string
+	root string
+	exs  map[string]*Exercise
+	err  error
+}
+
+var sharedNames = []string{"01-store/1-bynode", "01-store/2-configmaps", "01-store/3-inplace", "05-processor/5-pop-loop"}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
 	}
-	return root, local
+	os.Exit(code)
+}
+
+// sharedCourse returns the shared course's root and its exercises by
+// name, and puts it back as shipped when t ends.
+func sharedCourse(t *testing.T) (string, map[string]*Exercise) {
+	t.Helper()
+	shared.once.Do(func() {
+		all, err := load("../..")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		var picked []*Exercise
+		for _, n := range sharedNames {
+			e, err := find(all, n)
+			if err != nil {
+				shared.err = err
+				return
+			}
+			picked = append(picked, e)
+		}
+		if shared.dir, shared.err = os.MkdirTemp("", "workshop-test-"); shared.err != nil {
+			return
+		}
+		shared.root = filepath.Join(shared.dir, "course")
+		local, err := makeCourse(shared.root, picked)
+		shared.err = err
+		shared.exs = map[string]*Exercise{}
+		for _, e := range local {
+			shared.exs[e.Name()] = e
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	t.Cleanup(func() {
+		git(t, shared.root, "checkout", "-q", "--", ".")
+		git(t, shared.root, "clean", "-fdq", "--", "workshop/exercises")
+		_ = os.RemoveAll(filepath.Join(shared.root, "workshop", ".backup"))
+		_ = os.Remove(progressPath(shared.root))
+	})
+	return shared.root, shared.exs
 }
 
 func runOK(t *testing.T, root string, args ...string) string {
@@ -258,4 +339,471 @@ func git(t *testing.T, dir string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+}
+
+// write replaces e's edited file under root with src.
+func write(t *testing.T, root string, e *Exercise, src string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, e.Path(), e.Files[0]), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answer replaces what follows the package doc comment of e's edited file
+// with src (which starts with the package clause), as a participant's
+// answer does: the task stays.
+func answer(t *testing.T, root string, e *Exercise, src string) {
+	t.Helper()
+	path := filepath.Join(root, e.Path(), e.Files[0])
+	stub, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, ok := strings.Cut(string(stub), "\npackage ")
+	if !ok {
+		t.Fatalf("%s has no package clause", path)
+	}
+	write(t, root, e, doc+"\n"+src)
+}
+
+// runErr runs the runner and returns its output and error.
+func runErr(root string, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := run(root, args, &out)
+	return out.String(), err
+}
+
+// noDump fails t if out holds a goroutine dump: a participant must see the
+// checker's message, not go test's stacks.
+func noDump(t *testing.T, out string) {
+	t.Helper()
+	if strings.Contains(out, "goroutine ") || strings.Contains(out, "[running]") {
+		t.Errorf("the output holds a goroutine dump:\n%s", out)
+	}
+}
+
+func TestVerifyNameChecksThatExerciseOnly(t *testing.T) {
+	root, ex := sharedCourse(t)
+	bynode, configmaps := ex["01-store/1-bynode"], ex["01-store/2-configmaps"]
+	if err := putSolution(root, configmaps); err != nil {
+		t.Fatal(err)
+	}
+	out := runOK(t, root, "verify", "01-store/2-configmaps")
+	if !strings.Contains(out, "1 of 1 solved") || strings.Contains(out, bynode.Name()) {
+		t.Errorf("verify of a solved exercise, the other one unsolved:\n%s", out)
+	}
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, "0 of 1 solved") || !strings.Contains(out, `ByNode("not a pod") returned no error`) || strings.Contains(out, configmaps.Name()) {
+		t.Errorf("verify of an unsolved exercise: err %v, output:\n%s", err, out)
+	}
+	// NAME alone: that exercise, whatever the chapter's progress.
+	out = runOK(t, root, "01-store/2-configmaps")
+	if !strings.Contains(out, configmaps.Name()+" — "+configmaps.Title) || !strings.Contains(out, "✓ solved") || strings.Contains(out, bynode.Name()) {
+		t.Errorf("NAME alone:\n%s", out)
+	}
+	if _, err := runErr(root, "no-such-exercise"); err == nil || !strings.Contains(err.Error(), "no exercise") {
+		t.Errorf("an unknown NAME: %v", err)
+	}
+	// A checker that fails points to the next hint.
+	next := func(n int) string {
+		return fmt.Sprintf("next hint, %d of %d: go run ./cmd/workshop hint %s", n, len(bynode.Hints), bynode.Name())
+	}
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, next(1)) {
+		t.Errorf("want %q:\n%s", next(1), out)
+	}
+	runOK(t, root, "hint", bynode.Name())
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, next(2)) {
+		t.Errorf("after a hint, want %q:\n%s", next(2), out)
+	}
+}
+
+func TestAPopLoopThatNeverClosesOutGetsTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	answer(t, root, ex["05-processor/5-pop-loop"], `package poploop
+
+// Pop forwards in to out, but never closes out.
+func Pop(in <-chan any, out chan<- any) {
+	var buffer []any
+	var send chan<- any
+	var next any
+	for {
+		select {
+		case send <- next:
+			if len(buffer) > 0 {
+				next, buffer = buffer[0], buffer[1:]
+			} else {
+				send = nil
+			}
+		case n, ok := <-in:
+			if !ok {
+				return
+			}
+			if send == nil {
+				next, send = n, out
+			} else {
+				buffer = append(buffer, n)
+			}
+		}
+	}
+}
+`)
+	out, err := runErr(root, "verify", "pop-loop")
+	if err == nil || !strings.Contains(out, "out was never closed") {
+		t.Errorf("want the checker's message about out, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+func TestAnEndlessLoopGetsTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	answer(t, root, ex["01-store/1-bynode"], `package bynode
+
+// ByNode never returns.
+func ByNode(obj any) ([]string, error) {
+	for {
+	}
+}
+`)
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, "ByNode (called by the check and by both indexers) did not return within") {
+		t.Errorf("want the checker's message about ByNode, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+// What no checker can guard, a package initialiser that never ends, runs
+// before any test: the kit's watchdog says where, and ends the binary.
+func TestAnInitialiserThatNeverEndsIsReportedWithoutADump(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/3-inplace"]
+	stub, err := os.ReadFile(filepath.Join(root, e.Path(), e.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, e, string(stub)+"\nvar forever = func() int {\n\tfor {\n\t}\n}()\n")
+	out, err := runErr(root, "verify", e.Name())
+	if err == nil || !regexp.MustCompile(`initialising the exercise's package did not finish within \S+ \(exercise\.go:\d+\)`).MatchString(out) {
+		t.Errorf("want the kit's words, naming the line, got err %v:\n%s", err, out)
+	}
+	noDump(t, out)
+}
+
+// go test's own timeout (a checker that does not end) is reported in
+// words, naming the test, without the goroutine dump that follows it.
+func TestGoTestsTimeoutIsReportedInWords(t *testing.T) {
+	out := cutTest(strings.Split(`=== RUN   TestClosingInClosesOut
+    check_test.go:12: a message before
+panic: test timed out after 30s
+	running tests:
+		TestClosingInClosesOut (30s)
+
+goroutine 17 [running]:
+testing.(*M).startAlarm.func1()
+	/usr/lib/go/src/testing/testing.go:2484 +0x345
+created by time.goFunc
+FAIL	example.com/x	30.012s`, "\n"))
+	text := strings.Join(out, "\n")
+	if !strings.Contains(text, "a message before") || !strings.Contains(text, "did not finish within 30s (TestClosingInClosesOut was still running)") {
+		t.Errorf("got:\n%s", text)
+	}
+	noDump(t, text)
+	t.Setenv("WORKSHOP_TIMEOUT", "1m30s")
+	if d := timeoutFor(&Exercise{Needs: "none"}); d != 90*time.Second {
+		t.Errorf("WORKSHOP_TIMEOUT=1m30s: timeout %s", d)
+	}
+}
+
+// 10 MB: a hundred thousand lines, far past any cut, yet printed through
+// go test -json within kit.CallTimeout on a loaded machine (40 MB takes
+// about 12 s there, past it: the checker then says ByNode did not return).
+func TestAnAnswerPrintingMegabytesDoesNotHideTheCheckersMessage(t *testing.T) {
+	root, ex := sharedCourse(t)
+	answer(t, root, ex["01-store/1-bynode"], `package bynode
+
+import (
+	"fmt"
+	"strings"
+)
+
+var printed bool
+
+// ByNode prints 10 MB once, and is wrong.
+func ByNode(obj any) ([]string, error) {
+	if !printed {
+		printed = true
+		line := strings.Repeat("x", 99)
+		for range 100_000 {
+			fmt.Println(line)
+		}
+	}
+	return nil, nil
+}
+`)
+	out, err := runErr(root, "verify", "bynode")
+	if err == nil || !strings.Contains(out, `ByNode("not a pod") returned no error`) || !strings.Contains(out, "ListIndexFuncValues(byNode)") {
+		t.Errorf("the checker's messages must be shown, got err %v:\n%.3000s", err, out)
+	}
+	if n := strings.Count(out, "\n"); n > 100 {
+		t.Errorf("the output must be cut: %d lines", n)
+	}
+}
+
+func TestResetKeepsYourVersionAndSaysWhere(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/1-bynode"]
+	file := filepath.Join(root, e.Path(), e.Files[0])
+	shipped, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := string(shipped) + "\n// my notes: the store compares old and new index values\n"
+	write(t, root, e, mine)
+	out := runOK(t, root, "reset", e.Name())
+	m := regexp.MustCompile(`kept in (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("reset must say where your version is kept:\n%s", out)
+	}
+	if kept, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(m[1]))); err != nil || string(kept) != mine {
+		t.Errorf("the backup %s: %v, %q", m[1], err, kept)
+	}
+	if back, _ := os.ReadFile(file); !bytes.Equal(back, shipped) {
+		t.Errorf("reset did not bring the stub back")
+	}
+	if out := runOK(t, root, "reset", e.Name()); strings.Contains(out, "kept in") || !strings.Contains(out, "as shipped already") {
+		t.Errorf("a second reset has nothing to keep:\n%s", out)
+	}
+	if out := runOK(t, root, "list"); strings.Contains(out, ".backup") {
+		t.Errorf("the backup must not show up as an exercise:\n%s", out)
+	}
+}
+
+func TestResetRepairsADamagedExercise(t *testing.T) {
+	root, ex := sharedCourse(t)
+	bynode, configmaps, inplace := ex["01-store/1-bynode"], ex["01-store/2-configmaps"], ex["01-store/3-inplace"]
+	shipped, err := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One exercise's package doc comment (the task, and the runner's
+	// metadata) deleted, another's whole directory, a third's hints.md.
+	write(t, root, bynode, "package bynode\n\nfunc ByNode(obj any) ([]string, error) { return nil, nil }\n")
+	if err := os.RemoveAll(filepath.Join(root, configmaps.Path())); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, inplace.Path(), "hints.md")); err != nil {
+		t.Fatal(err)
+	}
+	out := runOK(t, root, "list")
+	for _, e := range []*Exercise{bynode, configmaps, inplace} {
+		if !strings.Contains(out, "[damaged: reset "+e.Name()+"]") {
+			t.Errorf("list must name the damaged %s:\n%s", e.Name(), out)
+		}
+	}
+	if out := runOK(t, root, bynode.Name()); !strings.Contains(out, "package doc comment (the task) is missing") || !strings.Contains(out, `ByNode("not a pod") returned no error`) {
+		t.Errorf("the exercise must say what is damaged, and still be checked:\n%s", out)
+	}
+	if out, err := runErr(root, "verify", configmaps.Name()); err == nil || !strings.Contains(out, "is missing: go run ./cmd/workshop reset "+configmaps.Name()) {
+		t.Errorf("verify of an exercise whose directory is gone: err %v:\n%s", err, out)
+	}
+	if _, err := runErr(root, "hint", inplace.Name()); err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("hint without hints.md: %v", err)
+	}
+	for _, e := range []*Exercise{bynode, configmaps, inplace} {
+		runOK(t, root, "reset", e.Name())
+	}
+	if back, _ := os.ReadFile(filepath.Join(root, bynode.Path(), bynode.Files[0])); !bytes.Equal(back, shipped) {
+		t.Errorf("reset did not repair %s:\n%s", bynode.Name(), back)
+	}
+	for _, f := range []string{"hints.md", configmaps.Files[0], "check_test.go"} {
+		if !fileExists(filepath.Join(root, configmaps.Path(), f)) {
+			t.Errorf("reset did not bring back %s's %s", configmaps.Name(), f)
+		}
+	}
+	if out := runOK(t, root, "list"); strings.Contains(out, "damaged") {
+		t.Errorf("still damaged after reset:\n%s", out)
+	}
+	if out := runOK(t, root, "hint", inplace.Name()); !strings.Contains(out, "hint 1 of") {
+		t.Errorf("hint after reset:\n%s", out)
+	}
+}
+
+// 06-factory/5-viewer needs a trace viewer (Jaeger), not a browser: --browser,
+// which adds the live view's exercises, must not stop at it.
+func TestTheTraceViewerExerciseIsNotABrowserOne(t *testing.T) {
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, err := find(exs, "06-factory/5-viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viewer.Needs != "viewer" {
+		t.Errorf("06-factory/5-viewer: Needs %q, want viewer", viewer.Needs)
+	}
+	browser := 0
+	for _, e := range included(exs, []string{"browser"}) {
+		if e.Needs == "browser" {
+			browser++
+		}
+		if e == viewer {
+			t.Errorf("--browser includes %s", e.Name())
+		}
+	}
+	if browser == 0 {
+		t.Errorf("--browser includes no browser exercise")
+	}
+}
+
+// The selfcheck's leak check must find an answer wherever a checker
+// prints it, and must not object to a message that only says what is
+// wrong.
+func TestTheLeakCheckFindsTheAnswerInACheckersOutput(t *testing.T) {
+	str := func(s string) rendering {
+		q := fmt.Sprintf("%q", s)
+		return rendering{Kind: "string", V: s, PlusV: s, SharpV: q, Q: q}
+	}
+	num := func(n int) rendering {
+		s := fmt.Sprint(n)
+		return rendering{Kind: "int", V: s, PlusV: s, SharpV: s}
+	}
+	boolean := func(b bool) rendering {
+		s := fmt.Sprint(b)
+		return rendering{Kind: "bool", V: s, PlusV: s, SharpV: s}
+	}
+	list := func(elems ...string) rendering {
+		return rendering{Kind: "slice", V: fmt.Sprintf("%v", elems), PlusV: fmt.Sprintf("%+v", elems), SharpV: fmt.Sprintf("%#v", elems), Q: fmt.Sprintf("%q", elems), Elems: elems}
+	}
+	stub := map[string]rendering{"TombstoneRV": str(""), "WebPods": num(0), "Unlock": boolean(false), "Keys": list(), "Root": str("")}
+	sol := map[string]rendering{"TombstoneRV": str("last known"), "WebPods": num(3), "Unlock": boolean(true), "Keys": list("default/b", "default/d"), "Root": str("AddEventHandler")}
+	clean := []string{
+		`TombstoneRV: you wrote "", not the resourceVersion the tombstone's root span carries`,
+		"WebPods: you predicted 0, not what ByIndex returns for the 5 pods",
+		"StillWebPods: you predicted 0, chapter 1's store gives 3", // another prediction's message
+		"Unlock: you predicted false, not what Add did; true or false, think of the lock",
+		"Keys: you predicted [], not the keys the store holds: you wrote no entry",
+		`Root: you predicted "", not a root of the late handler's traces`,
+	}
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
+		t.Errorf("a message naming Unlock and true: %q", p)
+	}
+	clean[3] = "Unlock: you predicted false, not what Add did"
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 0 {
+		t.Errorf("messages that give nothing away: %q", p)
+	}
+	for _, leak := range []struct{ message, want string }{
+		{`TombstoneRV: you wrote ""; the root carries "41" (last known 41, list 44): "last known"`, "TombstoneRV's answer away"},
+		{"the root carries last known", "TombstoneRV's answer away"},
+		{"WebPods: you predicted 0, chapter 1's store gives 3", "about WebPods gives its answer away (3)"},
+		{`Keys: you predicted [], the store has ["default/b" "default/d"]`, "Keys's answer away"},
+		{"Keys: the store has [default/b default/d]", "Keys's answer away"},
+		{"Keys: the store has default/b", "Keys's answer away: default/b"},
+		{`Root: you predicted "", the roots are ["AddEventHandler" "ListAndWatch list"]`, `Root's answer away: "AddEventHandler"`},
+		{"Root: you predicted \"\", it was AddEventHandler", "about Root gives its answer away (AddEventHandler)"},
+	} {
+		messages := append(slices.Clone(clean), leak.message)
+		p := predictionLeaks(stub, sol, messages, messages)
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, leak.want) }) {
+			t.Errorf("%q: want a problem with %q, got %q", leak.message, leak.want, p)
+		}
+	}
+	if p := predictionLeaks(stub, sol, clean[1:], clean[1:]); len(p) != 1 || !strings.Contains(p[0], "does not name it") {
+		t.Errorf("no message about TombstoneRV: %q", p)
+	}
+	if p := predictionLeaks(sol, sol, nil, nil); len(p) != 1 || !strings.Contains(p[0], "nothing to predict") {
+		t.Errorf("a stub that holds the answer: %q", p)
+	}
+}
+
+func TestTheLeakCheckFindsABuildExercisesCode(t *testing.T) {
+	root := t.TempDir()
+	e := &Exercise{Chapter: "01-x", Dir: "1-y", Files: []string{"exercise.go"}}
+	for path, src := range map[string]string{
+		e.Path():         "package y\n\nfunc F(n int) int {\n\treturn 0\n}\n",
+		e.SolutionPath(): "package y\n\nfunc F(n int) int {\n\t// twice, plus one\n\treturn 2*n + 1\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, path, "exercise.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := codeLeaks(root, e, []string{"F(2) = 0, want 5"}); len(p) != 0 {
+		t.Errorf("a message about behaviour: %q", p)
+	}
+	if p := codeLeaks(root, e, []string{"F(2) = 0: write return 2*n + 1"}); len(p) != 1 {
+		t.Errorf("a message with the solution's line: %q", p)
+	}
+}
+
+// docs/workshop.md is the page participants read: it must not hold the
+// answer key, link the instructors' file, or quote a prediction of a
+// solution; the instructors' file must cover every exercise.
+func TestTheParticipantsPageGivesNoAnswerAway(t *testing.T) {
+	page, err := os.ReadFile("../../docs/workshop.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile("../../workshop/INSTRUCTORS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"INSTRUCTORS", "Answer key", "answer key ("} {
+		if strings.Contains(string(page), bad) {
+			t.Errorf("docs/workshop.md contains %q", bad)
+		}
+	}
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if !strings.Contains(string(page), "`"+e.Name()+"` |") {
+			t.Errorf("docs/workshop.md has no row for %s", e.Name())
+		}
+		if !strings.Contains(string(key), e.Dir+".**") {
+			t.Errorf("workshop/INSTRUCTORS.md has no answer for %s", e.Name())
+		}
+		if e.Kind == "build" {
+			continue
+		}
+		for _, s := range solutionStrings(t, e) {
+			if notJustLetters(s) && strings.Contains(string(page), s) {
+				t.Errorf("docs/workshop.md quotes %s's answer %q", e.Name(), s)
+			}
+		}
+	}
+}
+
+// solutionStrings are the string literals in the values of e's solution's
+// exported variables.
+func solutionStrings(t *testing.T, e *Exercise) []string {
+	t.Helper()
+	var out []string
+	for _, f := range e.Files {
+		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join("../..", e.SolutionPath(), f), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range pf.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, v := range s.(*ast.ValueSpec).Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if u, err := strconv.Unquote(lit.Value); err == nil {
+								out = append(out, u)
+							}
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
+	return out
 }

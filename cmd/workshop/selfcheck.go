@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,7 +19,7 @@ import (
 var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "internal", "workshop"}
 
 // copyTree copies the named files and directories of src into dst,
-// skipping the runner's progress file.
+// skipping the runner's progress file and reset's backups.
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
 		err := filepath.WalkDir(filepath.Join(src, n), func(p string, d fs.DirEntry, err error) error {
@@ -26,6 +27,9 @@ func copyTree(src, dst string, names []string) error {
 				return err
 			}
 			rel, _ := filepath.Rel(src, p)
+			if d.IsDir() && d.Name() == ".backup" {
+				return filepath.SkipDir
+			}
 			if d.IsDir() {
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 			}
@@ -84,6 +88,20 @@ func checkPractises(root string, e *Exercise) string {
 	return ""
 }
 
+// sameTask reports a stub whose package doc comment (the task the
+// participant reads) differs from its solution's (where the runner reads
+// the metadata, and which `solution` prints).
+func sameTask(root string, e *Exercise) string {
+	for _, f := range e.Files {
+		a, _, errA := packageDoc(filepath.Join(root, e.Path(), f))
+		b, _, errB := packageDoc(filepath.Join(root, e.SolutionPath(), f))
+		if (errA == nil) != (errB == nil) || a != b {
+			return fmt.Sprintf("the package doc comments of %s and its solution differ", f)
+		}
+	}
+	return ""
+}
+
 // selfcheck proves the course in a temporary copy of the repository: every
 // exercise is complete (hints, solution, metadata: load checks them), every
 // stub compiles and fails its checker, every solution passes it. With
@@ -129,33 +147,73 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 		if p := checkPractises(root, e); p != "" {
 			problems = append(problems, e.Name()+": "+p)
 		}
+		for _, d := range e.Damage {
+			problems = append(problems, e.Name()+": "+d)
+		}
+		if p := sameTask(tmp, e); p != "" {
+			problems = append(problems, e.Name()+": "+p)
+		}
+	}
+	// The answers test goes into every predict and investigate exercise
+	// (answers.go); each run writes its renderings into its own directory.
+	stubAnswers, solAnswers := filepath.Join(tmp, "answers-stub"), filepath.Join(tmp, "answers-solution")
+	for _, d := range []string{stubAnswers, solAnswers} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, e := range exs {
+		if e.Kind != "build" {
+			if err := writeAnswersTest(tmp, e); err != nil {
+				return err
+			}
+		}
 	}
 	// -count=1: a selfcheck must run the checkers, not remember them;
 	// -vet=off: go vet ./... and go vet -tags workshop cover them already;
 	// -ldflags=-s -w: no symbol table or DWARF, which makes linking the 70
 	// test binaries about a quarter faster (81 s → 62 s on two cores).
-	stubs, err := runCheckers(tmp, exs, "-count=1", "-vet=off", "-ldflags=-s -w")
+	flags := []string{"-count=1", "-vet=off", "-ldflags=-s -w"}
+	stubs, err := runCheckersEnv(tmp, exs, []string{answersEnv + "=" + stubAnswers}, flags...)
 	if err != nil {
 		return err
 	}
 	for _, e := range exs {
-		switch r := stubs[e.ImportPath()]; {
+		r := stubs[e.ImportPath()]
+		switch {
 		case r.BuildFailed:
 			problems = append(problems, e.Name()+": the stub does not compile:\n      "+strings.Join(r.Output, "\n      "))
 		case r.Pass:
 			problems = append(problems, e.Name()+": the stub passes its checker (a checker must be able to fail)")
+		case r.TimedOut:
+			problems = append(problems, e.Name()+": the checker did not finish on the stub:\n      "+strings.Join(r.Output, "\n      "))
+		case e.Kind == "build":
+			for _, p := range codeLeaks(tmp, e, append(r.Output, r.Messages...)) {
+				problems = append(problems, e.Name()+": "+p)
+			}
 		}
 		if err := putSolution(tmp, e); err != nil {
 			return err
 		}
 	}
-	sols, err := runCheckers(tmp, exs, "-count=1", "-vet=off", "-ldflags=-s -w")
+	sols, err := runCheckersEnv(tmp, exs, []string{answersEnv + "=" + solAnswers}, flags...)
 	if err != nil {
 		return err
 	}
 	for _, e := range exs {
 		if r := sols[e.ImportPath()]; !r.Pass {
 			problems = append(problems, e.Name()+": the solution fails its checker:\n      "+strings.Join(r.Output, "\n      "))
+		}
+		if r := stubs[e.ImportPath()]; e.Kind != "build" && !r.BuildFailed && !r.Pass {
+			stub, err1 := readRenderings(stubAnswers, e)
+			sol, err2 := readRenderings(solAnswers, e)
+			if err := errors.Join(err1, err2); err != nil {
+				problems = append(problems, e.Name()+": "+err.Error())
+				continue
+			}
+			for _, p := range predictionLeaks(stub, sol, r.Messages, r.Output) {
+				problems = append(problems, e.Name()+": "+p)
+			}
 		}
 	}
 	for _, p := range problems {
@@ -164,7 +222,7 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker, every solution passes, each has hints (%s)\n",
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, every solution passes, each has hints (%s)\n",
 		len(exs), time.Since(start).Round(time.Second))
 	return nil
 }

@@ -25,12 +25,16 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// DefaultHistoryLimit is Options.HistoryLimit's default.
+const DefaultHistoryLimit = 1000
+
 // Options configures a Server. The zero value is usable.
 type Options struct {
 	// Addr is where to listen; default "127.0.0.1:0" (a free loopback port).
 	Addr string
 	// HistoryLimit is how many past events are kept for watches that start
-	// from a resourceVersion; older ones are compacted away. Default 1000.
+	// from a resourceVersion; older ones are compacted away. Default
+	// DefaultHistoryLimit.
 	HistoryLimit int
 	// BookmarkInterval, if set, sends a BOOKMARK to every watch that allows
 	// them at this interval. Zero sends bookmarks only on SendBookmarks and at
@@ -131,7 +135,7 @@ func Start(opts Options) (*Server, error) {
 		opts.Addr = "127.0.0.1:0"
 	}
 	if opts.HistoryLimit <= 0 {
-		opts.HistoryLimit = 1000
+		opts.HistoryLimit = DefaultHistoryLimit
 	}
 	s := &Server{
 		// Like etcd, an empty store is already at revision 1, so a LIST never

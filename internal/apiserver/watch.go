@@ -17,10 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// watchBuffer is how many live events a watcher may fall behind before the
+// WatchBuffer is how many live events a watcher may fall behind before the
 // server ends its watch, as the real server ends a watch that cannot keep up;
-// the client re-watches from its last resourceVersion and loses nothing.
-const watchBuffer = 4096
+// the client re-watches from its last resourceVersion and loses nothing
+// (or, past the history kept, gets 410 Expired and lists again).
+const WatchBuffer = 4096
 
 type watcher struct {
 	res       Resource
@@ -146,7 +147,7 @@ func (s *Server) newWatcher(res Resource, namespace string, opts metav1.ListOpti
 	w := &watcher{
 		res: res, namespace: namespace, sel: sel, fsel: fsel,
 		bookmarks: opts.AllowWatchBookmarks,
-		ch:        make(chan event, watchBuffer),
+		ch:        make(chan event, WatchBuffer),
 		done:      make(chan struct{}),
 	}
 	if opts.TimeoutSeconds != nil {

@@ -101,7 +101,7 @@ func (unstructuredSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 	return []runtime.SerializerInfo{{
 		MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json",
 		EncodesAsText: true,
-		Serializer:    unstructured.UnstructuredJSONScheme,
+		Serializer:    statusAware{unstructured.UnstructuredJSONScheme},
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true, Serializer: watchEnvelopeSerializer, Framer: jsonserializer.Framer,
 		},
@@ -114,4 +114,33 @@ func (unstructuredSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.Gro
 
 func (unstructuredSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
 	return d
+}
+
+// statusAware decodes a metav1.Status as one, and everything else as
+// Serializer does (Unstructured). client-go's rest.Result turns an error
+// response into the server's own error only when the body decodes into a
+// *metav1.Status (rest/request.go: Result.Error); as Unstructured it fell
+// back to a generic one, and the server's message was lost: a 500 with
+// "etcd is down" read `an error on the server ("unknown")`, a 403 with who
+// may not do what `unknown (get pods)`. client-go's dynamic client decodes
+// with a scheme that knows Status for the same reason (dynamic/scheme.go:
+// unstructuredCreater). An ERROR watch event's object is then a
+// *metav1.Status too, which apierrors.FromObject reads as it reads the
+// Unstructured form.
+type statusAware struct{ runtime.Serializer }
+
+func (s statusAware) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := s.Serializer.Decode(data, defaults, into)
+	if err != nil || into != nil || gvk == nil || gvk.Kind != "Status" || gvk.Group != "" || (gvk.Version != "v1" && gvk.Version != "") {
+		return obj, gvk, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, gvk, err
+	}
+	st := &metav1.Status{}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, st) != nil {
+		return obj, gvk, err
+	}
+	return st, gvk, nil
 }

@@ -5,7 +5,11 @@
 //
 // Everything is served from the binary (go:embed): the page, its script
 // and its style. It loads nothing from any other host, so it works offline
-// in a workshop room. The server binds to loopback unless told otherwise.
+// in a workshop room. The server binds to loopback unless told otherwise,
+// answers only requests addressed to it (its Host: no DNS rebinding),
+// runs a control only for its own page or a client that is no browser
+// (net/http's CrossOriginProtection: no cross-site POST), and forbids
+// framing and anything inline (its Content-Security-Policy).
 //
 // The counters come from the informer's own state (a [Pipeline] the caller
 // builds, e.g. from chapter 5's ReadStats), never from spans, so they count

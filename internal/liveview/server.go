@@ -9,7 +9,12 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -58,6 +63,10 @@ type State struct {
 	// TracesKept and TracesEvicted: the span store's bound at work.
 	TracesKept    int `json:"tracesKept"`
 	TracesEvicted int `json:"tracesEvicted"`
+	// SpansDropped is how many spans never reached the exporter because
+	// its queue was full: tracing drops them rather than wait (and slow
+	// the informer). The page and its waterfalls still hold them.
+	SpansDropped int64 `json:"spansDropped"`
 }
 
 // Control is one button of the page (embedded server only).
@@ -68,8 +77,35 @@ type Control struct {
 	LookFor string `json:"lookFor"`
 	// Param, if set, names the one number the control takes (?n=).
 	Param string `json:"param,omitempty"`
-	// Do runs the control; its message is shown beside LookFor.
+	// Max is the largest ?n= the control accepts (with Param); the server
+	// refuses anything else before Do runs.
+	Max int `json:"max,omitempty"`
+	// Do runs the control; its message is shown beside LookFor. An error
+	// made by [Busy] is answered 503, one made by [Invalid] 400, a
+	// cancelled ctx (the demo is stopping) 503; any other 500.
 	Do func(ctx context.Context, n int) (string, error) `json:"-"`
+}
+
+// controlError is an error with the HTTP status the server answers it with.
+type controlError struct {
+	code int
+	msg  string
+}
+
+func (e *controlError) Error() string { return e.msg }
+
+// Busy is a control's error for "not now": another control runs, or what
+// it would add could not be shown honestly until the informer catches up.
+// The server answers it 503 Service Unavailable: the request was fine and
+// may succeed later.
+func Busy(format string, args ...any) error {
+	return &controlError{http.StatusServiceUnavailable, fmt.Sprintf(format, args...)}
+}
+
+// Invalid is a control's error for a request that can never succeed as
+// given (a burst larger than a slow handler can drain): 400 Bad Request.
+func Invalid(format string, args ...any) error {
+	return &controlError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
 }
 
 // Options configure a [Server].
@@ -81,27 +117,67 @@ type Options struct {
 	// Controls returns the page's buttons (they may be attached after the
 	// server starts) and, when there are none, why.
 	Controls func() (controls []Control, none string)
+	// SpansDropped, if set, counts the spans the exporter's queue dropped.
+	SpansDropped func() int64
 }
 
 // Server serves the page, its assets and its endpoints.
 type Server struct {
-	o   Options
-	mux *http.ServeMux
+	o       Options
+	handler http.Handler
 }
 
-// NewServer returns the page's handler.
+// securityHeaders go on every answer. The page is one origin's own: its
+// script, style and icon come from the server itself (so the policy
+// allows 'self' and nothing inline), it fetches only its own endpoints,
+// and no other site may frame it (a framed page's buttons could be
+// clicked through a decoy: clickjacking) or load its answers as a script
+// or an image.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy":      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	"X-Frame-Options":              "DENY",
+	"X-Content-Type-Options":       "nosniff",
+	"Referrer-Policy":              "no-referrer",
+	"Cross-Origin-Resource-Policy": "same-origin",
+	"Cross-Origin-Opener-Policy":   "same-origin",
+}
+
+// NewServer returns the page's handler. A state-changing request (POST)
+// from another origin, as a browser marks it (Sec-Fetch-Site, or an
+// Origin that is not the Host), is refused with 403: otherwise any web
+// page open in another tab could press the controls (a "simple" POST
+// needs no CORS preflight). Requests with neither header are not from a
+// browser page (the workshop kit, curl) and pass. Which Host a request
+// may name is checked by [Serve], which knows the address it serves.
 func NewServer(o Options) *Server {
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &Server{o: o}
+	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
-	s.mux.Handle("GET /", http.FileServerFS(static))
-	s.mux.HandleFunc("GET /api/state", s.state)
-	s.mux.HandleFunc("GET /api/controls", s.controls)
-	s.mux.HandleFunc("POST /api/control/{name}", s.control)
-	s.mux.HandleFunc("GET /api/trace/{id}", s.trace)
+	mux.Handle("GET /", http.FileServerFS(static))
+	mux.HandleFunc("GET /api/state", s.state)
+	mux.HandleFunc("GET /api/controls", s.controls)
+	mux.HandleFunc("POST /api/control/{name}", s.control)
+	mux.HandleFunc("GET /api/trace/{id}", s.trace)
+	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		from := r.Header.Get("Origin")
+		if from == "" {
+			from = "a page of another site (Sec-Fetch-Site: " + r.Header.Get("Sec-Fetch-Site") + ")"
+		}
+		writeJSON(w, http.StatusForbidden, ControlResult{Message: fmt.Sprintf(
+			"refused: a cross-origin request from %s; the live view's controls answer only its own page: open it at its own address to press them", from)})
+	}))
+	inner := csrf.Handler(mux)
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range securityHeaders {
+			w.Header().Set(k, v)
+		}
+		inner.ServeHTTP(w, r)
+	})
 	return s
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -113,6 +189,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
 	st.TracesKept, st.TracesEvicted = s.o.Spans.Counts()
+	if s.o.SpansDropped != nil {
+		st.SpansDropped = s.o.SpansDropped()
+	}
 	writeJSON(w, http.StatusOK, st)
 }
 
@@ -128,6 +207,11 @@ type ControlResult struct {
 	LookFor string `json:"lookFor"`
 }
 
+// controlWriteTimeout bounds the answer to one control: a burst is
+// written before it answers, longer than the server's WriteTimeout allows
+// any other answer.
+const controlWriteTimeout = 5 * time.Minute
+
 func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 	cs, none := s.o.Controls()
 	i := slices.IndexFunc(cs, func(c Control) bool { return c.Name == r.PathValue("name") })
@@ -140,19 +224,58 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := cs[i]
-	n := 0
-	if c.Param != "" {
-		if _, err := fmt.Sscan(r.URL.Query().Get("n"), &n); err != nil || n < 1 || n > 100_000 {
-			writeJSON(w, http.StatusBadRequest, ControlResult{Message: fmt.Sprintf("%s wants ?n= between 1 and 100000", c.Name), LookFor: c.LookFor})
-			return
-		}
+	n, err := controlParam(c, r.URL.Query())
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, ControlResult{Message: err.Error(), LookFor: c.LookFor})
+		return
 	}
+	// A failure to extend the deadline leaves the server's: the answer may
+	// then be cut, the control still runs.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(controlWriteTimeout))
 	msg, err := c.Do(r.Context(), n)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, ControlResult{Message: err.Error(), LookFor: c.LookFor})
+		code := http.StatusInternalServerError
+		var ce *controlError
+		switch {
+		case errors.As(err, &ce):
+			code = ce.code
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, ControlResult{Message: err.Error(), LookFor: c.LookFor})
 		return
 	}
 	writeJSON(w, http.StatusOK, ControlResult{OK: true, Message: msg, LookFor: c.LookFor})
+}
+
+// controlParam reads the control's ?n=: a plain decimal number from 1 to
+// c.Max, nothing else ("10abc", "1e3", "-5", "+5", " 5" and a number past
+// the int range are refused, not read up to where they stop making
+// sense); a control without Param takes none.
+func controlParam(c Control, q url.Values) (int, error) {
+	raw, given := q["n"]
+	if c.Param == "" {
+		if given {
+			return 0, fmt.Errorf("%s takes no ?n=", c.Name)
+		}
+		return 0, nil
+	}
+	want := fmt.Sprintf("%s wants ?n= a whole number from 1 to %d (%s)", c.Name, c.Max, c.Param)
+	if len(raw) != 1 {
+		return 0, fmt.Errorf("%s; got %d values", want, len(raw))
+	}
+	v := raw[0]
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return 0, fmt.Errorf("%s; got %q: digits only", want, v)
+	}
+	n, err := strconv.Atoi(v) // digits only: its one possible error is the range
+	if err != nil || n > c.Max {
+		return 0, fmt.Errorf("%s; got %s: more than %d", want, v, c.Max)
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("%s; got %s", want, v)
+	}
+	return n, nil
 }
 
 // WaterfallSpan is one span of a waterfall, as exported.
@@ -223,28 +346,139 @@ func (s *Server) waterfall(id trace.TraceID, spans []spancheck.Span) Waterfall {
 
 // Listen binds addr. It returns the listener, the page's URL and, when addr
 // is not a loopback address, a warning to print: the page's controls write
-// to the API server, and anyone who can reach the port can press them.
+// to the API server, and anyone who can reach the port can press them. A
+// port already taken gets an error that names a way out.
 func Listen(addr string) (ln net.Listener, url, warning string, err error) {
-	ln, err = net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(addr)
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		return nil, "", "", fmt.Errorf("--ui-addr %s: the port is taken (another trace-demo --ui, or another program, listens there): give another, or --ui-addr %s to let the system pick a free one (the demo prints the URL)",
+			addr, net.JoinHostPort(host, "0"))
+	}
 	if err != nil {
 		return nil, "", "", fmt.Errorf("--ui-addr %s: %w", addr, err)
 	}
 	host, _, _ := net.SplitHostPort(addr)
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		warning = fmt.Sprintf("the live view listens on %s, not on loopback: anyone who can reach this port sees the page and can press its controls", ln.Addr())
+		warning = fmt.Sprintf("the live view listens on %s, not on loopback: anyone who can reach this port sees the page and can press its controls", l.Addr())
 	}
-	return ln, "http://" + ln.Addr().String() + "/", warning, nil
+	// The name the user gave is one the page may be opened by.
+	if ip == nil && host != "" {
+		l = &namedListener{Listener: l, name: host}
+	}
+	return l, "http://" + l.Addr().String() + "/", warning, nil
 }
 
-// Serve serves s on ln until ctx ends.
+// namedListener remembers the host name --ui-addr gave, for the Host check.
+type namedListener struct {
+	net.Listener
+	name string
+}
+
+// hostPolicy says which Host headers name the server: the address it
+// serves, by its port, and by the names a browser on this machine (or, off
+// loopback, in the room) opens it with. A page of another site that
+// rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
+// as Host, and is refused: without this check it could read /api/state,
+// which on --cluster names the cluster, its context and its objects.
+type hostPolicy struct {
+	port     string
+	loopback bool // bound to a loopback address: every loopback IP names it
+	anyIP    bool // bound to every address (0.0.0.0, [::]): any IP names it
+	ip       net.IP
+	names    map[string]bool // lower case, without a trailing dot
+}
+
+func newHostPolicy(ln net.Listener) hostPolicy {
+	addr, _ := ln.Addr().(*net.TCPAddr)
+	p := hostPolicy{names: map[string]bool{}}
+	if addr == nil {
+		return p
+	}
+	p.port = strconv.Itoa(addr.Port)
+	p.ip = addr.IP
+	p.loopback = addr.IP.IsLoopback()
+	p.anyIP = addr.IP.IsUnspecified()
+	if p.loopback || p.anyIP {
+		p.names["localhost"] = true
+	}
+	if nl, ok := ln.(*namedListener); ok {
+		p.names[strings.ToLower(nl.name)] = true
+	}
+	if !p.loopback {
+		// Off loopback the room opens it by this machine's name too.
+		if h, err := os.Hostname(); err == nil && h != "" {
+			p.names[strings.ToLower(h)] = true
+		}
+	}
+	return p
+}
+
+// allows reports whether a request's Host names this server.
+func (p hostPolicy) allows(hostport string) bool {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, "80" // no port: the browser's default
+	}
+	if port != p.port {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return p.anyIP || ip.Equal(p.ip) || (p.loopback && ip.IsLoopback())
+	}
+	return p.names[strings.TrimSuffix(strings.ToLower(host), ".")]
+}
+
+// timeouts are the server's; a variable so that a test can shorten them.
+var timeouts = struct{ readHeader, read, write, idle time.Duration }{
+	readHeader: 5 * time.Second,
+	read:       10 * time.Second, // no endpoint takes a body
+	// Every answer but a control's (controlWriteTimeout) is written within
+	// moments; a reader that stalls longer is let go.
+	write: 30 * time.Second,
+	// The page polls five times a second: a keep-alive connection idle
+	// this long belongs to a closed tab, and is closed.
+	idle: 30 * time.Second,
+}
+
+// Serve serves s on ln until ctx ends. It refuses (403) any request whose
+// Host does not name the address it serves, and bounds how long a client
+// may take to send a request, to read an answer and to stay idle.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	hosts := newHostPolicy(ln)
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hosts.allows(r.Host) {
+			for k, v := range securityHeaders {
+				w.Header().Set(k, v)
+			}
+			writeJSON(w, http.StatusForbidden, ControlResult{Message: fmt.Sprintf(
+				"refused: this live view serves %s, and the request was addressed to %q: open the page by the address the demo printed", ln.Addr(), r.Host)})
+			return
+		}
+		s.ServeHTTP(w, r)
+	})
+	hs := &http.Server{
+		Handler:           guarded,
+		ReadHeaderTimeout: timeouts.readHeader,
+		ReadTimeout:       timeouts.read,
+		WriteTimeout:      timeouts.write,
+		IdleTimeout:       timeouts.idle,
+		MaxHeaderBytes:    64 << 10,
+		// Requests end with the server: a control still running sees its
+		// context cancelled.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = hs.Shutdown(sctx)
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

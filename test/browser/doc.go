@@ -3,8 +3,11 @@
 // (github.com/chromedp/chromedp), and checks what a room would see: every
 // stage drawn, the controls moving the counters, an event opening its
 // waterfall, the reflector's stream, rewatch and relist, and its fallback
-// to LIST on a server that cannot stream; on the embedded API server
-// and on the real cluster of hack/local-cluster.sh.
+// to LIST on a server that cannot stream; on the embedded API server and
+// on the real cluster of hack/local-cluster.sh. And what another site's
+// page open in the same browser cannot do: press a control (a cross-site
+// POST), frame the page, or read it by a name that resolves to it (DNS
+// rebinding); and that the page runs under its content security policy.
 //
 // The tests are behind the "browser" build tag, so `go test ./...` needs no
 // browser. hack/test.sh (the project's test command, and CI's) gets Chromium

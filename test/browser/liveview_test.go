@@ -108,10 +108,12 @@ type page struct {
 	console []string // errors and uncaught exceptions the page reported
 }
 
-// openPage starts a headless Chromium with a 1280x800 window and opens url.
-func openPage(t *testing.T, d *demoproc.Proc, name string) *page {
+// openPage starts a headless Chromium with a 1280x800 window (and extra
+// options) and opens url.
+func openPage(t *testing.T, d *demoproc.Proc, name string, extra ...chromedp.ExecAllocatorOption) *page {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
+	opts = append(opts, extra...)
 	if os.Geteuid() == 0 {
 		// Chromium refuses to run as root inside its sandbox (CI containers).
 		opts = append(opts, chromedp.NoSandbox)

@@ -28,6 +28,13 @@
 //   - [Run] runs a Reflector's, Controller's or informer's RunWithContext
 //     and returns a stop that waits for it; [WaitFor] waits for a
 //     condition, failing the test with its description.
+//   - For checkers: [Returns] calls a participant's code and fails the
+//     test, in words, when it does not return within [CallTimeout] or
+//     panics; [DiffList] says where a predicted list first goes wrong
+//     without printing the real one (a checker never prints the answer).
+//     Built with the workshop tag (in a checker), the kit also watches the
+//     test binary's start: an exercise package whose initialisation never
+//     ends is reported after [InitTimeout], naming the line.
 //
 // The kit is not a mirror of client-go: it has no upstream counterpart.
 package kit

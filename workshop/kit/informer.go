@@ -126,6 +126,9 @@ func (r *Recorder) Reset() {
 	r.mu.Unlock()
 }
 
+// StopTimeout is how long an [Informer]'s Stop waits for it to stop.
+var StopTimeout = 5 * time.Second
+
 // InformerOptions configures [StartInformer].
 type InformerOptions struct {
 	// Queue: processor.RealFIFOQueue (the zero value, client-go's today)
@@ -150,8 +153,10 @@ type InformerOptions struct {
 type Informer struct {
 	processor.SharedIndexInformer
 	Registrations []processor.ResourceEventHandlerRegistration
-	// Stop stops the informer and waits for its Run to return. It is
-	// also called when the test ends.
+	// Stop stops the informer and waits up to StopTimeout for its Run to
+	// return (it waits for the handler calls under way), failing the test
+	// if it does not: a handler that never returns must not hang the
+	// checker. It is also called when the test ends.
 	Stop func()
 }
 
@@ -189,7 +194,16 @@ func StartInformer(t testing.TB, srv *apiserver.Server, opts InformerOptions, ha
 	done := make(chan struct{})
 	go func() { defer close(done); inf.RunWithContext(ctx) }()
 	var once sync.Once
-	out.Stop = func() { once.Do(func() { cancel(); <-done }) }
+	out.Stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(StopTimeout):
+				t.Errorf("the informer did not stop within %s: a handler call has not returned (an endless loop, or waiting for something that never comes?)", StopTimeout)
+			}
+		})
+	}
 	t.Cleanup(out.Stop)
 	if !opts.NoWait {
 		WaitFor(t, "the informer and its handlers to sync", func() bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,11 +62,10 @@ func TestStartInformerRecordsCallsAndSpansOnBothQueues(t *testing.T) {
 			if n := len(spans.Named("HandleDeltas", "default/web-0")); n != 2 {
 				t.Errorf("HandleDeltas spans for default/web-0: got %d, want 2 (add, delete)", n)
 			}
-			if n := kit.CountRequests(srv.Requests(), "list", "pods"); n != 0 {
-				t.Errorf("pod lists: got %d, want 0 (the informer streams)", n)
-			}
-			if n := kit.CountStateFetches(srv.Requests(), "pods"); n != 1 {
-				t.Errorf("pod state fetches: got %d, want 1 (one stream)", n)
+			// Today's conversation: one streaming WATCH brings the initial
+			// state and stays open for the delete; no LIST at all.
+			if got, want := kit.Requests(srv, "pods", nil), []string{"watch rv= stream"}; !slices.Equal(got, want) {
+				t.Errorf("pod requests: got %q, want %q", got, want)
 			}
 		})
 	}
@@ -88,7 +88,8 @@ func TestDescribeDeltasShowsTombstonesAndAtomicRelists(t *testing.T) {
 
 // A reflector in a synctest bubble over the in-process list-watch: the
 // recording store sees the stream's Replace and a watched Add, and the
-// request log reads as documented: the stream, which goes on as the watch.
+// request log reads as documented; with the embedded server unable to
+// stream, the same reflector falls back to LIST, then WATCH.
 func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 1)
@@ -113,35 +114,52 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 		}
 		return rv
 	})
-	if want := []string{"stream rv="}; !slices.Equal(got, want) {
+	if want := []string{"watch rv= stream"}; !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
 	}
-}
 
-// A server that cannot stream: Requests shows the refused stream, then the
-// LIST and WATCH the reflector falls back to; CountStateFetches counts the
-// stream and the LIST.
-func TestRequestsShowARefusedStream(t *testing.T) {
-	srv := kit.StartServer(t, apiserver.Options{DisableWatchList: true})
-	kit.CreatePods(t, srv, "p", 1)
-	first := srv.ResourceVersion()
+	srv2 := kit.StartServer(t)
+	kit.CreatePods(t, srv2, "p", 1)
+	srv2.SetWatchListEnabled(false)
+	first2 := srv2.ResourceVersion()
 	synctest.Test(t, func(t *testing.T) {
-		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, kit.NewRecordingStore(), 0)
+		s := kit.NewRecordingStore()
+		r := reflector.NewReflector(kit.InProcessListWatch(srv2, apiserver.Pods), &corev1.Pod{}, s, 0)
 		stop := kit.Run(r.RunWithContext)
 		defer stop()
-		kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+		kit.WaitFor(t, "the watch", func() bool { return srv2.WatchCount() == 1 })
 	})
-	got := kit.Requests(srv, "pods", func(rv string) string {
-		if rv == first {
+	got = kit.Requests(srv2, "pods", func(rv string) string {
+		if rv == first2 {
 			return "S"
 		}
 		return rv
 	})
-	if want := []string{"stream rv= refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
-		t.Errorf("requests: got %q, want %q", got, want)
+	if want := []string{"watch rv= stream refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+		t.Errorf("requests from a server that cannot stream: got %q, want %q", got, want)
 	}
-	if n := kit.CountStateFetches(srv.Requests(), "pods"); n != 2 {
-		t.Errorf("state fetches: got %d, want 2", n)
+}
+
+// CountStateFetches counts what fetched the whole state: on a server that
+// cannot stream, the refused stream and the LIST it falls back to; on one
+// that can, the one stream.
+func TestCountStateFetches(t *testing.T) {
+	for _, disable := range []bool{true, false} {
+		srv := kit.StartServer(t, apiserver.Options{DisableWatchList: disable})
+		kit.CreatePods(t, srv, "p", 1)
+		synctest.Test(t, func(t *testing.T) {
+			r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, kit.NewRecordingStore(), 0)
+			stop := kit.Run(r.RunWithContext)
+			defer stop()
+			kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+		})
+		want := 1
+		if disable {
+			want = 2
+		}
+		if n := kit.CountStateFetches(srv.Requests(), "pods"); n != want {
+			t.Errorf("DisableWatchList %v: state fetches: got %d, want %d; requests %q", disable, n, want, kit.Requests(srv, "pods", nil))
+		}
 	}
 }
 
@@ -171,4 +189,66 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
+}
+
+// failT records what a checker would report, without ending anything.
+type failT struct {
+	testing.TB
+	failed bool
+	msg    string
+}
+
+func (f *failT) Helper()                        {}
+func (f *failT) FailNow()                       { f.failed = true }
+func (f *failT) Fatalf(format string, a ...any) { f.failed, f.msg = true, fmt.Sprintf(format, a...) }
+
+func TestReturnsReportsAHangAPanicAndAFatalInside(t *testing.T) {
+	defer func(d time.Duration) { kit.CallTimeout = d }(kit.CallTimeout)
+	kit.CallTimeout = 200 * time.Millisecond
+	block := make(chan struct{})
+	defer close(block)
+	for _, c := range []struct {
+		name   string
+		fn     func()
+		failed bool
+		msg    string
+	}{
+		{"returns", func() {}, false, ""},
+		{"hangs", func() { <-block }, true, "Answer did not return within 200ms"},
+		{"loops", func() {
+			for {
+				runtime.Gosched()
+			}
+		}, true, "Answer did not return within 200ms"},
+		{"panics", func() { var m map[string]int; m["x"] = 1 }, true, "Answer panicked: assignment to entry in nil map"},
+		{"fails the test itself", func() { runtime.Goexit() }, true, ""},
+	} {
+		f := &failT{TB: t}
+		kit.Returns(f, "Answer", c.fn)
+		if f.failed != c.failed || !strings.HasPrefix(f.msg, c.msg) {
+			t.Errorf("%s: failed %v, message %q; want %v, %q…", c.name, f.failed, f.msg, c.failed, c.msg)
+		}
+	}
+}
+
+func TestDiffListSaysWhatIsWrongWithoutTheRealList(t *testing.T) {
+	real := []string{"add default/p", "delete default/p"}
+	for _, c := range []struct {
+		yours []string
+		want  string
+	}{
+		{real, ""},
+		{nil, "you wrote no entry"},
+		{[]string{"add default/p", "update default/p"}, `your entry 2 ("update default/p") is the first that is not what happened`},
+		{[]string{"add default/p"}, "your 1 entries are right as far as they go, but there were more"},
+		{append(slices.Clone(real), "add default/p"), "there were fewer entries than your 3: the first 2 are right"},
+	} {
+		got := kit.DiffList(c.yours, real)
+		if got != c.want {
+			t.Errorf("DiffList(%q): %q, want %q", c.yours, got, c.want)
+		}
+		if got != "" && strings.Contains(got, "delete default/p") {
+			t.Errorf("DiffList(%q) gives the real list away: %q", c.yours, got)
+		}
+	}
 }

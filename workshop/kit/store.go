@@ -68,15 +68,14 @@ func (s *RecordingStore) Calls() []string {
 }
 
 // Requests describes srv's recorded requests for resource ("pods"; ""
-// for all) as "stream rv=", "list rv=0 limit=500" or "watch rv=42": a
-// stream is a WATCH that asks for the initial state (sendInitialEvents=true,
-// resourceVersionMatch=NotOlderThan, bookmarks), a reflector's first
-// request since client-go v0.35. An injected fault's status is appended
-// ("watch rv=42 fault=403"), and so is the status the server refused the
-// request with ("stream rv= refused=422", from a server that cannot
-// stream). Each resourceVersion is shown through rename, which may map
-// server RVs to names that do not depend on the run (e.g. "S" for the
-// initial state's); nil shows them as they are.
+// for all) as "list rv=0 limit=500" or "watch rv=42"; a watch that streams
+// the initial state (sendInitialEvents=true) reads "watch rv= stream", an
+// injected fault's status is appended ("watch rv=42 fault=403"), and so is
+// a request the server refused itself ("watch rv= stream refused=422", a
+// server that cannot stream). Each resourceVersion
+// is shown through rename, which may map server RVs to names that do not
+// depend on the run (e.g. "S" for the first list's); nil shows them as
+// they are.
 func Requests(srv *apiserver.Server, resource string, rename func(rv string) string) []string {
 	var out []string
 	for _, r := range srv.Requests() {
@@ -87,11 +86,10 @@ func Requests(srv *apiserver.Server, resource string, rename func(rv string) str
 		if rename != nil {
 			rv = rename(rv)
 		}
-		verb := r.Verb
+		s := fmt.Sprintf("%s rv=%s", r.Verb, rv)
 		if r.IsWatchList() {
-			verb = "stream"
+			s += " stream"
 		}
-		s := fmt.Sprintf("%s rv=%s", verb, rv)
 		if l := r.Query.Get("limit"); l != "" {
 			s += " limit=" + l
 		}

@@ -130,7 +130,10 @@ function drawPipeline(p) {
 }
 
 function drawEvents(st) {
-  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted)`);
+  // Spans the exporter's queue dropped (it was full: tracing never waits
+  // for the exporter) are still here; only the exporter lacks them.
+  const dropped = st.spansDropped ? `; ${st.spansDropped} spans not exported: the exporter could not keep up, and tracing drops rather than wait` : "";
+  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped})`);
   const body = $("events").tBodies[0];
   const sig = st.events.map((e) => e.traceID + e.handlerCalls).join();
   if (body.dataset.sig === sig) return;
@@ -178,7 +181,7 @@ async function loadControls() {
     let input = null;
     if (ctl.param) {
       input = document.createElement("input");
-      input.type = "number"; input.value = 100; input.min = 1; input.size = 6;
+      input.type = "number"; input.value = 100; input.min = 1; input.max = ctl.max; input.size = 6;
       input.title = ctl.param;
     }
     b.onclick = async () => {

@@ -21,6 +21,10 @@ type indexer interface {
 }
 
 func TestByNode(t *testing.T) {
+	kit.Returns(t, "ByNode (called by the check and by both indexers)", func() { checkByNode(t) })
+}
+
+func checkByNode(t *testing.T) {
 	if _, err := ByNode("not a pod"); err == nil {
 		t.Errorf("ByNode(%q) returned no error: an index function must refuse what is not a pod", "not a pod")
 	}

@@ -13,6 +13,10 @@ import (
 )
 
 func TestByConfigMap(t *testing.T) {
+	kit.Returns(t, "ByConfigMap (called by the check and by both indexers)", func() { checkByConfigMap(t) })
+}
+
+func checkByConfigMap(t *testing.T) {
 	if _, err := ByConfigMap(42); err == nil {
 		t.Errorf("ByConfigMap(42) returned no error: refuse what is not a pod")
 	}

@@ -40,7 +40,7 @@ func TestPredictions(t *testing.T) {
 		}},
 	} {
 		if got := run(t, c.move); got != c.predict {
-			t.Errorf("%s: you predicted %+v, chapter 1's store gives %+v", c.name, c.predict, got)
+			t.Errorf("%s: you predicted %+v, not what ByIndex returns with chapter 1's store", c.name, c.predict)
 		}
 	}
 }

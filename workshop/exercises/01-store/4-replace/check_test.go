@@ -25,15 +25,15 @@ func TestPredictions(t *testing.T) {
 	for name, s := range map[string]kcache.Store{"chapter 1's store": ours, "client-go's store": theirs} {
 		keys := s.ListKeys()
 		slices.Sort(keys)
-		if !slices.Equal(keys, Keys) {
-			t.Errorf("Keys: you predicted %q, %s has %q", Keys, name, keys)
+		if d := kit.DiffList(Keys, keys); d != "" {
+			t.Errorf("Keys: you predicted %q, not the keys %s holds (sorted): %s", Keys, name, d)
 		}
 		b, _, _ := s.GetByKey("default/b")
-		if rv := b.(*corev1.Pod).ResourceVersion; rv != RVOfB {
-			t.Errorf("RVOfB: you predicted %q, %s has %q", RVOfB, name, rv)
+		if b == nil || b.(*corev1.Pod).ResourceVersion != RVOfB {
+			t.Errorf("RVOfB: you predicted %q, not the resourceVersion of the b that %s holds", RVOfB, name)
 		}
 	}
 	if got := ours.LastStoreSyncResourceVersion(); got != LastSync {
-		t.Errorf("LastSync: you predicted %q, chapter 1's store says %q", LastSync, got)
+		t.Errorf("LastSync: you predicted %q, not what chapter 1's store says", LastSync)
 	}
 }

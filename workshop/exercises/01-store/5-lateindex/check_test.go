@@ -35,15 +35,15 @@ func TestPredictions(t *testing.T) {
 		}
 		web, _ := idx.ByIndex("byApp", "web")
 		if len(web) != WebPods {
-			t.Errorf("WebPods: you predicted %d, %s gives %d", WebPods, name, len(web))
+			t.Errorf("WebPods: you predicted %d, not what ByIndex returns with %s", WebPods, name)
 		}
 		err := add()
 		if (err != nil) != SecondAddFails {
-			t.Errorf("SecondAddFails: you predicted %v, %s returned error %v", SecondAddFails, name, err)
+			t.Errorf("SecondAddFails: you predicted %v, not what the second AddIndexers of %s does", SecondAddFails, name)
 		}
 		web, _ = idx.ByIndex("byApp", "web")
 		if len(web) != StillWebPods {
-			t.Errorf("StillWebPods: you predicted %d, %s gives %d", StillWebPods, name, len(web))
+			t.Errorf("StillWebPods: you predicted %d, not what ByIndex returns with %s", StillWebPods, name)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
 func secret(ns, name, app string) *corev1.Secret {
@@ -18,6 +20,10 @@ func secret(ns, name, app string) *corev1.Secret {
 }
 
 func TestSecretLister(t *testing.T) {
+	kit.Returns(t, "your lister (NewSecretLister, List, Secrets, Get)", func() { checkSecretLister(t) })
+}
+
+func checkSecretLister(t *testing.T) {
 	idx := store.NewIndexer(store.MetaNamespaceKeyFunc, store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc})
 	for _, s := range []*corev1.Secret{secret("a", "tls", "web"), secret("a", "db-pass", "db"), secret("b", "tls", "web")} {
 		_ = idx.Add(s)

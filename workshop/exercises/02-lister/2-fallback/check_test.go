@@ -68,7 +68,7 @@ func TestFindings(t *testing.T) {
 		{"MatchesWithoutIndex", MatchesWithoutIndex, mo},
 	} {
 		if c.you != c.truth {
-			t.Errorf("%s: you wrote %d, measured %d", c.name, c.you, c.truth)
+			t.Errorf("%s: you wrote %d, not what the checker measured (measure it yourself: wrap the indexer and the selector in counting types)", c.name, c.you)
 		}
 	}
 }

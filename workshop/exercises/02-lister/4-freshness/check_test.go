@@ -24,6 +24,10 @@ func (broken) List(labels.Selector) ([]*corev1.ConfigMap, error) {
 func (broken) Get(string) (*corev1.ConfigMap, error) { return nil, errors.New("cache broken") }
 
 func TestSeen(t *testing.T) {
+	kit.Returns(t, "Seen", func() { checkSeen(t) })
+}
+
+func checkSeen(t *testing.T) {
 	srv := kit.StartServer(t)
 	cache := store.NewIndexer(store.MetaNamespaceKeyFunc, store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc})
 	l := lister.NewConfigMapLister(cache).ConfigMaps("default")

@@ -3,7 +3,6 @@
 package requests
 
 import (
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -45,7 +44,7 @@ func TestPrediction(t *testing.T) {
 			return "later"
 		})
 	})
-	if !slices.Equal(got, Requests) {
-		t.Errorf("the pod requests:\n  you predicted %q\n  the server saw %q\n  (stream = a WATCH with sendInitialEvents=true; see docs/03-reflector.md, \"resourceVersion rules\")", Requests, got)
+	if d := kit.DiffList(Requests, got); d != "" {
+		t.Errorf("Requests: you predicted %q, not the pod requests the server saw: %s", Requests, d)
 	}
 }

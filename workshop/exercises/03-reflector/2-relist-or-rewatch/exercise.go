@@ -16,8 +16,7 @@
 //   - Close: CloseWatches() (a watch timeout or an apiserver rollout).
 //   - QuickClose: CloseWatches() only 100 ms after the watch started.
 //   - Refused: Stop() the server, wait 1 s, Restart() it (nothing written;
-//     this one runs in real time, after a bookmark, for the reason
-//     given in the checker).
+//     this one runs in real time, for the reason given in the checker).
 //   - Expired: create a ConfigMap, Compact(), CloseWatches().
 //   - TooMany: the next watch request gets 429; then CloseWatches().
 //   - Forbidden: the next watch request gets 403; then CloseWatches().

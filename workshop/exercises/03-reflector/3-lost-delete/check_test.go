@@ -56,11 +56,14 @@ func TestFindings(t *testing.T) {
 		}
 	}
 	if RemovedBy != removedBy {
-		t.Errorf("RemovedBy: you wrote %q; the store's calls were %q", RemovedBy, s.Calls())
+		t.Errorf("RemovedBy: you wrote %q, not the store call that removed p-0 (record them: kit.NewRecordingStore)", RemovedBy)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(codes) == 0 || Status != codes[0] {
-		t.Errorf("Status: you wrote %d; the WatchErrorHandler saw API errors with codes %v", Status, codes)
+	switch {
+	case len(codes) == 0:
+		t.Errorf("Status: the WatchErrorHandler saw no API error this time; run the checker again")
+	case Status != codes[0]:
+		t.Errorf("Status: you wrote %d, not the status code of the first API error the WatchErrorHandler saw (SetWatchErrorHandler, apierrors.APIStatus)", Status)
 	}
 }

@@ -15,9 +15,15 @@ import (
 )
 
 func TestFindings(t *testing.T) {
-	for _, part := range []string{"hack/local-cluster.sh env", "-tags e2e", "TestRestartingKubeAPIServerMidWatchLosesNothing", "./test/e2e"} {
-		if !strings.Contains(Command, part) {
-			t.Errorf("Command %q lacks %q: without it the test does not build, is not selected, or finds no cluster", Command, part)
+	// What each part is for, not the part: the command is the answer.
+	for _, part := range []struct{ text, lacks string }{
+		{"hack/local-cluster.sh env", "does not load the cluster's environment (without it the test finds no cluster)"},
+		{"-tags e2e", "does not build the e2e tests (they are behind a build tag)"},
+		{"TestRestartingKubeAPIServerMidWatchLosesNothing", "does not select the restart test (go test's -run)"},
+		{"./test/e2e", "does not name the package of the e2e tests"},
+	} {
+		if !strings.Contains(Command, part.text) {
+			t.Errorf("Command: yours %s", part.lacks)
 		}
 	}
 
@@ -40,7 +46,7 @@ func TestFindings(t *testing.T) {
 	kit.WaitFor(t, "the new pod in the store", func() bool { _, ok, _ := s.GetByKey("default/while-down"); return ok })
 	relisted := kit.CountStateFetches(srv.Requests(), "pods") > 1 // the first stream, and any relist
 	if relisted != Relisted {
-		t.Errorf("Relisted: you wrote %v; the embedded server saw %q", Relisted, kit.Requests(srv, "pods", nil))
+		t.Errorf("Relisted: you wrote %v, not what the reflector did across the restart", Relisted)
 	}
 	arrived := ""
 	for _, c := range s.Calls() {
@@ -51,6 +57,6 @@ func TestFindings(t *testing.T) {
 		}
 	}
 	if arrived != WhileDownArrivesAs {
-		t.Errorf("WhileDownArrivesAs: you wrote %q; the store's calls were %q", WhileDownArrivesAs, s.Calls())
+		t.Errorf("WhileDownArrivesAs: you wrote %q, not the store call that brought while-down in (record them: kit.NewRecordingStore)", WhileDownArrivesAs)
 	}
 }

@@ -28,6 +28,10 @@ func show(ds deltafifo.Deltas) string {
 }
 
 func TestDedupDeltas(t *testing.T) {
+	kit.Returns(t, "DedupDeltas", func() { checkDedupDeltas(t) })
+}
+
+func checkDedupDeltas(t *testing.T) {
 	for _, c := range []struct {
 		in   deltafifo.Deltas
 		want string

@@ -54,15 +54,21 @@ func run(t *testing.T, fault func(*apiserver.Server)) truth {
 
 func TestFindings(t *testing.T) {
 	quiet := run(t, nil)
-	if quiet.streams != Streams || quiet.lists != Lists || quiet.watches != Watches {
-		t.Errorf("Streams, Lists, Watches: you wrote %d, %d, %d; the server saw %d, %d, %d", Streams, Lists, Watches, quiet.streams, quiet.lists, quiet.watches)
+	if quiet.streams != Streams {
+		t.Errorf("Streams: you wrote %d, not the number of streams (WATCHes with sendInitialEvents=true) the server saw in those five seconds", Streams)
+	}
+	if quiet.lists != Lists {
+		t.Errorf("Lists: you wrote %d, not the number of LISTs the server saw in those five seconds", Lists)
+	}
+	if quiet.watches != Watches {
+		t.Errorf("Watches: you wrote %d, not the number of plain WATCHes the server saw in those five seconds", Watches)
 	}
 	if quiet.syncs != SyncDeltas {
-		t.Errorf("SyncDeltas: you wrote %v; Sync deltas reached the process function: %v", SyncDeltas, quiet.syncs)
+		t.Errorf("SyncDeltas: you wrote %v, not what reached the process function", SyncDeltas)
 	}
 	cc := run(t, func(s *apiserver.Server) { s.Compact(); s.CloseWatches() })
 	if cc.relisted != CompactAndClose {
-		t.Errorf("CompactAndClose: you wrote %v; it relisted: %v", CompactAndClose, cc.relisted)
+		t.Errorf("CompactAndClose: you wrote %v, not what the reflector did", CompactAndClose)
 	}
 	wcc := run(t, func(s *apiserver.Server) {
 		_, _ = s.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}})
@@ -70,6 +76,6 @@ func TestFindings(t *testing.T) {
 		s.CloseWatches()
 	})
 	if wcc.relisted != WriteCompactAndClose {
-		t.Errorf("WriteCompactAndClose: you wrote %v; it relisted: %v", WriteCompactAndClose, wcc.relisted)
+		t.Errorf("WriteCompactAndClose: you wrote %v, not what the reflector did", WriteCompactAndClose)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -51,9 +50,9 @@ func TestPredictions(t *testing.T) {
 		pops++
 	}
 	if pops != Pops {
-		t.Errorf("Pops: you predicted %d, the RealFIFO needed %d", Pops, pops)
+		t.Errorf("Pops: you predicted %d, not the number of pops the RealFIFO needed", Pops)
 	}
-	if !slices.Equal(calls, Calls) {
-		t.Errorf("Calls:\n  you predicted %q\n  the handler got %q", Calls, calls)
+	if d := kit.DiffList(Calls, calls); d != "" {
+		t.Errorf("Calls: you predicted %q, not the calls the handler got: %s", Calls, d)
 	}
 }

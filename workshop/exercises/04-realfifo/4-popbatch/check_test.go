@@ -4,7 +4,6 @@ package popbatch
 
 import (
 	"errors"
-	"slices"
 	"testing"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -39,10 +38,10 @@ func TestPredictions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !slices.Equal(sizes, Sizes) {
-		t.Errorf("Sizes: you predicted %v, PopBatch took %v", Sizes, sizes)
+	if d := kit.DiffList(Sizes, sizes); d != "" {
+		t.Errorf("Sizes: you predicted %v, not the sizes of PopBatch's pops: %s", Sizes, d)
 	}
-	if !slices.Equal(initial, Initial) {
-		t.Errorf("Initial: you predicted %v, PopBatch passed %v", Initial, initial)
+	if d := kit.DiffList(Initial, initial); d != "" {
+		t.Errorf("Initial: you predicted %v, not what PopBatch passed as isInInitialList: %s", Initial, d)
 	}
 }

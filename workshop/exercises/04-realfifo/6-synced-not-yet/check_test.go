@@ -52,8 +52,11 @@ func TestPredictions(t *testing.T) {
 	for _, c := range []struct{ name, you, got string }{
 		{"RealDuring", RealDuring, realIn}, {"RealAfter", RealAfter, realAfter}, {"DeltaDuring", DeltaDuring, deltaIn},
 	} {
-		if c.you != c.got {
-			t.Errorf("%s: you predicted %q, it was %q", c.name, c.you, c.got)
+		switch {
+		case c.you != "true" && c.you != "false" && c.you != "blocks":
+			t.Errorf("%s: you predicted %q; write one of the three answers the doc comment names", c.name, c.you)
+		case c.you != c.got:
+			t.Errorf("%s: you predicted %q, not what HasSynced did", c.name, c.you)
 		}
 	}
 }

@@ -5,6 +5,10 @@ package poploop
 import (
 	"testing"
 	"time"
+
+	// The kit's watchdog: an exercise package whose initialisation never
+	// ends is reported, not left to go test's kill a minute later.
+	_ "github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
 const patience = 2 * time.Second
@@ -81,11 +85,24 @@ func TestClosingInClosesOut(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("after in was closed Pop did not return (it must not wait for out's reader to take the buffered notifications)")
 	}
+	// out must be closed: ranging over it is how a listener's run loop
+	// learns that it was removed. Read it until closed, but not forever.
 	n := 0
-	for range out {
-		n++
-	}
-	if n > 3 {
-		t.Errorf("out gave %d notifications after 3 were sent", n)
+	for {
+		select {
+		case _, ok := <-out:
+			if !ok {
+				if n > 3 {
+					t.Errorf("out gave %d notifications after 3 were sent", n)
+				}
+				return
+			}
+			n++
+			if n > 3 {
+				t.Fatalf("out gave %d notifications after 3 were sent", n)
+			}
+		case <-time.After(patience):
+			t.Fatalf("Pop returned after in was closed, but out was never closed: a reader ranging over out (the listener's run loop) waits forever. Close out when Pop returns")
+		}
 	}
 }

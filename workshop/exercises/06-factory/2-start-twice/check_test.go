@@ -32,8 +32,16 @@ func TestFindings(t *testing.T) {
 	streams := func(resource string) int {
 		return kit.CountStateFetches(reqs, resource) - kit.CountRequests(reqs, "list", resource)
 	}
-	got := [3]int{streams("pods"), kit.CountRequests(reqs, "watch", "pods") - streams("pods"), streams("configmaps")}
-	if want := [3]int{PodStreams, PodWatches, ConfigMapStreams}; got != want {
-		t.Errorf("PodStreams, PodWatches, ConfigMapStreams: you wrote %v, the server saw %v", want, got)
+	for _, c := range []struct {
+		name, what string
+		you, saw   int
+	}{
+		{"PodStreams", "pod streams (WATCHes with sendInitialEvents=true)", PodStreams, streams("pods")},
+		{"PodWatches", "plain pod WATCHes", PodWatches, kit.CountRequests(reqs, "watch", "pods") - streams("pods")},
+		{"ConfigMapStreams", "ConfigMap streams", ConfigMapStreams, streams("configmaps")},
+	} {
+		if c.you != c.saw {
+			t.Errorf("%s: you wrote %d, not the number of %s the server saw", c.name, c.you, c.what)
+		}
 	}
 }

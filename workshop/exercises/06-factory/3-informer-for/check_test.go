@@ -16,6 +16,10 @@ import (
 )
 
 func TestInformerFor(t *testing.T) {
+	kit.Returns(t, "InformerFor (50 goroutines per type)", func() { checkInformerFor(t) })
+}
+
+func checkInformerFor(t *testing.T) {
 	srv := kit.StartServer(t)
 	var r Registry
 	var made atomic.Int32

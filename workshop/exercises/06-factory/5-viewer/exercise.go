@@ -2,7 +2,7 @@
 //
 // # Follow the links in a trace viewer
 //
-// Kind: investigate. Minutes: 15. Needs: browser. Practises: docs/tracing.md, the span contract and its viewer set-up.
+// Kind: investigate. Minutes: 15. Needs: viewer. Practises: docs/tracing.md, the span contract and its viewer set-up.
 //
 // Start Jaeger (docs/tracing.md: docker run ... jaegertracing/all-in-one,
 // UI on http://localhost:16686) and run the demo on the DeltaFIFO, whose

@@ -4,7 +4,6 @@ package rewatch
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -18,11 +17,11 @@ func TestPredictions(t *testing.T) {
 	lv.Synced()
 	gotDrop := requestsAfter(t, lv, "drop-watch")
 	gotRelist := requestsAfter(t, lv, "relist")
-	if !slices.Equal(AfterDropWatch, gotDrop) {
-		t.Errorf("AfterDropWatch: you predicted %q; after \"drop the watch\" the reflector sent %q", AfterDropWatch, gotDrop)
+	if d := kit.DiffList(AfterDropWatch, gotDrop); d != "" {
+		t.Errorf("AfterDropWatch: you predicted %q, not the requests the reflector sent after \"drop the watch\": %s", AfterDropWatch, d)
 	}
-	if !slices.Equal(AfterRelist, gotRelist) {
-		t.Errorf("AfterRelist: you predicted %q; after \"compact + force a 410 relist\" the reflector sent %q", AfterRelist, gotRelist)
+	if d := kit.DiffList(AfterRelist, gotRelist); d != "" {
+		t.Errorf("AfterRelist: you predicted %q, not the requests the reflector sent after \"compact + force a 410 relist\": %s", AfterRelist, d)
 	}
 }
 
@@ -51,7 +50,7 @@ func requestsAfter(t *testing.T, lv *kit.LiveView, control string) []string {
 	})
 	r = st.Pipeline.Reflector
 	if len(r.Requests) == liveview.RecentRequests {
-		t.Fatalf("the request log is full (%d): cannot tell which requests followed %s: %+v", liveview.RecentRequests, control, r.Requests)
+		t.Fatalf("the request log is full (%d requests): cannot tell which requests followed %s; run the checker again", liveview.RecentRequests, control)
 	}
 	var out []string
 	for _, q := range r.Requests[logged:] {

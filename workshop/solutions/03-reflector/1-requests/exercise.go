@@ -14,8 +14,8 @@
 //     watch sees nothing), then Compact() and CloseWatches();
 //  4. waits 30 seconds and lists every pod request the server received.
 //
-// Predict that list, one string per request: "stream rv=X" (a WATCH that
-// asks for the initial state: sendInitialEvents=true,
+// Predict that list, one string per request: "watch rv=X stream" (a
+// WATCH that asks for the initial state: sendInitialEvents=true,
 // resourceVersionMatch=NotOlderThan, bookmarks), "watch rv=X" (a plain
 // WATCH) or "list rv=X limit=N" (no " limit=N" when the request had none).
 // Write X as it was sent ("" is written rv=), or as S for the
@@ -27,7 +27,7 @@ package requests
 
 // Requests is your prediction.
 var Requests = []string{
-	"stream rv=",  // the first request streams the latest state (""): every pod, then a bookmark at S; the same watch goes on
-	"watch rv=S",  // CloseWatches: a plain WATCH from the last synced RV (no new stream for a normal close)
-	"stream rv=S", // that watch got an ERROR 410 (S was compacted): the whole state again, streamed NotOlderThan S, no LIST
+	"watch rv= stream",  // the first request streams the latest state (""): every pod, then a bookmark at S; the same watch goes on
+	"watch rv=S",        // CloseWatches: a plain WATCH from the last synced RV (no new stream for a normal close)
+	"watch rv=S stream", // that watch got an ERROR 410 (S was compacted): the whole state again, streamed NotOlderThan S, no LIST
 }

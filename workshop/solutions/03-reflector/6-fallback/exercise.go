@@ -8,7 +8,7 @@
 // gate on: they stream the initial state), each filling a chapter-1 store
 // with the two pods of its own embedded API server, in a testing/synctest
 // bubble (fake time). Predict the pod requests each server receives, in
-// 1-requests' notation: "stream rv=X" (a WATCH with
+// 1-requests' notation: "watch rv=X stream" (a WATCH with
 // sendInitialEvents=true), "watch rv=X" (a plain WATCH), "list rv=X
 // limit=N" (no " limit=N" when the request had none), followed by
 // " refused=422" when the server refused it. X is as sent ("" is written
@@ -43,11 +43,11 @@ var (
 	// at its last synced resourceVersion (unpaged: a specific RV is served
 	// from the watch cache), then watches from the list's.
 	Refused = []string{
-		"stream rv= refused=422",
+		"watch rv= stream refused=422",
 		"list rv=0 limit=500",
 		"watch rv=S",
 		"watch rv=S",
-		"stream rv=S refused=422",
+		"watch rv=S stream refused=422",
 		"list rv=S",
 		"watch rv=later",
 	}
