@@ -7,16 +7,19 @@
 // Run chapter 4's NewInformer (on its default queue, the DeltaFIFO) over
 // the embedded API server's pods with a resync period of 1 second, in a
 // testing/synctest bubble (kit.InProcessListWatch, kit.Run), for 5 seconds
-// of fake time, and count the server's requests (kit.CountRequests). Then
-// find out what it takes to make it relist. Answer:
+// of fake time, and count the server's requests (kit.Requests,
+// kit.CountRequests). Then find out what it takes to make it relist, that
+// is fetch the whole state again. Answer:
 //
-//   - Lists, Watches: pod LIST and WATCH requests in those 5 seconds;
+//   - Streams, Lists, Watches: pod requests in those 5 seconds that
+//     stream the state (a WATCH with sendInitialEvents=true, client-go
+//     v0.37.2's default), LISTs, and plain WATCHes;
 //   - SyncDeltas: whether the process function received deltas of type
 //     Sync in those 5 seconds;
 //   - CompactAndClose: whether Compact() then CloseWatches(), with no
-//     write in between, makes it LIST again;
+//     write in between, makes it relist;
 //   - WriteCompactAndClose: whether creating a ConfigMap, then Compact(),
-//     then CloseWatches() makes it LIST again.
+//     then CloseWatches() makes it relist.
 //
 // (The old prose exercise said compacting and dropping the watches forces
 // a relist. Find out why it does not on its own.)
