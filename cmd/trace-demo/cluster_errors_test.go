@@ -51,14 +51,17 @@ func TestClusterErrorsKeepTheServersMessage(t *testing.T) {
 	assert.NotContains(t, r.stderr, "unknown (get pods)")
 }
 
-// A 403 on the informer's own requests (after the preflight passed) is
-// printed once: it ends the run, so it is not also a "the informer retries"
-// warning. Before, it was printed twice. The informer's first request is
-// the stream of its initial state; a 403 there makes it fall back to a
-// LIST, which gets the 403 again and ends the run.
+// A 403 on the informer's own LIST (after the preflight passed) is printed
+// once: it ends the run, so it is not also a "the informer retries"
+// warning. Before, it was printed twice. The informer's first request, its
+// stream, is refused too: a 403 is not retried, so the reflector falls
+// back to the LIST (and, as client-go's, tells no handler of the stream's
+// refusal).
 func TestForbiddenAfterThePreflightIsPrintedOnce(t *testing.T) {
 	u := statusProxy(t, func(r *http.Request) bool {
-		return r.Method == http.MethodGet && r.URL.Query().Get("limit") != "1"
+		q := r.URL.Query()
+		stream := q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true"
+		return r.Method == http.MethodGet && (stream || q.Get("watch") != "true" && q.Get("limit") != "1")
 	}, http.StatusForbidden, "Forbidden", `pods is forbidden: User "bob" cannot list resource "pods"`)
 	r := runDemo(t, context.Background(), "--kubeconfig", kubeconfig(t, u, false), "--exporter", "none")
 	assert.Equal(t, 1, r.code, r.stdout)
