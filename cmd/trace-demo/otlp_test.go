@@ -214,11 +214,26 @@ func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
 	// answered within a second (a bound to fail by, not a measurement).
 	page := &http.Client{Timeout: time.Second}
 	var st liveview.State
+	var writeErr error
+	burstWritten := false
 	for polls := 0; ; polls++ {
 		var err error
 		st, err = state(page)
 		require.NoError(t, err, "poll %d of /api/state during the burst", polls)
-		if st.Pipeline.HandleDeltas == before.Pipeline.HandleDeltas+burst && settled(st.Pipeline, 3) {
+		select {
+		case writeErr = <-written:
+			burstWritten = true
+		default:
+		}
+		// Every update handled, one by one; or, when the informer fell more
+		// than the embedded server's 4,096-event watch buffer behind (it
+		// happened about 1 run in 4 on a loaded machine), the server dropped
+		// its watch and the informer fetched the whole state again, which
+		// folds the missed updates into one relist: then the burst must be
+		// written and the pipeline settled.
+		fetches := func(r liveview.ReflectorState) int { return r.Streams + r.Lists }
+		relisted := fetches(st.Pipeline.Reflector) > fetches(before.Pipeline.Reflector)
+		if settled(st.Pipeline, 3) && (st.Pipeline.HandleDeltas == before.Pipeline.HandleDeltas+burst || relisted && burstWritten) {
 			break
 		}
 		// A deadline: at the ~20 deltas/s of the stalled informer the burst
@@ -226,7 +241,10 @@ func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
 		require.Less(t, polls, 5*60*5, "every update handled within 5 minutes; last: %+v", st.Pipeline)
 		time.Sleep(200 * time.Millisecond) // the page's own rate
 	}
-	require.NoError(t, <-written)
+	if !burstWritten {
+		writeErr = <-written
+	}
+	require.NoError(t, writeErr)
 	assert.Positive(t, st.SpansDropped, "the page shows the spans the full queue dropped")
 
 	stopped := time.Now()
