@@ -23,8 +23,11 @@ type Feature string
 const WatchListClient Feature = "WatchListClient"
 
 // knownFeatures are the gates this chapter reads, with v0.37.2's defaults.
-// The reflector reads no other gate; chapter 4 has its own two
-// (InOrderInformers, InOrderInformersBatchProcess) as plain options.
+// The reflector reads no other gate. The gates of the queue and the
+// informer (InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO,
+// UnlockWhileProcessingFIFO) are plain options of chapters 4 and 5, set to
+// v0.37.2's defaults there, so that an earlier chapter never depends on a
+// later one's switches.
 var knownFeatures = map[Feature]bool{
 	WatchListClient: true,
 }
