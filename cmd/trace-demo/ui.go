@@ -365,7 +365,10 @@ func (le *liveEmbedded) controls() []liveview.Control {
 			}},
 		{Name: "add-handler", Label: "add a handler", LookFor: lookForLine("late-handler") + " Its row appears last, with one call per cached object",
 			Do: le.locked(func(context.Context, int) (string, error) {
-				reg, err := e.informer.AddEventHandler(&extraHandler{newSeen()})
+				// No resync, as the page's other listeners: AddEventHandler
+				// would take the factory's 1 s default (there for the resync
+				// lesson) and put a resync row in the event list every second.
+				reg, err := e.informer.AddEventHandlerWithResyncPeriod(&extraHandler{newSeen()}, 0)
 				if err != nil {
 					return "", err
 				}

@@ -440,3 +440,37 @@ func TestLiveViewCountsEveryObjectWhenTracingIsSelective(t *testing.T) {
 	res := d.stop()
 	assert.Equal(t, 0, res.code, res.stderr)
 }
+
+// "add a handler" adds a listener that is given each cached object once,
+// as a synthetic add, and asks for no resync, as the page's other
+// listeners: the factory's 1 s default resync (there for the resync
+// lesson's late handler) would otherwise put a "ListAndWatch resync" row in
+// the event list every second and keep its call count climbing, so that
+// "one call per cached object" would hold for a second at most.
+func TestLiveViewAddedHandlerGetsOneCallPerCachedObjectAndNoResync(t *testing.T) {
+	d := startLiveDemo(t)
+	d.waitState(t, "synced", func(st liveview.State) bool { return settled(st.Pipeline, 3) && st.Pipeline.HandleDeltas == 1 })
+	code, r := d.press(t, "create-pod")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	d.waitState(t, "two pods cached and handled", func(st liveview.State) bool {
+		return st.Pipeline.Indexer == 2 && settled(st.Pipeline, 3)
+	})
+	code, r = d.press(t, "add-handler")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Equal(t, "added *main.extraHandler#3: it is given every cached object as a synthetic add", r.Message)
+	d.waitState(t, "the new listener's synthetic adds", func(st liveview.State) bool {
+		ls := st.Pipeline.Listeners
+		return len(ls) == 4 && ls[3].Calls == 2
+	})
+	// Three resync periods: a listener with the factory's default would
+	// have had a resync of each pod by now.
+	time.Sleep(3 * resyncPeriod)
+	st := d.state(t)
+	require.Len(t, st.Pipeline.Listeners, 4)
+	assert.Equal(t, uint64(2), st.Pipeline.Listeners[3].Calls, "one call per cached object, then nothing while nothing changes")
+	roots := map[string]int{}
+	for _, e := range st.Events {
+		roots[e.Root]++
+	}
+	assert.Equal(t, map[string]int{"ListAndWatch watchlist": 1, "ListAndWatch watch": 1, "AddEventHandler": 2}, roots)
+}
