@@ -52,6 +52,9 @@ type Config struct {
 	ShouldResync func() bool
 	// WatchErrorHandler is told of list and watch failures.
 	WatchErrorHandler reflector.WatchErrorHandler
+	// WatchErrorHandlerWithContext is WatchErrorHandler with the
+	// reflector's context; used only when WatchErrorHandler is nil.
+	WatchErrorHandlerWithContext reflector.WatchErrorHandlerWithContext
 	// WatchListPageSize is the reflector's LIST page size.
 	WatchListPageSize int64
 	// PopBatchSize, if above 1, makes processLoop pop up to this many queued
@@ -66,13 +69,15 @@ type Config struct {
 
 // Controller runs a reflector and a processLoop.
 //
-// Mirrors [k8s.io/client-go/tools/cache.Controller] (controller.go), without
-// HasSyncedChecker.
+// Mirrors [k8s.io/client-go/tools/cache.Controller] (controller.go).
 type Controller interface {
 	Run(stopCh <-chan struct{})
 	RunWithContext(ctx context.Context)
 	// HasSynced: the queue has handed out the whole initial list.
 	HasSynced() bool
+	// HasSyncedChecker is the queue's: its Done closes when HasSynced
+	// becomes true.
+	HasSyncedChecker() DoneChecker
 	LastSyncResourceVersion() string
 }
 
@@ -126,6 +131,8 @@ func (c *controller) RunWithContext(ctx context.Context) {
 	r.WatchListPageSize = c.config.WatchListPageSize
 	if c.config.WatchErrorHandler != nil {
 		r.SetWatchErrorHandler(c.config.WatchErrorHandler)
+	} else if c.config.WatchErrorHandlerWithContext != nil {
+		r.SetWatchErrorHandlerWithContext(c.config.WatchErrorHandlerWithContext)
 	}
 	c.reflectorMu.Lock()
 	c.reflector = r
@@ -182,6 +189,8 @@ func (c *controller) processLoop(ctx context.Context) {
 }
 
 func (c *controller) HasSynced() bool { return c.config.Queue.HasSynced() }
+
+func (c *controller) HasSyncedChecker() DoneChecker { return c.config.Queue.HasSyncedChecker() }
 
 func (c *controller) LastSyncResourceVersion() string {
 	c.reflectorMu.RLock()

@@ -153,8 +153,7 @@ var ErrZeroLengthDeltasObject = errors.New("0 length Deltas object; can't get ke
 
 // Queue is a ReflectorStore (chapter 3) that can also be popped.
 //
-// Mirrors [k8s.io/client-go/tools/cache.Queue] (fifo.go), without
-// HasSyncedChecker.
+// Mirrors [k8s.io/client-go/tools/cache.Queue] (fifo.go).
 type Queue interface {
 	Add(obj any) error
 	Update(obj any) error
@@ -165,6 +164,8 @@ type Queue interface {
 	Pop(process PopProcessFunc) (any, error)
 	// HasSynced: the first Replace's items have all been popped.
 	HasSynced() bool
+	// HasSyncedChecker's Done is closed when HasSynced becomes true.
+	HasSyncedChecker() DoneChecker
 	// Close makes a blocked Pop return ErrFIFOClosed.
 	Close()
 }

@@ -77,7 +77,13 @@ type DeltaFIFO struct {
 	// initialPopulationCount is how many keys of the first Replace are still
 	// queued; HasSynced once populated and it reaches 0.
 	initialPopulationCount int
-	closed                 bool
+	// syncedCh is closed, once, when hasSynced_locked first becomes true
+	// (checkSynced_locked): HasSyncedChecker's Done. Invariant: it is closed
+	// iff syncedClosed, and syncedClosed == hasSynced_locked() at every
+	// unlock.
+	syncedCh     chan struct{}
+	syncedClosed bool
+	closed       bool
 	// tracedQueued is how many queued deltas carry a trace whose
 	// DeltaFIFO.queued span has not been ended yet. endQueuedAsDropped
 	// walks the queue only when it is above 0, so an untraced informer
@@ -109,6 +115,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 	}
 	f := &DeltaFIFO{
 		items:                 map[string]Deltas{},
+		syncedCh:              make(chan struct{}),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
@@ -179,6 +186,23 @@ func (f *DeltaFIFO) hasSynced_locked() bool {
 	return f.populated && f.initialPopulationCount == 0
 }
 
+// checkSynced_locked closes syncedCh the first time the queue has synced;
+// call it after changing populated or initialPopulationCount. Closing at
+// the moment of the change, under the lock, is what lets a waiter react
+// without polling HasSynced.
+func (f *DeltaFIFO) checkSynced_locked() {
+	if !f.syncedClosed && f.hasSynced_locked() {
+		f.syncedClosed = true
+		close(f.syncedCh)
+	}
+}
+
+// HasSyncedChecker returns a checker whose Done channel is closed when
+// HasSynced becomes true; pass it to [WaitFor].
+//
+// Mirrors [k8s.io/client-go/tools/cache.DeltaFIFO.HasSyncedChecker] (delta_fifo.go).
+func (f *DeltaFIFO) HasSyncedChecker() DoneChecker { return queueChecker{f.name, f.syncedCh} }
+
 // Add queues an Added delta.
 func (f *DeltaFIFO) Add(obj any) error { return f.AddWithContext(context.Background(), obj) }
 
@@ -203,6 +227,7 @@ func (f *DeltaFIFO) AddWithContext(ctx context.Context, obj any) error {
 	f.lock.Lock()
 	defer f.unlock()
 	f.populated = true
+	f.checkSynced_locked()
 	return f.queueAction_locked(ctx, Added, Added, obj, sourceWatch, "ADDED")
 }
 
@@ -211,6 +236,7 @@ func (f *DeltaFIFO) UpdateWithContext(ctx context.Context, obj any) error {
 	f.lock.Lock()
 	defer f.unlock()
 	f.populated = true
+	f.checkSynced_locked()
 	return f.queueAction_locked(ctx, Updated, Updated, obj, sourceWatch, "MODIFIED")
 }
 
@@ -223,6 +249,7 @@ func (f *DeltaFIFO) DeleteWithContext(ctx context.Context, obj any) error {
 	f.lock.Lock()
 	defer f.unlock()
 	f.populated = true
+	f.checkSynced_locked()
 	_, queued := f.items[key]
 	if f.knownObjects == nil {
 		if !queued {
@@ -374,6 +401,7 @@ func (f *DeltaFIFO) popOne_locked(process PopProcessFunc) (any, error) {
 	f.queue = f.queue[1:]
 	if f.initialPopulationCount > 0 {
 		f.initialPopulationCount--
+		f.checkSynced_locked()
 	}
 	deltas := f.items[key]
 	delete(f.items, key)
@@ -478,6 +506,7 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 	if !f.populated {
 		f.populated = true
 		f.initialPopulationCount = listed.Len() + tombstones
+		f.checkSynced_locked()
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ const realFIFOBatchSize = 1000
 // so two process calls never overlap even while the lock is released.
 //
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFO] (the_real_fifo.go),
-// without metrics, slow-pop logging, HasSyncedChecker/Done and Transformer.
+// without metrics and slow-pop logging.
 type RealFIFO struct {
 	lock sync.Mutex
 	// cond wakes a waiting Pop when an entry is queued, the queue is
@@ -135,8 +135,10 @@ type RealFIFO struct {
 	// still queued or being processed; PopBatch never batches past them.
 	initialPopulationCount int
 	// synced latches populated && initialPopulationCount == 0. Invariant:
-	// synced == (populated && initialPopulationCount == 0).
-	synced bool
+	// synced == (populated && initialPopulationCount == 0), and syncedCh
+	// (HasSyncedChecker's Done) is closed iff synced.
+	synced   bool
+	syncedCh chan struct{}
 	closed bool
 	// dropped: endQueuedAsDropped ran; nothing is queued or popped again.
 	dropped bool
@@ -210,6 +212,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		opts.Name = "RealFIFO"
 	}
 	f := &RealFIFO{
+		syncedCh:              make(chan struct{}),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
 		transformer:           opts.Transformer,
@@ -277,10 +280,17 @@ func (f *RealFIFO) HasSynced() bool {
 // checkSynced_locked latches synced; call it after changing populated or
 // initialPopulationCount.
 func (f *RealFIFO) checkSynced_locked() {
-	if f.populated && f.initialPopulationCount == 0 {
+	if !f.synced && f.populated && f.initialPopulationCount == 0 {
 		f.synced = true
+		close(f.syncedCh)
 	}
 }
+
+// HasSyncedChecker returns a checker whose Done channel is closed when
+// HasSynced becomes true, at that moment (no polling); pass it to [WaitFor].
+//
+// Mirrors [k8s.io/client-go/tools/cache.RealFIFO.HasSyncedChecker] (the_real_fifo.go).
+func (f *RealFIFO) HasSyncedChecker() DoneChecker { return queueChecker{f.name, f.syncedCh} }
 
 func (f *RealFIFO) len_locked() int { return f.items.len() }
 

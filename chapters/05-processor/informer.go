@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -33,23 +34,31 @@ const minimumResyncPeriod = time.Second
 // reflector, one queue, one cache, and a buffer per handler.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer] (shared_informer.go),
-// without GetController, HasSyncedChecker and the batch and typed variants.
+// without GetController (package dropin has it) and the batch variants.
 type SharedInformer interface {
 	// AddEventHandler adds a handler with the informer's default resync
 	// period. Added after Run, it first gets an OnAdd for every cached object.
 	AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error)
 	// AddEventHandlerWithResyncPeriod adds a handler with its own resync period.
 	AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithOptions adds a handler with the given options.
+	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
 	// RemoveEventHandler stops a handler; removing one twice is not an error.
 	RemoveEventHandler(handle ResourceEventHandlerRegistration) error
 	GetStore() store.Store
 	Run(stopCh <-chan struct{})
 	RunWithContext(ctx context.Context)
-	// HasSynced: the initial list has been handed to every handler.
+	// HasSynced: the queue has handed out the whole initial list (the
+	// cache holds it); whether a handler has seen it is its registration's
+	// HasSynced.
 	HasSynced() bool
+	// HasSyncedChecker's Done is closed when HasSynced becomes true.
+	HasSyncedChecker() DoneChecker
 	LastSyncResourceVersion() string
 	// SetWatchErrorHandler must be called before Run.
 	SetWatchErrorHandler(handler reflector.WatchErrorHandler) error
+	// SetWatchErrorHandlerWithContext must be called before Run.
+	SetWatchErrorHandlerWithContext(handler reflector.WatchErrorHandlerWithContext) error
 	// SetTransform must be called before Run.
 	SetTransform(handler deltafifo.TransformFunc) error
 	IsStopped() bool
@@ -73,6 +82,56 @@ type ResourceEventHandlerRegistration interface {
 	// HasSynced: the informer has synced and every initial-list OnAdd to
 	// this handler has returned.
 	HasSynced() bool
+	// HasSyncedChecker's Done is closed when HasSynced becomes true.
+	HasSyncedChecker() DoneChecker
+}
+
+// HandlerOptions are the options of AddEventHandlerWithOptions.
+//
+// Mirrors [k8s.io/client-go/tools/cache.HandlerOptions] (shared_informer.go).
+type HandlerOptions struct {
+	// Logger, if set, is the logger a panic in the handler is reported
+	// to; by default the global one. Upstream also logs slow handler calls
+	// with it; ours has no such log (the handler's span shows the time).
+	Logger *klog.Logger
+	// ResyncPeriod, if set, is the handler's resync period; nil means the
+	// informer's default.
+	ResyncPeriod *time.Duration
+}
+
+// DoneChecker is chapter 4's, so a registration's and a queue's checkers
+// can be waited for together.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DoneChecker] (shared_informer.go).
+type DoneChecker = deltafifo.DoneChecker
+
+// WaitFor waits until every checker is done or ctx is; see [deltafifo.WaitFor].
+//
+// Mirrors [k8s.io/client-go/tools/cache.WaitFor] (shared_informer.go).
+func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
+	return deltafifo.WaitFor(ctx, what, checkers...)
+}
+
+// IsDone reports, without blocking, whether checker is done.
+//
+// Mirrors [k8s.io/client-go/tools/cache.IsDone] (shared_informer.go).
+func IsDone(checker DoneChecker) bool { return deltafifo.IsDone(checker) }
+
+// ShutDownEventHandler removes the handler handle was returned for and
+// waits until its last call has returned, so the caller can release what
+// the handler uses.
+//
+// Mirrors [k8s.io/client-go/tools/cache.ShutDownEventHandler] (shared_informer.go).
+func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if err := informer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	s, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
+	if !ok {
+		return fmt.Errorf("handle %T has no ShutdownChan(): cannot wait for its handler", handle)
+	}
+	<-s.ShutdownChan()
+	return nil
 }
 
 // SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
@@ -181,6 +240,7 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 	}
 	s := &sharedIndexInformer{
 		processor:                       newSharedProcessor(),
+		synced:                          make(chan struct{}),
 		indexer:                         store.NewIndexer(deltafifo.DeletionHandlingMetaNamespaceKeyFunc, options.Indexers),
 		queueKind:                       options.Queue,
 		listerWatcher:                   lw,
@@ -239,14 +299,28 @@ type sharedIndexInformer struct {
 	controller        deltafifo.Controller
 	queue             deltafifo.Queue // a *RealFIFO or a *DeltaFIFO, per queueKind
 	transform         deltafifo.TransformFunc
-	watchErrorHandler reflector.WatchErrorHandler
+	watchErrorHandler reflector.WatchErrorHandlerWithContext
 	// resyncCheckPeriod is how often the reflector asks whether any handler
 	// is due for a resync: the smallest handler period known before Run.
 	resyncCheckPeriod               time.Duration
 	defaultEventHandlerResyncPeriod time.Duration
+
+	// synced is closed when the controller's queue has synced; it is the
+	// informer's HasSynced and the upstream every registration waits for.
+	synced chan struct{}
 }
 
+// SetWatchErrorHandler sets the handler told of list and watch failures.
+// Unlike upstream's, nil puts back the default (upstream would call nil
+// and crash at the first failure).
 func (s *sharedIndexInformer) SetWatchErrorHandler(handler reflector.WatchErrorHandler) error {
+	if handler == nil {
+		return s.SetWatchErrorHandlerWithContext(nil)
+	}
+	return s.SetWatchErrorHandlerWithContext(func(_ context.Context, r *reflector.Reflector, err error) { handler(r, err) })
+}
+
+func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler reflector.WatchErrorHandlerWithContext) error {
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	if s.started {
@@ -286,8 +360,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		FullResyncPeriod:  s.resyncCheckPeriod,
 		ShouldResync:      s.processor.shouldResync,
 		Process:           s.HandleDeltas,
-		WatchErrorHandler: s.watchErrorHandler,
 		TracerProvider:    s.tp,
+
+		WatchErrorHandlerWithContext: s.watchErrorHandler,
 	}
 	switch s.queueKind {
 	case DeltaFIFOQueue:
@@ -329,6 +404,13 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	procCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.processor.run(procCtx) })
+	wg.Go(func() {
+		select {
+		case <-s.controller.HasSyncedChecker().Done():
+			close(s.synced)
+		case <-ctx.Done():
+		}
+	})
 	defer func() {
 		s.startedLock.Lock()
 		s.stopped = true
@@ -339,12 +421,18 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	s.controller.RunWithContext(ctx)
 }
 
-func (s *sharedIndexInformer) HasSynced() bool {
-	s.startedLock.Lock()
-	c := s.controller
-	s.startedLock.Unlock()
-	return c != nil && c.HasSynced()
-}
+// HasSynced is read from the synced channel, closed by a goroutine of
+// RunWithContext when the queue's checker is done, as upstream: so it may
+// turn true a moment after the queue's own HasSynced.
+func (s *sharedIndexInformer) HasSynced() bool { return IsDone(s.HasSyncedChecker()) }
+
+func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker { return informerChecker{s} }
+
+// informerChecker is the informer's DoneChecker.
+type informerChecker struct{ s *sharedIndexInformer }
+
+func (c informerChecker) Name() string          { return fmt.Sprintf("SharedIndexInformer %T", c.s.objectType) }
+func (c informerChecker) Done() <-chan struct{} { return c.s.synced }
 
 func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 	s.startedLock.Lock()
@@ -373,6 +461,10 @@ func (s *sharedIndexInformer) IsStopped() bool {
 	return s.stopped
 }
 
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
 func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
 	return s.AddEventHandlerWithResyncPeriod(handler, s.defaultEventHandlerResyncPeriod)
 }
@@ -392,7 +484,11 @@ func determineResyncPeriod(desired, check time.Duration) time.Duration {
 	return desired
 }
 
-func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	resyncPeriod := s.defaultEventHandlerResyncPeriod
+	if options.ResyncPeriod != nil {
+		resyncPeriod = *options.ResyncPeriod
+	}
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	if s.stopped {
@@ -412,9 +508,11 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 		}
 	}
 	l := newProcessListener(handler, s.processor.listenerName(handler), resyncPeriod,
-		determineResyncPeriod(resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSynced, s.tracer, s.nameAttr)
+		determineResyncPeriod(resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
+	l.logger = options.Logger
 	if !s.started {
 		s.processor.addListener(l)
+		close(l.initialQueued)
 		return l, nil
 	}
 
@@ -423,6 +521,8 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	s.processor.addListener(l)
+	// Only now may a zero count mean "synced": see processorListener.
+	defer close(l.initialQueued)
 	if !tracing.Enabled(s.tp) {
 		for _, item := range s.indexer.List() {
 			l.add(notification{kind: addKind, newObj: item, isInInitialList: true})

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -86,10 +87,23 @@ type processorListener struct {
 	// counts is what Stats reports of this listener's handler calls (ours).
 	counts handlerCounts
 
-	// initialPending counts initial-list adds added but not yet handled;
-	// with the informer synced and this at zero, the registration has synced.
+	// The registration's sync, upstream's synctrack.SingleFileTracker:
+	// synced is closed, once, when the informer has synced (upstreamSynced,
+	// set by watchSynced) and initialPending, the initial-list adds added
+	// but not yet returned from the handler, is zero. Whichever of run and
+	// watchSynced changes its half last sees the other's and closes it.
+	// initialQueued is closed by the informer once every initial add has
+	// been added: before that a zero count means nothing yet, not done.
 	initialPending atomic.Int64
-	informerSynced func() bool
+	upstream       DoneChecker
+	upstreamSynced atomic.Bool
+	initialQueued  chan struct{}
+	synced         chan struct{}
+	syncedOnce     sync.Once
+	syncedName     string
+
+	// logger, if set (HandlerOptions.Logger), is given handler panics.
+	logger *klog.Logger
 
 	tracer   trace.Tracer
 	informer attribute.KeyValue
@@ -102,7 +116,7 @@ type processorListener struct {
 }
 
 func newProcessListener(handler ResourceEventHandler, name string, requested, resyncPeriod time.Duration, now time.Time,
-	informerSynced func() bool, tracer trace.Tracer, informerName attribute.KeyValue) *processorListener {
+	upstream DoneChecker, tracer trace.Tracer, informerName attribute.KeyValue) *processorListener {
 	p := &processorListener{
 		nextCh:                make(chan notification),
 		addCh:                 make(chan notification, addChBuffer),
@@ -110,7 +124,10 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 		handler:               handler,
 		name:                  name,
 		nameAttr:              tracing.KeyListener.String(name),
-		informerSynced:        informerSynced,
+		upstream:              upstream,
+		initialQueued:         make(chan struct{}),
+		synced:                make(chan struct{}),
+		syncedName:            upstream.Name() + " + event handler " + name,
 		tracer:                tracer,
 		informer:              informerName,
 		requestedResyncPeriod: requested,
@@ -125,8 +142,47 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 // that its handler has seen the whole initial state.
 //
 // Mirrors processorListener.HasSynced (upstream uses synctrack.SingleFileTracker).
-func (p *processorListener) HasSynced() bool {
-	return p.informerSynced() && p.initialPending.Load() == 0
+func (p *processorListener) HasSynced() bool { return IsDone(p) }
+
+// HasSyncedChecker's Done is closed when HasSynced becomes true.
+//
+// Mirrors processorListener.HasSyncedChecker (upstream shared_informer.go).
+func (p *processorListener) HasSyncedChecker() DoneChecker { return p }
+
+// Name is the checker's name: the informer's and this handler's.
+func (p *processorListener) Name() string { return p.syncedName }
+
+// Done is closed when the registration has synced.
+func (p *processorListener) Done() <-chan struct{} { return p.synced }
+
+// ShutdownChan is closed when the handler's last call has returned after
+// the handler was removed (or the informer stopped); it is what
+// [ShutDownEventHandler] waits on.
+//
+// Mirrors processorListener.ShutdownChan (upstream shared_informer.go).
+func (p *processorListener) ShutdownChan() <-chan struct{} { return p.runFinished }
+
+func (p *processorListener) markSynced() { p.syncedOnce.Do(func() { close(p.synced) }) }
+
+// watchSynced waits until the initial adds are queued and the informer has
+// synced, then lets the registration sync as soon as the count is zero. It
+// gives up when the listener stops first.
+//
+// Mirrors processorListener.watchSynced (upstream shared_informer.go).
+func (p *processorListener) watchSynced() {
+	select {
+	case <-p.initialQueued:
+	case <-p.runFinished:
+		return
+	}
+	select {
+	case <-p.upstream.Done():
+		p.upstreamSynced.Store(true)
+		if p.initialPending.Load() == 0 {
+			p.markSynced()
+		}
+	case <-p.runFinished:
+	}
 }
 
 // add hands n to pop. It blocks only until pop takes it, which pop always
@@ -189,7 +245,11 @@ func (p *processorListener) run() {
 		}
 		func() {
 			sleepAfterCrash = true
-			defer utilruntime.HandleCrash()
+			if p.logger != nil {
+				defer utilruntime.HandleCrashWithLogger(*p.logger)
+			} else {
+				defer utilruntime.HandleCrash()
+			}
 			span := p.taken(&n)
 			start := time.Now()
 			defer func() {
@@ -201,8 +261,8 @@ func (p *processorListener) run() {
 			switch n.kind {
 			case addKind:
 				p.handler.OnAdd(n.newObj, n.isInInitialList)
-				if n.isInInitialList {
-					p.initialPending.Add(-1)
+				if n.isInInitialList && p.initialPending.Add(-1) == 0 && p.upstreamSynced.Load() {
+					p.markSynced()
 				}
 			case updateKind:
 				p.handler.OnUpdate(n.oldObj, n.newObj)
@@ -322,6 +382,7 @@ func (p *sharedProcessor) addListener(l *processorListener) bool {
 	if p.listenersStarted {
 		p.wg.Go(l.run)
 		p.wg.Go(l.pop)
+		p.wg.Go(l.watchSynced)
 	}
 	return p.listenersStarted
 }
@@ -334,7 +395,12 @@ func (p *sharedProcessor) listenerName(handler ResourceEventHandler) string {
 	p.nextIndex++
 	t := reflect.TypeOf(handler)
 	name := "<nil>"
-	if t != nil {
+	if n, ok := handler.(interface{ ListenerName() string }); ok {
+		// Ours: a handler that wraps another (package dropin's adapter
+		// of client-go handlers) names the one it wraps, so a trace shows
+		// the user's handler, not the adapter.
+		name = n.ListenerName()
+	} else if t != nil {
 		name = t.String()
 	}
 	return fmt.Sprintf("%s#%d", name, p.nextIndex-1)
@@ -380,6 +446,7 @@ func (p *sharedProcessor) run(ctx context.Context) {
 	for l := range p.listeners {
 		p.wg.Go(l.run)
 		p.wg.Go(l.pop)
+		p.wg.Go(l.watchSynced)
 	}
 	p.listenersStarted = true
 	p.listenersCond.Broadcast()

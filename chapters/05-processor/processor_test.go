@@ -47,7 +47,9 @@ func TestDistributeNeverWaitsForASlowHandlerAndOrderIsKept(t *testing.T) {
 	fast := &counting{}
 	tracer := noop.NewTracerProvider().Tracer("")
 	for _, h := range []*counting{slow, fast} {
-		p.addListener(newProcessListener(h, "h", 0, 0, time.Now(), func() bool { return true }, tracer, attribute.String("k", "v")))
+		l := newProcessListener(h, "h", 0, 0, time.Now(), syncedChecker{}, tracer, attribute.String("k", "v"))
+		p.addListener(l)
+		close(l.initialQueued)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -236,3 +238,11 @@ func TestRingGrowingMatchesASlice(t *testing.T) {
 		require.LessOrEqual(t, r.chunks(), maxInUse, "step %d: no more chunks than were ever in use at once", step)
 	}
 }
+
+// syncedChecker is an upstream that has always synced.
+type syncedChecker struct{}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (syncedChecker) Name() string          { return "synced" }
+func (syncedChecker) Done() <-chan struct{} { return closedChan }

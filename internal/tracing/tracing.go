@@ -104,9 +104,11 @@ func Enabled(tp trace.TracerProvider) bool {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	switch tp.(type) {
+	switch sw := tp.(type) {
 	case noop.TracerProvider, *noop.TracerProvider:
 		return false
+	case *Switchable:
+		return Enabled(sw.Current())
 	}
 	t := reflect.TypeOf(tp)
 	if t == defaultGlobalType || t == legacyNoopType {

@@ -1,0 +1,164 @@
+package dropin
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"k8s.io/client-go/tools/cache"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+)
+
+// handler carries a client-go handler into chapter 5. The two interfaces
+// have the same methods, so the wrapper exists for one reason: a deleted
+// object whose final state was missed arrives as our
+// [deltafifo.DeletedFinalStateUnknown], and client-go code type-asserts
+// [cache.DeletedFinalStateUnknown]; without the conversion every such
+// delete would be dropped by the user's `if !ok { return }`.
+type handler struct {
+	h    cache.ResourceEventHandler
+	name string
+}
+
+func wrapHandler(h cache.ResourceEventHandler) handler {
+	return handler{h: h, name: nameForHandler(h)}
+}
+
+func (w handler) OnAdd(obj any, isInInitialList bool) { w.h.OnAdd(obj, isInInitialList) }
+func (w handler) OnUpdate(oldObj, newObj any)         { w.h.OnUpdate(oldObj, newObj) }
+func (w handler) OnDelete(obj any)                    { w.h.OnDelete(toClientGoTombstone(obj)) }
+
+// ListenerName is the name chapter 5 gives this listener in its spans
+// (informer.listener) and stats: the user's handler, not this wrapper.
+func (w handler) ListenerName() string { return w.name }
+
+// Format prints the user's handler: chapter 5's "was not added … because it
+// has stopped already" error formats the handler with %v, and client-go's
+// names the user's one.
+func (w handler) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), w.h)
+}
+
+func toClientGoTombstone(obj any) any {
+	if t, ok := obj.(deltafifo.DeletedFinalStateUnknown); ok {
+		return cache.DeletedFinalStateUnknown{Key: t.Key, Obj: t.Obj}
+	}
+	return obj
+}
+
+func toOurTombstone(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return deltafifo.DeletedFinalStateUnknown{Key: t.Key, Obj: t.Obj}
+	}
+	return obj
+}
+
+// nameForHandler names a handler the way client-go's logs do: the handler's
+// package and type, or for ResourceEventHandlerFuncs the functions it holds
+// (their common package-qualified prefix, or all of them joined with "+"),
+// so that two controllers' Funcs handlers are told apart in a trace.
+//
+// Mirrors the unexported nameForHandler of upstream event_handler_name.go.
+func nameForHandler(h cache.ResourceEventHandler) string {
+	switch f := h.(type) {
+	case nil:
+		return "<nil>"
+	case cache.ResourceEventHandlerFuncs:
+		return orTypeName(namesOfFuncs(f.AddFunc, f.UpdateFunc, f.DeleteFunc), h)
+	case *cache.ResourceEventHandlerFuncs:
+		if f != nil {
+			return orTypeName(namesOfFuncs(f.AddFunc, f.UpdateFunc, f.DeleteFunc), h)
+		}
+	}
+	t := reflect.TypeOf(h)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := t.Name()
+	if pkg := t.PkgPath(); pkg != "" {
+		name = pkg + "." + name
+	}
+	return orTypeName(name, h)
+}
+
+func orTypeName(name string, h cache.ResourceEventHandler) string {
+	if name == "" {
+		return fmt.Sprintf("%T", h)
+	}
+	return name
+}
+
+// namesOfFuncs: "pkg.(*T)" when every function is a method or closure of
+// the same qualifier, else the full names joined with "+".
+func namesOfFuncs(fs ...any) string {
+	var names []string
+	qualifier, one := "", true
+	for _, f := range fs {
+		v := reflect.ValueOf(f)
+		if !v.IsValid() || v.IsNil() {
+			continue
+		}
+		fn := runtime.FuncForPC(v.Pointer())
+		if fn == nil {
+			continue
+		}
+		name := fn.Name()
+		names = append(names, name)
+		q := name
+		if i := strings.LastIndexByte(q, '.'); i > 0 {
+			q = q[:i]
+		}
+		if qualifier == "" {
+			qualifier = q
+		} else if q != qualifier {
+			one = false
+		}
+	}
+	if one {
+		return qualifier
+	}
+	return strings.Join(names, "+")
+}
+
+func toOurIndexers(in cache.Indexers) store.Indexers {
+	if in == nil {
+		return nil
+	}
+	out := make(store.Indexers, len(in))
+	for name, f := range in {
+		out[name] = store.IndexFunc(f)
+	}
+	return out
+}
+
+// indexer is chapter 1's indexer behind client-go's interface. Its methods
+// are the same but for the two that carry the Indexers map type, and for
+// client-go's tombstone, which our key function does not know: a caller
+// deleting a [cache.DeletedFinalStateUnknown] (as client-go's own code does
+// with a tombstone it was handed) must reach the object under its key.
+type indexer struct{ store.Indexer }
+
+func (x indexer) Add(obj any) error    { return x.Indexer.Add(toOurTombstone(obj)) }
+func (x indexer) Update(obj any) error { return x.Indexer.Update(toOurTombstone(obj)) }
+func (x indexer) Delete(obj any) error { return x.Indexer.Delete(toOurTombstone(obj)) }
+func (x indexer) Get(obj any) (any, bool, error) {
+	return x.Indexer.Get(toOurTombstone(obj))
+}
+
+// GetIndexers returns the index functions by name.
+func (x indexer) GetIndexers() cache.Indexers {
+	ours := x.Indexer.GetIndexers()
+	out := make(cache.Indexers, len(ours))
+	for name, f := range ours {
+		out[name] = cache.IndexFunc(f)
+	}
+	return out
+}
+
+// AddIndexers adds index functions, indexing what is already stored.
+func (x indexer) AddIndexers(newIndexers cache.Indexers) error {
+	return x.Indexer.AddIndexers(toOurIndexers(newIndexers))
+}

@@ -1,0 +1,46 @@
+// Package dropin runs this project's informer behind client-go's interfaces,
+// so a controller written against k8s.io/client-go/tools/cache runs on it
+// unchanged and every object's path can be traced, from the watch through
+// the user's handler and workqueue to the reconcile.
+//
+// # The informer
+//
+// [NewSharedInformer], [NewSharedIndexInformer] and
+// [NewSharedIndexInformerWithOptions] have client-go's signatures and return
+// client-go's interfaces, built on the chapters: chapter 3's reflector
+// (streaming the initial state, as client-go v0.37.2 does by default),
+// chapter 4's RealFIFO and chapter 5's processor, over chapter 1's indexer.
+// No client-go informer runs inside; client-go's types appear only where a
+// value crosses into or out of the chapters:
+//
+//   - handlers go in as they are, with one conversion on the way out: a
+//     delete whose final state was missed reaches them as
+//     [k8s.io/client-go/tools/cache.DeletedFinalStateUnknown];
+//   - index functions, the transform and the cache convert by type, since
+//     their shapes are the same;
+//   - a watch error handler is given a client-go Reflector that names ours
+//     but never runs (client-go's handler type takes its concrete Reflector);
+//   - registrations answer HasSynced, HasSyncedChecker and ShutdownChan, so
+//     client-go's [k8s.io/client-go/tools/cache.ShutDownEventHandler] and
+//     [k8s.io/client-go/tools/cache.WaitFor] work on them.
+//
+// Two doors lead a controller onto it, each one line. With a client-go
+// informer factory, ask for the type first through InformerFor (the first
+// caller wins, and the generated accessors then hand out this informer):
+//
+//	factory.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+//		return dropin.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resync, indexers)
+//	})
+//
+// With controller-runtime, set cache.Options.NewInformer to
+// [NewSharedIndexInformer], whose signature it is.
+//
+// The informer traces with the global TracerProvider (otel.SetTracerProvider,
+// even when set after the informer was built); [Informer.SetTracerProvider]
+// and [Informer.SetTraceFilter] choose otherwise. With no provider set,
+// tracing costs nothing measurable (see docs/performance.md).
+//
+// The Example functions show it running; oracle_test.go runs it beside
+// client-go's informer on one script and requires the same answers from
+// every method.
+package dropin
