@@ -139,7 +139,7 @@ type RealFIFO struct {
 	// (HasSyncedChecker's Done) is closed iff synced.
 	synced   bool
 	syncedCh chan struct{}
-	closed bool
+	closed   bool
 	// dropped: endQueuedAsDropped ran; nothing is queued or popped again.
 	dropped bool
 	// processing: a process call is running with the lock released; a
