@@ -1,8 +1,11 @@
 package factory
 
 import (
+	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,16 +28,20 @@ import (
 // watching pods opens one watch and keeps one cache.
 //
 // Mirrors [k8s.io/client-go/informers.SharedInformerFactory] (informers/factory.go),
-// without the generated group list and WaitForCacheSyncWithContext.
+// without the generated group list.
 type SharedInformerFactory interface {
 	// Start runs every informer created so far that is not yet running; it
 	// is safe to call again after creating more.
 	Start(stopCh <-chan struct{})
 	// WaitForCacheSync waits for every started informer to sync (or stopCh)
-	// and reports each one's state. It polls HasSynced every 100 ms, where
-	// upstream's waits on each informer's HasSyncedChecker().Done() channel
-	// (chapter 5 has no DoneChecker), so it may return up to 100 ms later.
+	// and reports each one's state. It waits on each informer's
+	// HasSyncedChecker().Done() channel, never polls.
 	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	// WaitForCacheSyncWithContext is WaitForCacheSync until ctx is done, with
+	// the reason it stopped early. An informer's cache can sync before its
+	// handlers have seen it all: wait for their registrations' checkers too
+	// (processor.WaitFor) where that matters.
+	WaitForCacheSyncWithContext(ctx context.Context) SyncResult
 	// Shutdown marks the factory as shutting down (Start then does nothing)
 	// and waits until every informer goroutine has returned. Stop them first,
 	// by closing the channel given to Start.
@@ -181,20 +188,69 @@ func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[ref
 	}
 	f.lock.Unlock()
 
-	syncs := make([]processor.InformerSynced, 0, len(started))
-	for _, informer := range started {
-		syncs = append(syncs, informer.HasSynced)
+	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
+}
+
+func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) SyncResult {
+	f.lock.Lock()
+	started := map[informerKey]processor.SharedIndexInformer{}
+	for key, informer := range f.informers {
+		if f.startedInformers[key] {
+			started[key] = informer
+		}
 	}
-	processor.WaitForCacheSync(stopCh, syncs...)
-	out := map[reflect.Type]bool{}
+	f.lock.Unlock()
+
+	// Sleep on each informer's synced channel: it wakes the moment the
+	// last one closes, where polling HasSynced would wake up to a period
+	// late (and, under synctest, move fake time).
+	checkers := make([]processor.DoneChecker, 0, len(started))
+	for _, informer := range started {
+		checkers = append(checkers, informer.HasSyncedChecker())
+	}
+	processor.WaitFor(ctx, "", checkers...)
+	res := SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
 	for key, informer := range started {
 		synced := informer.HasSynced()
-		if prev, seen := out[key.typ]; seen {
+		if prev, seen := res.Synced[key.typ]; seen {
 			synced = synced && prev // unstructured informers share a type
 		}
-		out[key.typ] = synced
+		res.Synced[key.typ] = synced
+		if !synced {
+			res.Err = context.Cause(ctx)
+		}
 	}
-	return out
+	return res
+}
+
+// SyncResult is what WaitForCacheSyncWithContext found: each started
+// informer's type and whether it synced, and, if one did not, why the wait
+// ended (context.Cause of its context).
+//
+// Mirrors [k8s.io/client-go/tools/cache.SyncResult] (shared_informer.go).
+type SyncResult struct {
+	// Err is nil when every cache synced, else the context's cause.
+	Err error
+	// Synced maps each started informer's object type to whether it synced.
+	Synced map[reflect.Type]bool
+}
+
+// AsError is nil when every cache synced; otherwise an error that names the
+// types that did not, in order, and wraps Err.
+//
+// Mirrors [k8s.io/client-go/tools/cache.SyncResult.AsError] (shared_informer.go).
+func (r SyncResult) AsError() error {
+	if r.Err == nil {
+		return nil
+	}
+	var unsynced []string
+	for t, synced := range r.Synced {
+		if !synced {
+			unsynced = append(unsynced, t.String())
+		}
+	}
+	slices.Sort(unsynced)
+	return fmt.Errorf("failed to sync all caches: %s: %w", strings.Join(unsynced, ", "), r.Err)
 }
 
 func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc NewInformerFunc) processor.SharedIndexInformer {

@@ -1,6 +1,8 @@
 package factory
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -149,4 +151,35 @@ func TestForResourceServesAnyResourceAsUnstructured(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(g.Informer().GetStore().List()) == 2 }, 10*time.Second, 5*time.Millisecond,
 		"watch events arrive as unstructured objects too")
+}
+
+// TestWaitForCacheSyncWithContext: synced informers are reported with no
+// error; an informer whose initial state never arrives makes the wait end
+// with the context's cause, which AsError wraps and names the type with.
+func TestWaitForCacheSyncWithContext(t *testing.T) {
+	srv, client := setup(t)
+	f := NewSharedInformerFactory(client, 0)
+	f.Core().V1().Pods().Informer()
+	stop := make(chan struct{})
+	defer close(stop)
+	f.Start(stop)
+	res := f.WaitForCacheSyncWithContext(context.Background())
+	require.NoError(t, res.Err)
+	require.NoError(t, res.AsError())
+	require.Equal(t, map[reflect.Type]bool{reflect.TypeOf(&corev1.Pod{}): true}, res.Synced)
+
+	// The configmaps' stream is held by the server: that cache cannot sync.
+	release := srv.StallNext("watch")
+	defer release()
+	f.Core().V1().ConfigMaps().Informer()
+	f.Start(stop)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("the test gave up")
+	cancel(cause)
+	res = f.WaitForCacheSyncWithContext(ctx)
+	require.ErrorIs(t, res.Err, cause)
+	require.Equal(t, map[reflect.Type]bool{reflect.TypeOf(&corev1.Pod{}): true, reflect.TypeOf(&corev1.ConfigMap{}): false}, res.Synced)
+	err := res.AsError()
+	require.ErrorIs(t, err, cause)
+	require.EqualError(t, err, "failed to sync all caches: *v1.ConfigMap: the test gave up")
 }
