@@ -13,6 +13,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -251,6 +252,12 @@ func (p *processorListener) run() {
 				defer utilruntime.HandleCrash()
 			}
 			span := p.taken(&n)
+			if span != nil {
+				// A traced workqueue's Add made by this handler call
+				// finds its parent here: the handler API carries no
+				// context (see internal/handlerctx).
+				defer handlerctx.Enter(span.SpanContext())()
+			}
 			start := time.Now()
 			defer func() {
 				p.counts.record(time.Since(start))

@@ -28,17 +28,41 @@ type Switchable struct {
 	embedded.TracerProvider
 	// target is nil (follow the global provider) or the provider set.
 	target atomic.Pointer[trace.TracerProvider]
+	// fixed caches Enabled(target) for a target that cannot change its
+	// mind (anything but the global delegate): -1 unknown, 0 off, 1 on.
+	fixed atomic.Int32
 }
 
 // Set points every tracer handed out by s, earlier or later, at tp; nil
 // goes back to the global provider.
 func (s *Switchable) Set(tp trace.TracerProvider) {
+	s.fixed.Store(-1)
 	if tp == nil {
 		s.target.Store(nil)
 		return
 	}
 	s.target.Store(&tp)
+	if reflect.TypeOf(tp) != defaultGlobalType {
+		if Enabled(tp) {
+			s.fixed.Store(1)
+		} else {
+			s.fixed.Store(0)
+		}
+	}
 }
+
+// Enabled is [Enabled] of the current target, in two atomic loads when a
+// provider was set (the traced workqueue asks it on every Add; small enough
+// to be inlined there).
+func (s *Switchable) Enabled() bool {
+	if f := s.fixed.Load(); f >= 0 && s.target.Load() != nil {
+		return f == 1
+	}
+	return s.enabledNow()
+}
+
+// enabledNow is Enabled's slow path, kept out of line so Enabled inlines.
+func (s *Switchable) enabledNow() bool { return Enabled(s.Current()) }
 
 // Current is the provider s forwards to now.
 func (s *Switchable) Current() trace.TracerProvider {

@@ -35,6 +35,14 @@ const (
 	SpanPop            = "pop"
 	SpanNextCh         = "nextCh"
 	SpanAddEventHandle = "AddEventHandler"
+
+	// After the handler: a traced workqueue (package dropin). add is the
+	// handler's (or any) Add; delayed the rate limiter's or AddAfter's
+	// wait; queued the wait for a worker's Get; process Get to Done.
+	SpanWorkqueueAdd     = "workqueue.add"
+	SpanWorkqueueDelayed = "workqueue.delayed"
+	SpanWorkqueueQueued  = "workqueue.queued"
+	SpanWorkqueueProcess = "workqueue.process"
 )
 
 // Span names, an event name and attribute keys of the RealFIFO (chapter 4)
@@ -68,6 +76,13 @@ const (
 	// KeyFallbackReason is the error that made a watch-list fall back to a
 	// LIST (on the watchlist.fallback event).
 	KeyFallbackReason = attribute.Key("informer.fallback.reason")
+
+	// The workqueue after the handler (package dropin's traced queue).
+	KeyWorkqueueName      = attribute.Key("workqueue.name")
+	KeyWorkqueueKey       = attribute.Key("workqueue.key")
+	KeyWorkqueueCoalesced = attribute.Key("workqueue.coalesced")
+	KeyWorkqueueRequeues  = attribute.Key("workqueue.requeues")
+	KeyWorkqueueDepth     = attribute.Key("workqueue.depth")
 )
 
 // Tracer returns the tracer a chapter starts its spans with: from tp, or
@@ -108,7 +123,7 @@ func Enabled(tp trace.TracerProvider) bool {
 	case noop.TracerProvider, *noop.TracerProvider:
 		return false
 	case *Switchable:
-		return Enabled(sw.Current())
+		return sw.Enabled()
 	}
 	t := reflect.TypeOf(tp)
 	if t == defaultGlobalType || t == legacyNoopType {

@@ -1,0 +1,353 @@
+package dropin_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+func newClientGoQueue() workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "oracle"})
+}
+
+// tracedQueue returns a traced queue over client-go's, recording into rec
+// (nil: tracing off, with a no-op provider).
+func tracedQueue(rec *tracetest.SpanRecorder) workqueue.TypedRateLimitingInterface[string] {
+	q := dropin.NewTracedQueue("test", newClientGoQueue())
+	if rec != nil {
+		q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	} else {
+		q.(*dropin.TracedQueue[string]).SetTracerProvider(noop.NewTracerProvider())
+	}
+	return q
+}
+
+// runQueueOracle drives client-go's queue and two traced ones (recording
+// and not) with the same operations, read from next, and requires the
+// same answers from all three: Get order, Len, NumRequeues, and so the
+// same coalescing.
+func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), tracedQueue(rec), tracedQueue(nil)}
+		defer func() {
+			for _, q := range queues {
+				q.ShutDown()
+			}
+		}()
+		keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
+		var processing []string
+		for step := range steps {
+			op := next(8)
+			key := keys[next(len(keys))]
+			desc := fmt.Sprintf("step %d: op %d key %s", step, op, key)
+			switch op {
+			case 0, 1:
+				for _, q := range queues {
+					q.Add(key)
+				}
+			case 2:
+				d := time.Duration(next(50)) * time.Millisecond
+				for _, q := range queues {
+					q.AddAfter(key, d)
+				}
+			case 3:
+				for _, q := range queues {
+					q.AddRateLimited(key)
+				}
+			case 4:
+				for _, q := range queues {
+					q.Forget(key)
+				}
+			case 5, 6:
+				if queues[0].Len() == 0 {
+					continue
+				}
+				var got []string
+				for _, q := range queues {
+					item, shutdown := q.Get()
+					require.False(t, shutdown, desc)
+					got = append(got, item)
+				}
+				require.Equal(t, []string{got[0], got[0], got[0]}, got, "%s: Get", desc)
+				processing = append(processing, got[0])
+			case 7:
+				if len(processing) == 0 {
+					time.Sleep(time.Duration(next(100)) * time.Millisecond)
+					synctest.Wait()
+					continue
+				}
+				i := next(len(processing))
+				item := processing[i]
+				processing = slices.Delete(processing, i, i+1)
+				for _, q := range queues {
+					q.Done(item)
+				}
+			}
+			synctest.Wait()
+			for _, q := range queues[1:] {
+				require.Equal(t, queues[0].Len(), q.Len(), "%s: Len", desc)
+				for _, k := range keys {
+					require.Equal(t, queues[0].NumRequeues(k), q.NumRequeues(k), "%s: NumRequeues(%s)", desc, k)
+				}
+			}
+		}
+		// Drain: finish what is processing, wait out every delay, and
+		// require the same keys in the same order from all three.
+		for _, item := range processing {
+			for _, q := range queues {
+				q.Done(item)
+			}
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		for queues[0].Len() > 0 {
+			var got []string
+			for _, q := range queues {
+				item, _ := q.Get()
+				got = append(got, item)
+				q.Done(item)
+			}
+			require.Equal(t, []string{got[0], got[0], got[0]}, got, "drain")
+		}
+		for _, q := range queues[1:] {
+			require.Zero(t, q.Len())
+		}
+		require.Zero(t, handlerctx.Active(), "every process span's registration was ended by its Done")
+		for _, s := range rec.Ended() {
+			require.Contains(t, []string{tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueDelayed, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess}, s.Name())
+		}
+	})
+}
+
+// TestTracedQueueMatchesClientGo: 2,000 random operations with a fixed
+// seed.
+func TestTracedQueueMatchesClientGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	runQueueOracle(t, 2000, func(n int) int { return r.IntN(n) })
+}
+
+// FuzzTracedQueueMatchesClientGo: the same oracle with the operations read
+// from the fuzzer's bytes.
+func FuzzTracedQueueMatchesClientGo(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 5, 0, 7, 0, 2, 1, 3, 5, 1, 7, 0})
+	f.Add([]byte{3, 1, 3, 1, 5, 1, 7, 0, 2, 2, 40, 7, 0, 5, 2, 7, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		i := 0
+		next := func(n int) int {
+			if i >= len(ops) {
+				return 0
+			}
+			i++
+			return int(ops[i-1]) % n
+		}
+		runQueueOracle(t, len(ops)/2, next)
+	})
+}
+
+// spans indexes recorded spans.
+type spans []sdktrace.ReadOnlySpan
+
+func (ss spans) named(name string) spans {
+	var out spans
+	for _, s := range ss {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (ss spans) byID(id trace.SpanID) sdktrace.ReadOnlySpan {
+	for _, s := range ss {
+		if s.SpanContext().SpanID() == id {
+			return s
+		}
+	}
+	return nil
+}
+
+func attr(s sdktrace.ReadOnlySpan, key attribute.Key) attribute.Value {
+	for _, kv := range s.Attributes() {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return attribute.Value{}
+}
+
+func parentOf(ss spans, s sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
+	return ss.byID(s.Parent().SpanID())
+}
+
+// TestTracedQueueSpans: the chain add → queued → process, a merged add
+// linked from the process that served it, a delay as its own span, and a
+// re-add during processing under that process.
+func TestTracedQueueSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		q := tracedQueue(rec)
+		defer q.ShutDown()
+
+		q.Add("ns/a")
+		time.Sleep(time.Second)
+		q.Add("ns/a") // merged: ns/a is still waiting
+		time.Sleep(time.Second)
+		item, _ := q.Get()
+		require.Equal(t, "ns/a", item)
+		q.Add("ns/a") // re-added during processing, from the worker
+		time.Sleep(3 * time.Second)
+		q.Done(item)
+
+		all := spans(rec.Ended())
+		adds := all.named(tracing.SpanWorkqueueAdd)
+		require.Len(t, adds, 3)
+		require.False(t, attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool())
+		require.True(t, attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), "the second Add was merged")
+		require.Equal(t, "ns/a", attr(adds[0], tracing.KeyWorkqueueKey).AsString())
+		require.Equal(t, "ns/a", attr(adds[0], tracing.KeyObjectKey).AsString())
+		require.Equal(t, "test", attr(adds[0], tracing.KeyWorkqueueName).AsString())
+		require.EqualValues(t, 1, attr(adds[1], tracing.KeyWorkqueueDepth).AsInt64(), "Len when the merged add came")
+
+		process := all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 1)
+		p := process[0]
+		require.Equal(t, trace.SpanKindConsumer, p.SpanKind())
+		require.Equal(t, 3*time.Second, p.EndTime().Sub(p.StartTime()), "Get to Done")
+		queued := parentOf(all, p)
+		require.NotNil(t, queued)
+		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
+		require.Equal(t, 2*time.Second, queued.EndTime().Sub(queued.StartTime()), "from the first Add to Get")
+		require.Equal(t, adds[0].SpanContext().SpanID(), queued.Parent().SpanID())
+		require.Len(t, p.Links(), 1)
+		require.Equal(t, adds[1].SpanContext(), p.Links()[0].SpanContext, "the process links to the add it absorbed")
+		require.Equal(t, p.SpanContext().SpanID(), adds[2].Parent().SpanID(), "a re-add during processing is the process's child")
+		require.False(t, attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool())
+		require.Zero(t, handlerctx.Active())
+
+		// The re-added key comes out again, its queued span from the re-add.
+		item, _ = q.Get()
+		q.Done(item)
+		all = spans(rec.Ended())
+		process = all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 2)
+		require.Equal(t, adds[2].SpanContext().SpanID(), parentOf(all, process[1]).Parent().SpanID())
+		require.EqualValues(t, 0, attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
+
+		st := q.(*dropin.TracedQueue[string]).Stats()
+		require.Equal(t, dropin.QueueStats{Adds: 3, Processed: 2, Merged: 1, ProcessTotal: 3 * time.Second}, st)
+	})
+}
+
+// TestTracedQueueDelays: AddAfter's wait is a delayed span ending at the
+// ready time, then queued; a rate-limited requeue is a delayed span under
+// the process that asked for it, and the next process says how many
+// requeues the key has had.
+func TestTracedQueueDelays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		q := tracedQueue(rec)
+		defer q.ShutDown()
+
+		q.AddAfter("ns/b", 10*time.Second)
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		item, _ := q.Get()
+		q.AddRateLimited(item) // a failed reconcile asks for a retry
+		q.Done(item)
+		item, _ = q.Get() // blocks until the limiter's 5 ms are over
+		q.Done(item)
+
+		all := spans(rec.Ended())
+		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		require.Len(t, delayed, 2)
+		require.Equal(t, 10*time.Second, delayed[0].EndTime().Sub(delayed[0].StartTime()), "AddAfter's delay")
+		process := all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 2)
+		queued := parentOf(all, process[0])
+		require.Equal(t, 5*time.Second, queued.EndTime().Sub(queued.StartTime()), "ready at 10 s, taken at 15 s")
+		require.Equal(t, delayed[0].SpanContext().SpanID(), queued.Parent().SpanID())
+
+		add := parentOf(all, delayed[1])
+		require.Equal(t, tracing.SpanWorkqueueAdd, add.Name())
+		require.Equal(t, process[0].SpanContext().SpanID(), add.Parent().SpanID(), "the retry's add is the failed process's child")
+		require.Equal(t, delayed[1].SpanContext().SpanID(), parentOf(all, process[1]).Parent().SpanID())
+		require.EqualValues(t, 1, attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
+	})
+}
+
+// TestTracedQueueUntracedMakesNoSpans: with a no-op provider nothing is
+// registered or recorded, and the queue still counts.
+func TestTracedQueueUntracedMakesNoSpans(t *testing.T) {
+	q := tracedQueue(nil)
+	defer q.ShutDown()
+	q.Add("ns/a")
+	q.Add("ns/a")
+	item, _ := q.Get()
+	require.Zero(t, handlerctx.Active())
+	q.Done(item)
+	st := q.(*dropin.TracedQueue[string]).Stats()
+	require.Equal(t, dropin.QueueStats{}, st, "nothing is counted untraced")
+}
+
+// TestAddFromATracedHandlerIsItsChild: the whole chain, from the informer's
+// handler call to the reconcile, in one trace: a dropin informer's handler
+// adds the object's key to a traced queue, and a worker processes it.
+func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
+	s := newServer(t, "a")
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
+		q := dropin.NewTracedQueue("pods", newClientGoQueue())
+		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+		defer q.ShutDown()
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			key, _ := cache.MetaNamespaceKeyFunc(obj)
+			q.Add(key)
+		}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); inf.RunWithContext(ctx) }()
+		synctest.Wait()
+		item, _ := q.Get()
+		q.Done(item)
+		cancel()
+		<-done
+
+		all := spans(rec.Ended())
+		process := all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 1)
+		var chain []string
+		for s := sdktrace.ReadOnlySpan(process[0]); s != nil; s = parentOf(all, s) {
+			chain = append(chain, s.Name())
+			require.Equal(t, process[0].SpanContext().TraceID(), s.SpanContext().TraceID(), "%s is in the object's trace", s.Name())
+		}
+		slices.Reverse(chain)
+		require.Equal(t, []string{"ListAndWatch watchlist", "HandleDeltas", "distribute", "addCh", "pop", "nextCh", "OnAdd",
+			"workqueue.add", "workqueue.queued", "workqueue.process"}, chain)
+		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.TestAddFromATracedHandlerIsItsChild.func1#0",
+			attr(all.named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
+	})
+}

@@ -1,0 +1,85 @@
+package handlerctx
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func sc(n byte) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{n}, SpanID: trace.SpanID{n}, TraceFlags: trace.FlagsSampled})
+}
+
+func TestNothingRegisteredByDefault(t *testing.T) {
+	_, ok := Current()
+	require.False(t, ok)
+}
+
+func TestEnterIsPerGoroutineAndNests(t *testing.T) {
+	exit := Enter(sc(1))
+	got, ok := Current()
+	require.True(t, ok)
+	require.Equal(t, sc(1), got)
+
+	inner := Enter(sc(2))
+	got, _ = Current()
+	require.Equal(t, sc(2), got)
+
+	// Another goroutine sees nothing of this one's.
+	var other bool
+	done := make(chan struct{})
+	go func() { defer close(done); _, other = Current() }()
+	<-done
+	require.False(t, other)
+
+	inner()
+	inner() // a second exit is harmless
+	got, _ = Current()
+	require.Equal(t, sc(1), got, "exit puts back the outer registration")
+	exit()
+	_, ok = Current()
+	require.False(t, ok)
+	require.Zero(t, Active())
+}
+
+func TestExitFromAnotherGoroutine(t *testing.T) {
+	exit := Enter(sc(3))
+	done := make(chan struct{})
+	go func() { defer close(done); exit() }()
+	<-done
+	_, ok := Current()
+	require.False(t, ok, "the registration is the entering goroutine's, whoever ends it")
+	require.Zero(t, Active())
+}
+
+func TestManyGoroutinesEachSeeTheirOwn(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			want := sc(byte(i + 1))
+			exit := Enter(want)
+			defer exit()
+			for range 100 {
+				if got, ok := Current(); !ok || !got.Equal(want) {
+					errs <- "goroutine saw another's span context"
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	require.Zero(t, Active())
+}
+
+func BenchmarkCurrentWithNothingRegistered(b *testing.B) {
+	for b.Loop() {
+		Current()
+	}
+}
