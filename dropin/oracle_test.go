@@ -596,3 +596,17 @@ func TestHandlerOptionsResyncPeriod(t *testing.T) {
 		require.Greater(t, len(ours.recs[0].log()), len(ours.recs[1].log()), "the resynced handler got the resync updates")
 	})
 }
+
+// TestAddIndexersWithNilIndexers: client-go's informer built with nil
+// Indexers panics on a later AddIndexers (it writes into the nil map); ours
+// starts from an empty set and adds.
+func TestAddIndexersWithNilIndexers(t *testing.T) {
+	s := newServer(t)
+	byApp := cache.Indexers{"app": func(obj any) ([]string, error) { return []string{obj.(*corev1.Pod).Labels["app"]}, nil }}
+	require.Panics(t, func() {
+		_ = cache.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil).AddIndexers(byApp)
+	}, "client-go's behaviour this test documents")
+	inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+	require.NoError(t, inf.AddIndexers(byApp))
+	require.Contains(t, inf.GetIndexer().GetIndexers(), "app")
+}
