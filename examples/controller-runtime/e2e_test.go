@@ -1,0 +1,129 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// TestControllerRuntimeOnARealAPIServer runs the manager, with
+// NewInformer = dropin.NewSharedIndexInformer and the traced queue, against
+// kube-apiserver (hack/local-cluster.sh): a create, an update and a delete
+// of a watched ConfigMap reach the reconcile, and every reconcile's
+// workqueue.process span leads back, parent by parent, through the
+// workqueue and the handler call to the ListAndWatch root of the watch
+// event (or listed object) that caused it.
+func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
+	path := os.Getenv("KUBECONFIG")
+	if path == "" {
+		t.Fatal(`KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	require.NoError(t, err)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	otel.SetTracerProvider(tp)
+
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := fmt.Sprintf("e2e-cr-%d", time.Now().UnixNano())
+	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+
+	mgr, err := NewManager(cfg, ns)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var reconciles []string
+	_, err = Setup(mgr, func(req reconcile.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			reconciles = append(reconciles, req.String())
+		}
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	cms := client.CoreV1().ConfigMaps(ns)
+	status := func() (*corev1.ConfigMap, error) { return cms.Get(ctx, "app"+StatusSuffix, metav1.GetOptions{}) }
+	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{WatchLabel: "true"}},
+		Data: map[string]string{"a": "1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := status()
+		return err == nil && st.Data["observedResourceVersion"] == created.ResourceVersion
+	}, 60*time.Second, 20*time.Millisecond, "the create reached the reconcile")
+
+	created.Data["b"] = "2"
+	updated, err := cms.Update(ctx, created, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := status()
+		return err == nil && st.Data["observedResourceVersion"] == updated.ResourceVersion
+	}, 30*time.Second, 20*time.Millisecond, "the update reached the reconcile")
+
+	require.NoError(t, cms.Delete(ctx, "app", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := status()
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 20*time.Millisecond, "the delete reached the reconcile")
+
+	// Every reconcile so far has ended: its process span is recorded.
+	mu.Lock()
+	n := len(reconciles)
+	mu.Unlock()
+	require.GreaterOrEqual(t, n, 3)
+	spans := rec.Ended()
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	var processes int
+	for _, s := range spans {
+		if s.Name() != tracing.SpanWorkqueueProcess {
+			continue
+		}
+		processes++
+		var chain []string
+		for p := s; p != nil; p = byID[p.Parent().SpanID()] {
+			chain = append([]string{p.Name()}, chain...)
+		}
+		joined := strings.Join(chain, " → ")
+		require.True(t, strings.HasPrefix(chain[0], tracing.SpanRootPrefix), "the reconcile's chain starts at the watch: %s", joined)
+		for _, want := range []string{tracing.SpanHandleDeltas, tracing.SpanDistribute, tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh,
+			tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess} {
+			require.Contains(t, chain, want, "%s", joined)
+		}
+		require.True(t, strings.Contains(joined, "→ OnAdd →") || strings.Contains(joined, "→ OnUpdate →") || strings.Contains(joined, "→ OnDelete →"),
+			"the handler call is in the chain: %s", joined)
+	}
+	require.GreaterOrEqual(t, processes, n, "a workqueue.process for every reconcile, each with its whole chain")
+}

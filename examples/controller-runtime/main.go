@@ -1,0 +1,113 @@
+// Command controller-runtime runs a controller-runtime manager on this
+// project's informer and traced workqueue: two options, set where the
+// manager and the controller are made, and every reconcile's trace goes back
+// through the workqueue and the handler to the watch event that caused it.
+//
+//	go run . --kubeconfig ~/.kube/config --exporter otlp   (from examples/controller-runtime)
+//
+// It reconciles ConfigMaps labelled example.informer-anatomy.io/watch=true
+// into "<name>-status" ConfigMaps, as the client-go example does.
+//
+// This is a module of its own (go.mod beside this file, with a replace of
+// the main module): controller-runtime stays out of the main module's
+// dependency graph, so nothing else in the project builds against it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
+)
+
+func main() {
+	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
+	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
+	// controller-runtime registers --kubeconfig itself (ctrl.GetConfig).
+	flag.Parse()
+	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace); err != nil {
+		fmt.Fprintln(os.Stderr, "controller-runtime example:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, exporter, namespace string) error {
+	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = shutdown(flushCtx)
+	}()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no cluster configuration (pass --kubeconfig or set KUBECONFIG): %w", err)
+	}
+	mgr, err := NewManager(cfg, namespace)
+	if err != nil {
+		return err
+	}
+	if _, err := Setup(mgr, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "controller-runtime example: watching ConfigMaps labelled %s=true; Ctrl-C to stop\n", WatchLabel)
+	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// ManagerOptions are the manager's options with our informer: the one line
+// that matters is NewInformer.
+func ManagerOptions(namespace string) manager.Options {
+	opts := manager.Options{
+		Cache: cache.Options{
+			NewInformer: dropin.NewSharedIndexInformer,
+		},
+		// No metrics or health endpoints: the example needs no ports.
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	}
+	if namespace != "" {
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	return opts
+}
+
+// NewQueue is controller.Options.NewQueue: controller-runtime's own
+// default, the priority queue, behind dropin.NewTracedQueue. Behind the
+// wrapper the priority queue's AddWithOpts is hidden, so controller-runtime
+// adds with plain Add, AddAfter and AddRateLimited: every key has the
+// default priority. Wrap the plain workqueue instead
+// (workqueue.NewTypedRateLimitingQueueWithConfig) if that matters less to
+// you than its simpler behaviour.
+func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return dropin.NewTracedQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[reconcile.Request]) {
+		o.RateLimiter = rateLimiter
+	}))
+}
+
+// NewManager makes the manager for cfg with ManagerOptions.
+func NewManager(cfg *rest.Config, namespace string) (manager.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ManagerOptions(namespace))
+	if err != nil {
+		return nil, fmt.Errorf("making the manager: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,51 @@
+// Package otelsetup installs the global TracerProvider the examples trace
+// with: dropin's informers and queues use the global provider unless told
+// otherwise, so installing one is all a program does to see its traces.
+package otelsetup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
+
+// Install sets the global TracerProvider for exporter: "stdout" (one JSON
+// object per span on w), "otlp" (OTLP over HTTP to
+// OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or "none"
+// (no provider: tracing off, at no cost). shutdown flushes what is
+// buffered; call it before exiting. Spans the exporter cannot take in time
+// are dropped by the batch processor, never waited for.
+func Install(ctx context.Context, exporter, service string, w io.Writer) (shutdown func(context.Context) error, err error) {
+	var exp sdktrace.SpanExporter
+	switch exporter {
+	case "none", "":
+		return func(context.Context) error { return nil }, nil
+	case "stdout":
+		exp, err = stdouttrace.New(stdouttrace.WithWriter(w))
+	case "otlp":
+		opts := []otlptracehttp.Option{}
+		if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+			opts = append(opts, otlptracehttp.WithEndpointURL("http://localhost:4318"))
+		}
+		exp, err = otlptracehttp.New(ctx, opts...)
+	default:
+		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--exporter %s: %w", exporter, err)
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service))),
+	)
+	otel.SetTracerProvider(tp)
+	return tp.Shutdown, nil
+}
