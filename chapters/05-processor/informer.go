@@ -153,6 +153,10 @@ type SharedIndexInformerOptions struct {
 	// zero value is [RealFIFOQueue], what client-go v0.37.2 runs. Ours: see
 	// [QueueKind].
 	Queue QueueKind
+	// Identifier names the informer and its resource (see
+	// [InformerName]); a factory with an informer name sets it. Ours uses
+	// its resource as the default Name.
+	Identifier InformerNameAndResource
 	// TraceFilter, if set, traces only the objects it selects (build one
 	// with [deltafifo.TraceKeys] or [deltafifo.TraceSelector]); nil traces
 	// every object. It is asked once per delta, where its root would
@@ -229,6 +233,9 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 	}
 	if options.Name == "" {
 		options.Name = options.ObjectDescription
+		if r := options.Identifier.GroupVersionResource().Resource; r != "" {
+			options.Name = r
+		}
 	}
 	if options.Indexers == nil {
 		options.Indexers = store.Indexers{}

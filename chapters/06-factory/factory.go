@@ -42,10 +42,13 @@ type SharedInformerFactory interface {
 	// handlers have seen it all: wait for their registrations' checkers too
 	// (processor.WaitFor) where that matters.
 	WaitForCacheSyncWithContext(ctx context.Context) SyncResult
-	// Shutdown marks the factory as shutting down (Start then does nothing)
-	// and waits until every informer goroutine has returned. Stop them first,
-	// by closing the channel given to Start.
+	// Shutdown marks the factory as shutting down (Start then does nothing),
+	// waits until every informer goroutine has returned, and releases the
+	// informer name given with WithInformerName. Stop them first, by closing
+	// the channel given to Start.
 	Shutdown()
+	// InformerName is the name given with WithInformerName, or nil.
+	InformerName() *processor.InformerName
 	// InformerFor returns the informer for obj's type, creating it with
 	// newFunc the first time: the first caller's newFunc wins. newFunc runs
 	// under the factory's lock and must not call back into the factory.
@@ -99,6 +102,16 @@ func WithTransform(transform deltafifo.TransformFunc) SharedInformerOption {
 	return func(f *sharedInformerFactory) { f.transform = transform }
 }
 
+// WithInformerName gives every informer the factory creates an identifier
+// of this name and its resource (SharedIndexInformerOptions.Identifier);
+// Shutdown releases the name. Make the name with processor.NewInformerName
+// at start-up, once per component.
+//
+// Mirrors [k8s.io/client-go/informers.WithInformerName] (informers/factory.go).
+func WithInformerName(name *processor.InformerName) SharedInformerOption {
+	return func(f *sharedInformerFactory) { f.informerName = name }
+}
+
 // WithTracerProvider traces every informer the factory creates. Not in
 // client-go.
 func WithTracerProvider(tp trace.TracerProvider) SharedInformerOption {
@@ -145,6 +158,7 @@ type sharedInformerFactory struct {
 	customResync  map[reflect.Type]time.Duration
 	transform     deltafifo.TransformFunc
 	tp            trace.TracerProvider
+	informerName  *processor.InformerName
 
 	lock sync.Mutex
 	// Guarded by lock:
@@ -176,7 +190,10 @@ func (f *sharedInformerFactory) Shutdown() {
 	f.shuttingDown = true
 	f.lock.Unlock()
 	f.wg.Wait()
+	f.informerName.Release()
 }
+
+func (f *sharedInformerFactory) InformerName() *processor.InformerName { return f.informerName }
 
 func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
 	f.lock.Lock()
@@ -278,7 +295,8 @@ func (f *sharedInformerFactory) informerFor(key informerKey, newFunc NewInformer
 // newInformer is the one constructor behind every informer of the factory:
 // a ListWatch over client for resource (with the factory's namespace and
 // tweak), the namespace index, and the factory's tracer provider.
-func (f *sharedInformerFactory) newInformer(client Getter, resource string, example runtime.Object, resync time.Duration) processor.SharedIndexInformer {
+func (f *sharedInformerFactory) newInformer(client Getter, gvr schema.GroupVersionResource, example runtime.Object, resync time.Duration) processor.SharedIndexInformer {
+	resource := gvr.Resource
 	lw := reflector.NewFilteredListWatchFromClient(client, resource, f.namespace, func(o *metav1.ListOptions) {
 		if f.tweak != nil {
 			f.tweak(o)
@@ -289,6 +307,7 @@ func (f *sharedInformerFactory) newInformer(client Getter, resource string, exam
 		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
 		Name:           resource,
 		TracerProvider: f.tp,
+		Identifier:     f.informerName.WithResource(gvr),
 	})
 }
 
@@ -323,7 +342,7 @@ func (f *sharedInformerFactory) ForResource(gvr schema.GroupVersionResource) (Ge
 	}
 	informer := f.informerFor(informerKey{typ: reflect.TypeOf(&unstructured.Unstructured{}), gvr: gvr},
 		func(_ *Client, resync time.Duration) processor.SharedIndexInformer {
-			return f.newInformer(client, gvr.Resource, &unstructured.Unstructured{}, resync)
+			return f.newInformer(client, gvr, &unstructured.Unstructured{}, resync)
 		})
 	return genericInformer{informer: informer, resource: gvr.GroupResource()}, nil
 }

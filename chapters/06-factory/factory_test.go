@@ -183,3 +183,26 @@ func TestWaitForCacheSyncWithContext(t *testing.T) {
 	require.ErrorIs(t, err, cause)
 	require.EqualError(t, err, "failed to sync all caches: *v1.ConfigMap: the test gave up")
 }
+
+// TestWithInformerName: every informer gets the name's identifier for its
+// resource (and is named by the resource in spans); Shutdown releases the
+// name, so it can be registered again.
+func TestWithInformerName(t *testing.T) {
+	processor.ResetInformerNamesForTesting()
+	t.Cleanup(processor.ResetInformerNamesForTesting)
+	_, client := setup(t)
+	name, err := processor.NewInformerName("my-controller")
+	require.NoError(t, err)
+	f := NewSharedInformerFactoryWithOptions(client, 0, WithInformerName(name))
+	require.Same(t, name, f.InformerName())
+	f.Core().V1().Pods().Informer()
+	_, err = processor.NewInformerName("my-controller")
+	require.Error(t, err, "the name is taken while the factory lives")
+	stop := make(chan struct{})
+	f.Start(stop)
+	close(stop)
+	f.Shutdown()
+	again, err := processor.NewInformerName("my-controller")
+	require.NoError(t, err, "Shutdown released the name")
+	again.Release()
+}

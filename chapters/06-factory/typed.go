@@ -30,7 +30,7 @@ func (i typedInformer[T, L]) Informer() processor.SharedIndexInformer {
 		if err != nil {
 			panic(err) // cannot happen: NewForConfig made every typed client
 		}
-		return i.factory.newInformer(rc, i.gvr.Resource, i.example(), resync)
+		return i.factory.newInformer(rc, i.gvr, i.example(), resync)
 	})
 }
 
