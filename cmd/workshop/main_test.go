@@ -41,7 +41,7 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 // makeCourse copies what exs need into root, a new git repository, and
 // commits it as shipped.
 func makeCourse(root string, exs []*Exercise) ([]*Exercise, error) {
-	names := []string{"go.mod", "go.sum", "chapters", "internal", "workshop/kit", "workshop/.gitignore"}
+	names := []string{"go.mod", "go.sum", "chapters", "dropin", "internal", "workshop/kit", "workshop/.gitignore"}
 	for _, e := range exs {
 		names = append(names, e.Path(), e.SolutionPath())
 	}

@@ -1,0 +1,75 @@
+//go:build workshop
+
+package coalescedtrace
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+)
+
+func TestFindings(t *testing.T) {
+	srv := kit.StartServer(t)
+	spans := kit.NewSpans()
+	c := kit.NewController("pods", spans, 500*time.Millisecond)
+	kit.StartDropinInformer(t, srv, spans, c.Handler())
+	c.Run(t)
+	p := kit.CreatePods(t, srv, "web", 1)[0]
+	kit.WaitFor(t, "the first reconcile to begin", func() bool { return c.Stats().Processing == 1 })
+	for i := range 10 {
+		p = p.DeepCopy()
+		p.Labels = map[string]string{"v": fmt.Sprint(i)}
+		obj, err := srv.Update(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = obj.(*corev1.Pod)
+	}
+	kit.WaitFor(t, "both reconciles to end", func() bool {
+		return c.Reconciles(p.Namespace+"/"+p.Name) == 2 && c.Stats().Processing == 0
+	})
+
+	all := spans.Ended()
+	byID := map[string]sdktrace.ReadOnlySpan{}
+	children := map[string]int{}
+	for _, s := range all {
+		byID[s.SpanContext().SpanID().String()] = s
+		children[s.Parent().SpanID().String()]++
+	}
+	var second sdktrace.ReadOnlySpan
+	for _, s := range spans.Named("workqueue.process", "") {
+		if second == nil || s.StartTime().After(second.StartTime()) {
+			second = s
+		}
+	}
+	if second == nil {
+		t.Fatal("no reconcile span: is the queue traced?")
+	}
+	if Links != len(second.Links()) {
+		t.Errorf("Links: you wrote %d, not the number of links of the second reconcile's span; see hint 1", Links)
+	}
+	var chain []string
+	for s := second; s != nil; s = byID[s.Parent().SpanID().String()] {
+		chain = append(chain, s.Name())
+		if len(s.Name()) > 2 && s.Name()[:2] == "On" {
+			break
+		}
+	}
+	if d := kit.DiffList(Chain, chain); d != "" {
+		t.Errorf("Chain: %s; see hint 2", d)
+	}
+	merged := ""
+	for _, s := range spans.Named("workqueue.add", "") {
+		if kit.Attr(s, "workqueue.coalesced") == "true" && children[s.SpanContext().SpanID().String()] == 0 {
+			merged = s.Name()
+		}
+	}
+	if MergedEnd == "" || MergedEnd != merged {
+		t.Errorf("MergedEnd: you wrote %q, not the span a merged update's trace ends with; see hint 3", MergedEnd)
+	}
+}
