@@ -124,6 +124,8 @@ func (e *embedded) lessonResult(s string, since time.Time, slowHandler string) s
 		return line
 	case "fallback":
 		return e.requestsLine
+	case "controller":
+		return e.controllerNote
 	case "late-handler":
 		if e.late == nil {
 			return ""
@@ -203,6 +205,10 @@ type embedded struct {
 	factory factory.SharedInformerFactory
 
 	handlers []stateful // the three started with the informer
+	// controller is the controller lesson's (nil until it runs), and
+	// controllerNote its result line.
+	controller     *demoController
+	controllerNote string
 	late     *lateHandler
 	lateReg  processor.ResourceEventHandlerRegistration
 	lateName string // its listener's name, *main.lateHandler#N
@@ -444,6 +450,10 @@ func (e *embedded) handlerCalls() int64 {
 }
 
 func (e *embedded) shutdown() {
+	if e.controller != nil {
+		e.controller.stop()
+		e.controller = nil
+	}
 	if e.stop != nil {
 		e.stop()
 		e.factory.Shutdown()
@@ -554,6 +564,8 @@ func (e *embedded) step(name string) error {
 		return e.fallbackLesson()
 	case "late-handler":
 		return e.addLate()
+	case "controller":
+		return e.controllerLesson()
 	case "resync":
 		e.resyncsBefore = e.othersResynced()
 		if e.late == nil {

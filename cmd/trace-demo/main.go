@@ -79,6 +79,7 @@ summary (one screen) and stops by itself. It writes no file unless asked to (--o
   go run ./cmd/trace-demo --scenario relist            # one lesson, with its waterfall
   go run ./cmd/trace-demo --scenario fallback          # a server that cannot stream: LIST, then WATCH
   go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
+  go run ./cmd/trace-demo --scenario controller        # a controller on it: handler → workqueue → reconcile
   go run ./cmd/trace-demo --queue deltafifo            # the lessons on the DeltaFIFO (up to 1.32)
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
@@ -103,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.resource, "resource", "", "cluster: what to watch: pods, configmaps, ... or group/version/resource, e.g. apps/v1/deployments (default pods; configmaps with --generate)")
 	fs.BoolVar(&o.generate, "generate", false, "cluster: create, update and delete ConfigMaps in a namespace of the demo's own, then clean up")
 	fs.DurationVar(&o.duration, "duration", 0, "cluster: stop after this long (default: until Ctrl-C, or when --generate is done); the embedded run stops by itself")
-	fs.StringVar(&o.scenario, "scenario", "all", "embedded run: all or one of "+strings.Join(scenarioNames, "|"))
+	fs.StringVar(&o.scenario, "scenario", "all", "embedded run: all or one of "+strings.Join(scenarioNames, "|")+"; or, not part of all, "+strings.Join(optInScenarios, "|"))
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
@@ -158,8 +159,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if set["duration"] && !o.ui {
 			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
-		if o.scenario != "all" && !slices.Contains(scenarioNames, o.scenario) {
-			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(scenarioNames, ", "))
+		if o.scenario != "all" && !slices.Contains(scenarioNames, o.scenario) && !slices.Contains(optInScenarios, o.scenario) {
+			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(append(slices.Clone(scenarioNames), optInScenarios...), ", "))
 		}
 	}
 	if err := checkUIFlags(o, set); err != nil {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
+
+	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// The controller lesson (opt-in: --scenario controller; not part of
+// "all", so the other lessons' listener names and counts stay as their
+// texts and the workshop give them): a small controller on the informer,
+// as chapter 7 (docs/07-your-controller.md) describes: a handler that puts
+// the keys of labelled pods on a traced workqueue (dropin.NewTracedQueue
+// over client-go's), one worker whose reconcile takes controllerDelay. A
+// pod is created, then updated five times while its first reconcile runs:
+// the trace goes on from OnAdd through workqueue.add, .queued and .process,
+// and the burst shows the workqueue merging adds.
+
+const (
+	controllerLabel = "demo.informer-anatomy.io/controller"
+	controllerDelay = 200 * time.Millisecond
+	controllerPod   = "ctl"
+	// controllerUpdates is the burst's size.
+	controllerUpdates = 5
+)
+
+// optInScenarios are lessons --scenario accepts that "all" does not run.
+var optInScenarios = []string{"controller"}
+
+func init() {
+	lessons["controller"] = fmt.Sprintf("a controller (handler → traced workqueue → a worker, %v a reconcile) on the informer; demo/%s is created, then updated %d times while its first reconcile runs.",
+		controllerDelay, controllerPod, controllerUpdates)
+	lookFor["controller"] = "  Look for: the create's trace goes on past the handler: OnAdd → workqueue.add → workqueue.queued →\n" +
+		"  workqueue.process (the reconcile). Of the burst, the first update's add waits (the key is being\n" +
+		"  processed: it is queued again at Done); the others find it waiting and merge: their workqueue.add has\n" +
+		"  workqueue.coalesced=true and ends their trace, and the second workqueue.process links to each of them."
+}
+
+// demoController is the lesson's controller.
+type demoController struct {
+	queue *dropin.TracedQueue[string]
+	done  chan struct{}
+
+	mu         sync.Mutex
+	reconciles map[string]int // guarded by mu
+}
+
+// controllerHandler enqueues the keys of labelled pods. A pointer, so its
+// listener is "*main.controllerHandler#N".
+type controllerHandler struct {
+	q workqueue.TypedRateLimitingInterface[string]
+}
+
+func (h *controllerHandler) enqueue(obj any) {
+	if t, ok := obj.(deltafifo.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Labels[controllerLabel] != "true" {
+		return
+	}
+	if key, err := store.MetaNamespaceKeyFunc(p); err == nil {
+		h.q.Add(key)
+	}
+}
+
+func (h *controllerHandler) OnAdd(obj any, _ bool)  { h.enqueue(obj) }
+func (h *controllerHandler) OnUpdate(_, newObj any) { h.enqueue(newObj) }
+func (h *controllerHandler) OnDelete(obj any)       { h.enqueue(obj) }
+func (c *demoController) count(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconciles[key]
+}
+func (c *demoController) stats() dropin.QueueStats { return c.queue.Stats() }
+func (c *demoController) stop()                    { c.queue.ShutDown(); <-c.done }
+
+// startController adds the lesson's handler to the informer and starts its
+// worker; e.shutdown stops it.
+func (e *embedded) startController() error {
+	q := dropin.NewTracedQueue("demo-controller", workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "demo-controller"}))
+	tq := q.(*dropin.TracedQueue[string])
+	tq.SetTracerProvider(e.tp)
+	c := &demoController{queue: tq, done: make(chan struct{}), reconciles: map[string]int{}}
+	if _, err := e.informer.AddEventHandlerWithResyncPeriod(&controllerHandler{q: q}, 0); err != nil {
+		return err
+	}
+	go func() {
+		defer close(c.done)
+		for {
+			key, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			time.Sleep(controllerDelay) // the reconcile
+			c.mu.Lock()
+			c.reconciles[key]++
+			c.mu.Unlock()
+			q.Forget(key)
+			q.Done(key)
+		}
+	}()
+	e.controller = c
+	return nil
+}
+
+func (e *embedded) controllerLesson() error {
+	if e.controller == nil {
+		if err := e.startController(); err != nil {
+			return err
+		}
+	}
+	c := e.controller
+	key := demoNamespace + "/" + controllerPod
+	if err := e.deleteIfThere(apiserver.Pods, demoNamespace, controllerPod); err != nil {
+		return err
+	}
+	if err := e.until("the controller to be idle", func() bool { st := c.stats(); return st.Depth == 0 && st.Processing == 0 }); err != nil {
+		return err
+	}
+	before, reconciledBefore := c.stats(), c.count(key)
+	if _, err := e.srv.Create(e.pod(controllerPod, map[string]string{controllerLabel: "true"})); err != nil {
+		return err
+	}
+	if err := e.until("the create's reconcile to begin", func() bool { return c.stats().Processing == 1 }); err != nil {
+		return err
+	}
+	for v := range controllerUpdates {
+		if err := e.update(controllerPod, fmt.Sprint(v+1)); err != nil {
+			return err
+		}
+	}
+	if err := e.until("the burst's reconciles to end", func() bool {
+		st := c.stats()
+		return st.Adds-before.Adds == controllerUpdates+1 && st.Depth == 0 && st.Processing == 0
+	}); err != nil {
+		return err
+	}
+	after := c.stats()
+	e.controllerNote = fmt.Sprintf("controller: demo/%s: 1 create and %d quick updates made %d adds and %s; the workqueue merged %d adds into a wait already there (workqueue.add coalesced=true); a reconcile took %v",
+		controllerPod, controllerUpdates, after.Adds-before.Adds, plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, ms(after.ProcessLast))
+	ns := demoNamespace + "/"
+	e.show = append(e.show, sc("a controller's reconcile: the create, from the watch to workqueue.process", ns+controllerPod, rootIs("ListAndWatch watch", "ADDED")))
+	e.show = append(e.show, sc("the first update of the burst: its add waits while the key is processed", ns+controllerPod, func(r *spancheck.Span) bool {
+		return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
+	}))
+	return nil
+}
