@@ -83,6 +83,9 @@ type liveUI struct {
 	// sourceNote, if set, adds to source what may change while the page
 	// is open (whether the embedded server streams).
 	sourceNote func() string
+	// workqueue, if set, is the controller's queue row and the listener
+	// (by name prefix) whose handler feeds it.
+	workqueue func() (listener string, st liveview.WorkqueueState, ok bool)
 }
 
 // startLive binds the page's address, prints its URL (and a warning off
@@ -140,6 +143,12 @@ func (l *liveUI) setSourceNote(note func() string) {
 	l.sourceNote = note
 }
 
+func (l *liveUI) setWorkqueue(wq func() (string, liveview.WorkqueueState, bool)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.workqueue = wq
+}
+
 func (l *liveUI) controlList() ([]liveview.Control, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -165,9 +174,22 @@ func (l *liveUI) pipeline() liveview.Pipeline {
 	p.Reflector = probe.State()
 	p.Queue = liveview.QueueState{Kind: st.Queue.String(), Depth: st.QueueLen}
 	p.HandleDeltas, p.Indexer = st.Distributed, st.Cached
+	l.mu.Lock()
+	wq := l.workqueue
+	l.mu.Unlock()
+	var wqListener string
+	var wqState liveview.WorkqueueState
+	hasWQ := false
+	if wq != nil {
+		wqListener, wqState, hasWQ = wq()
+	}
 	for _, ls := range st.Listeners {
-		p.Listeners = append(p.Listeners, liveview.ListenerState{Name: ls.Name, AddCh: ls.AddCh, Pending: ls.Pending, Calls: ls.Calls,
-			MeanMicros: float64(ls.MeanHandlerTime().Nanoseconds()) / 1e3, MaxMicros: float64(ls.MaxHandlerTime.Nanoseconds()) / 1e3})
+		row := liveview.ListenerState{Name: ls.Name, AddCh: ls.AddCh, Pending: ls.Pending, Calls: ls.Calls,
+			MeanMicros: float64(ls.MeanHandlerTime().Nanoseconds()) / 1e3, MaxMicros: float64(ls.MaxHandlerTime.Nanoseconds()) / 1e3}
+		if hasWQ && strings.HasPrefix(ls.Name, wqListener) {
+			row.Workqueue = &wqState
+		}
+		p.Listeners = append(p.Listeners, row)
 	}
 	return p
 }
@@ -204,6 +226,7 @@ func (h extraHandler) OnDelete(obj any)      { h.delete(obj) }
 // liveEmbedded is the embedded run behind the page.
 type liveEmbedded struct {
 	*embedded
+	live    *liveUI
 	u       *ui
 	tunable *tunableHandler
 	probe   *liveview.ReflectorProbe
@@ -282,7 +305,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, liv
 	_ = inf.SetWatchErrorHandler(embeddedWatchErrors(u, o.verbose))
 	// The tunable handler starts fast: slow only when the page's button
 	// (or the lesson script's slow-handler lesson, for its duration) says.
-	le := &liveEmbedded{embedded: e, u: u, tunable: &tunableHandler{seen: newSeen()}, probe: probe}
+	le := &liveEmbedded{embedded: e, live: live, u: u, tunable: &tunableHandler{seen: newSeen()}, probe: probe}
 	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, le.tunable} {
 		if _, err := inf.AddEventHandlerWithResyncPeriod(h.(processor.ResourceEventHandler), 0); err != nil {
 			return result{}, err
@@ -418,6 +441,23 @@ func (le *liveEmbedded) controls() []liveview.Control {
 			Do: le.locked(func(context.Context, int) (string, error) {
 				e.srv.Stop()
 				return "API server stopped and started again", e.srv.Restart()
+			})},
+		{Name: "controller", Label: "run a controller",
+			LookFor: "a *main.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
+			Do: le.locked(func(context.Context, int) (string, error) {
+				if err := e.controllerLesson(); err != nil {
+					return "", err
+				}
+				le.live.setWorkqueue(func() (string, liveview.WorkqueueState, bool) {
+					c := e.controller
+					if c == nil {
+						return "", liveview.WorkqueueState{}, false
+					}
+					st := c.stats()
+					return "*main.controllerHandler#", liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
+						Merged: st.Merged, Reconciles: st.Processed, LastMicros: float64(st.ProcessLast.Nanoseconds()) / 1e3}, true
+				})
+				return e.controllerNote, nil
 			})},
 		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs, and its result after it; watch the boxes move. The script can run again: each lesson makes its objects anew",
 			Do: func(context.Context, int) (string, error) {

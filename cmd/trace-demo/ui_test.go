@@ -474,3 +474,26 @@ func TestLiveViewAddedHandlerGetsOneCallPerCachedObjectAndNoResync(t *testing.T)
 	}
 	assert.Equal(t, map[string]int{"ListAndWatch watchlist": 1, "ListAndWatch watch": 1, "AddEventHandler": 2}, roots)
 }
+
+// The "run a controller" control adds the controller's handler, runs the
+// burst, and the handler's row carries the workqueue: 6 adds, 4 merged, 2
+// reconciles, nothing waiting; the other rows carry none.
+func TestLiveViewControllerRowShowsTheWorkqueue(t *testing.T) {
+	d := startLiveDemo(t)
+	d.waitState(t, "synced", func(st liveview.State) bool { return settled(st.Pipeline, 3) && st.Pipeline.HandleDeltas == 1 })
+	code, r := d.press(t, "controller")
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Contains(t, r.Message, "made 6 adds and 2 reconciles; the workqueue merged 4 adds")
+	st := d.state(t)
+	var rows []liveview.ListenerState
+	for _, l := range st.Pipeline.Listeners {
+		if l.Workqueue != nil {
+			rows = append(rows, l)
+		}
+	}
+	require.Len(t, rows, 1)
+	assert.True(t, strings.HasPrefix(rows[0].Name, "*main.controllerHandler#"), rows[0].Name)
+	w := *rows[0].Workqueue
+	assert.Equal(t, liveview.WorkqueueState{Name: "demo-controller", Adds: 6, Merged: 4, Reconciles: 2, LastMicros: w.LastMicros}, w)
+	assert.GreaterOrEqual(t, w.LastMicros, float64(controllerDelay.Microseconds()))
+}

@@ -54,6 +54,22 @@ type ListenerState struct {
 	Calls      uint64  `json:"calls"`
 	MeanMicros float64 `json:"meanMicros"`
 	MaxMicros  float64 `json:"maxMicros"`
+	// Workqueue, set when this listener's handler feeds a traced workqueue
+	// (the demo's controller), extends the row: the queue and the
+	// reconciles its worker made.
+	Workqueue *WorkqueueState `json:"workqueue,omitempty"`
+}
+
+// WorkqueueState is a controller's workqueue after its handler: keys
+// waiting, adds merged into a waiting key, reconciles done, and the last
+// reconcile's time.
+type WorkqueueState struct {
+	Name       string  `json:"name"`
+	Depth      int     `json:"depth"`
+	Adds       uint64  `json:"adds"`
+	Merged     uint64  `json:"merged"`
+	Reconciles uint64  `json:"reconciles"`
+	LastMicros float64 `json:"lastMicros"`
 }
 
 // State is the data endpoint's answer.

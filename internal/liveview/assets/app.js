@@ -97,7 +97,7 @@ function drawPipeline(p) {
   pulse(arrows[2], "dist", p.handleDeltas);
   pulse(arrows[3], "fan", p.handleDeltas);
   const box = $("listeners");
-  const names = p.listeners.map((l) => l.name).join("|");
+  const names = p.listeners.map((l) => l.name + (l.workqueue ? "+wq" : "")).join("|");
   if (box.dataset.names !== names) {
     box.dataset.names = names;
     box.innerHTML = "";
@@ -110,6 +110,12 @@ function drawPipeline(p) {
         <div class="stage" data-k="pending"><h2>pending</h2><span class="v"></span></div><span>→</span>
         <div class="stage" data-k="nextCh"><h2>nextCh</h2><span class="v">·</span></div><span>→</span>
         <div class="stage" data-k="handler"><h2>handler</h2><span class="v"></span></div>`;
+      if (l.workqueue) {
+        // A controller's handler: its workqueue and reconciles go on the row.
+        row.insertAdjacentHTML("beforeend", `<span>→</span>
+        <div class="stage" data-k="workqueue"><h2>workqueue</h2><span class="v"></span></div><span>→</span>
+        <div class="stage" data-k="reconcile"><h2>reconcile</h2><span class="v"></span></div>`);
+      }
       row.querySelector(".name").textContent = l.name;
       box.appendChild(row);
     });
@@ -125,6 +131,11 @@ function drawPipeline(p) {
     set("addCh", String(l.addCh), l.addCh > 0);
     set("pending", String(l.pending), l.pending > 0);
     set("handler", `${l.calls} calls · mean ${fmtMicros(l.meanMicros)} · max ${fmtMicros(l.maxMicros)}`, false);
+    if (l.workqueue) {
+      const w = l.workqueue;
+      set("workqueue", `${w.depth} waiting · ${w.adds} adds · ${w.merged} merged`, w.depth > 0);
+      set("reconcile", `${w.reconciles} reconciles · last ${fmtMicros(w.lastMicros)}`, false);
+    }
     row.querySelectorAll(".listener > span:not(.name)").forEach((a) => pulse(a, "l" + l.name + a.previousElementSibling.dataset.k, l.calls));
   });
 }
