@@ -209,9 +209,9 @@ type embedded struct {
 	// controllerNote its result line.
 	controller     *demoController
 	controllerNote string
-	late     *lateHandler
-	lateReg  processor.ResourceEventHandlerRegistration
-	lateName string // its listener's name, *main.lateHandler#N
+	late           *lateHandler
+	lateReg        processor.ResourceEventHandlerRegistration
+	lateName       string // its listener's name, *main.lateHandler#N
 	// resyncsBefore is othersResynced when the resync lesson began.
 	resyncsBefore int64
 	show          []showcase
