@@ -67,7 +67,7 @@ func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject run
 // type assertion:
 //
 //	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
-//	_ = inf.(*dropin.Informer).SetTraceFilter(dropin.TraceKeys("default/web"))
+//	_ = inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("default/web"))
 //
 // Ours: client-go's concrete informer is unexported.
 type Informer struct {
@@ -147,7 +147,8 @@ func (i *Informer) SetTracerProvider(tp trace.TracerProvider) error {
 }
 
 // SetTraceFilter traces only the objects f selects (build one with
-// [TraceKeys] or [TraceSelector]); nil traces every object. It is asked
+// chapter 4's [deltafifo.TraceKeys] or [deltafifo.TraceSelector]); nil
+// traces every object. It is asked
 // once per delta, where the object's root would start. Like SetTransform it
 // must be called before Run.
 //
@@ -162,15 +163,14 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 	return nil
 }
 
-// TraceFilter selects the objects that get a trace.
+// TraceFilter selects the objects that get a trace. This package adds no
+// functions of its own beyond client-go's three constructors and
+// NewTracedQueue: build a filter with chapter 4's deltafifo.TraceKeys or
+// deltafifo.TraceSelector, or write one.
 //
 // Mirrors our [deltafifo.TraceFilter] (chapters/04-deltafifo/tracing.go); not in client-go.
 type TraceFilter = deltafifo.TraceFilter
 
-// TraceKeys traces only the objects with these store keys ("ns/name").
-//
-// Mirrors our [deltafifo.TraceKeys] (chapters/04-deltafifo/tracing.go); not in client-go.
-func TraceKeys(keys ...string) TraceFilter { return deltafifo.TraceKeys(keys...) }
 
 // AddEventHandler adds handler with the informer's default resync period.
 //
