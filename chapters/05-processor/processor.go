@@ -186,8 +186,10 @@ func (p *processorListener) watchSynced() {
 	}
 }
 
-// add hands n to pop. It blocks only until pop takes it, which pop always
-// does promptly.
+// add puts n in addCh for pop. It returns at once while addCh has room
+// (addChBuffer); when it is full it waits for pop, which empties addCh
+// into its unbounded buffer as fast as it fills, so add never waits for
+// the handler.
 func (p *processorListener) add(n notification) {
 	if n.kind == addKind && n.isInInitialList {
 		p.initialPending.Add(1)
