@@ -11,7 +11,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// The RealFIFO's side of the span contract (../shared/span-contract.md,
+// The RealFIFO's side of the span contract (docs/span-contract.md,
 // "On the RealFIFO"). A per-object entry is traced as on the DeltaFIFO: a
 // root at enqueue, a RealFIFO.queued wait span made when it is popped. An
 // atomic entry (ReplacedAll, SyncAll) holds many objects but is one queue

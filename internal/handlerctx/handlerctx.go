@@ -7,7 +7,7 @@
 // Get and Done) registers that call's span context for the goroutine, and
 // the queue looks it up by goroutine.
 //
-// The span contract (../shared/span-contract.md, "After the handler")
+// The span contract (docs/span-contract.md, "After the handler")
 // leaves the mechanism to the implementation and asks for its cost: with
 // nothing registered (tracing off) [Current] is one atomic load. With
 // something registered, [Enter] and [Current] each read the goroutine's id

@@ -1,5 +1,5 @@
 // Package spancheck reads the spans the informer exported and checks them
-// against the span contract (../shared/span-contract.md): every handler call
+// against the span contract (docs/span-contract.md): every handler call
 // must hang from a complete chain back to its root, and every per-object root
 // must either reach HandleDeltas or end, dropped at the informer's stop, with
 // a queue wait span marked informer.queue.dropped ([Index.CheckRoots],

@@ -1,4 +1,4 @@
-// Package tracing holds the names of the span contract (../shared/span-contract.md)
+// Package tracing holds the names of the span contract (docs/span-contract.md)
 // in one place, so every chapter, test and the demo spell them the same way.
 package tracing
 
