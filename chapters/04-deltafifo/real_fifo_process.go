@@ -302,7 +302,7 @@ func (c *Consumer) indexerSpansForReplace(events []atomicEvent, start, end time.
 		case e.old == nil:
 			op = "Add"
 		}
-		_, s := c.Tracer.Start(e.ctx, "Indexer."+op, internal, trace.WithTimestamp(start),
+		_, s := c.Tracer.Start(e.ctx, tracing.SpanIndexerPrefix+op, internal, trace.WithTimestamp(start),
 			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(e.key)))
 		endIndexer(s, err, trace.WithTimestamp(end))
 	}
@@ -503,7 +503,7 @@ func (c *Consumer) indexerSpansForBatch(changes []batchChange, txns []store.Tran
 		if ch.span == nil || !ch.span.IsRecording() {
 			continue
 		}
-		_, s := c.Tracer.Start(ch.ctx, "Indexer."+string(txns[i].Type), internal, trace.WithTimestamp(start),
+		_, s := c.Tracer.Start(ch.ctx, tracing.SpanIndexerPrefix+string(txns[i].Type), internal, trace.WithTimestamp(start),
 			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(ch.key),
 				tracing.KeyBatchSize.Int(len(changes))))
 		var err error
@@ -521,7 +521,7 @@ func (c *Consumer) startIndexer(ctx context.Context, op string, obj any) trace.S
 		return nil
 	}
 	key, _ := c.keyOf(obj)
-	_, s := c.Tracer.Start(ctx, "Indexer."+op, internal,
+	_, s := c.Tracer.Start(ctx, tracing.SpanIndexerPrefix+op, internal,
 		trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(key)))
 	return s
 }

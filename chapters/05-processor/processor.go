@@ -318,7 +318,7 @@ func (p *processorListener) taken(n *notification) trace.Span {
 		return nil
 	}
 	parent := p.waitSpan(n.tr, tracing.SpanNextCh, internal)
-	name := [...]string{"OnAdd", "OnUpdate", "OnDelete"}[n.kind]
+	name := [...]string{tracing.SpanOnAdd, tracing.SpanOnUpdate, tracing.SpanOnDelete}[n.kind]
 	_, span := p.tracer.Start(trace.ContextWithSpanContext(context.Background(), parent), name, consumer,
 		trace.WithAttributes(p.informer, p.nameAttr, tracing.KeyObjectKey.String(n.tr.key)))
 	return span

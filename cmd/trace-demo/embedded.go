@@ -641,9 +641,9 @@ func slowCalls(c *collector, key, handler string, since time.Time) (adds, update
 			continue
 		}
 		switch s.Name {
-		case "OnAdd":
+		case tracing.SpanOnAdd:
 			adds++
-		case "OnUpdate":
+		case tracing.SpanOnUpdate:
 			updates++
 		default:
 			continue

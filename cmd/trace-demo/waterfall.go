@@ -341,9 +341,9 @@ var waitStages = map[string]bool{tracing.SpanQueued: true, tracing.SpanRealFIFOQ
 
 func stageOf(name string) string {
 	switch {
-	case strings.HasPrefix(name, "Indexer."):
+	case strings.HasPrefix(name, tracing.SpanIndexerPrefix):
 		return "Indexer.*"
-	case name == "OnAdd" || name == "OnUpdate" || name == "OnDelete":
+	case name == tracing.SpanOnAdd || name == tracing.SpanOnUpdate || name == tracing.SpanOnDelete:
 		return "On* (handler)"
 	}
 	return name

@@ -158,7 +158,7 @@ func (c Chain) Root() *Span { return c.Spans[len(c.Spans)-1] }
 
 // IsHandlerCall reports whether s is a handler call span of the contract.
 func IsHandlerCall(s *Span) bool {
-	return s.Name == "OnAdd" || s.Name == "OnUpdate" || s.Name == "OnDelete"
+	return s.Name == tracing.SpanOnAdd || s.Name == tracing.SpanOnUpdate || s.Name == tracing.SpanOnDelete
 }
 
 // IsQueued reports whether s is a queue wait span (DeltaFIFO.queued or

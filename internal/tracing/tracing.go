@@ -35,6 +35,12 @@ const (
 	SpanPop            = "pop"
 	SpanNextCh         = "nextCh"
 	SpanAddEventHandle = "AddEventHandler"
+	// The handler call, one name per kind of notification, and the cache
+	// write, SpanIndexerPrefix + "Add", "Update" or "Delete".
+	SpanOnAdd         = "OnAdd"
+	SpanOnUpdate      = "OnUpdate"
+	SpanOnDelete      = "OnDelete"
+	SpanIndexerPrefix = "Indexer."
 
 	// After the handler: a traced workqueue (package dropin). add is the
 	// handler's (or any) Add; delayed the rate limiter's or AddAfter's
