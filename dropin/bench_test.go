@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,77 +12,26 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
-// The informer workload of chapter 5's BenchmarkSharedInformer: 10,000
-// listed pods, then 100,000 updates on the watch, every handler counting
-// to the last. Here it compares ours behind client-go's interface (dropin)
-// with ours called directly, the cost of the adapters.
+// The informer workload is chapter 5's (internal/informerbench): here it
+// compares ours behind client-go's interface (dropin) with ours called
+// directly, the cost of the adapters.
 const (
-	benchListed  = 10_000
-	benchUpdates = 100_000
+	benchListed  = informerbench.Listed
+	benchUpdates = informerbench.Updates
 )
 
-type benchLW struct {
-	list    *corev1.PodList
-	updates []*corev1.Pod
-	watches atomic.Int32
-}
+var benchFixture = informerbench.Fixture
 
-func (b *benchLW) List(metav1.ListOptions) (kruntime.Object, error) { return b.list, nil }
-
-func (b *benchLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	ch := make(chan watch.Event, 1024)
-	if b.watches.Add(1) == 1 {
-		go func() {
-			for _, p := range b.updates {
-				ch <- watch.Event{Type: watch.Modified, Object: p}
-			}
-		}()
-	}
-	return watch.NewProxyWatcher(ch), nil
-}
-
-// IsWatchListSemanticsUnSupported: LIST, as in chapter 5's benchmark.
-func (b *benchLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func benchFixture() (*corev1.PodList, []*corev1.Pod) {
-	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(benchListed)}}
-	for i := range benchListed {
-		list.Items = append(list.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "ns-" + strconv.Itoa(i%100), Name: "p" + strconv.Itoa(i), ResourceVersion: strconv.Itoa(i + 1)}})
-	}
-	updates := make([]*corev1.Pod, benchUpdates)
-	for i := range updates {
-		p := list.Items[i%benchListed].DeepCopy()
-		p.ResourceVersion = strconv.Itoa(benchListed + 1 + i)
-		updates[i] = p
-	}
-	return list, updates
-}
-
-type countingHandler struct {
-	n    atomic.Int64
-	want int64
-	done chan struct{}
-	once sync.Once
-}
-
-func (c *countingHandler) tick() {
-	if c.n.Add(1) == c.want {
-		c.once.Do(func() { close(c.done) })
-	}
-}
-func (c *countingHandler) OnAdd(any, bool)   { c.tick() }
-func (c *countingHandler) OnUpdate(any, any) { c.tick() }
-func (c *countingHandler) OnDelete(any)      { c.tick() }
+type benchLW = informerbench.LW
+type countingHandler = informerbench.Counter
 
 // informerRunner builds an informer on lw with handlers hs and runs it.
 type informerRunner func(lw *benchLW, hs []*countingHandler, ctx context.Context) (wait func())
@@ -105,15 +52,15 @@ func BenchmarkSharedInformer(b *testing.B) {
 	for _, handlers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
 			pass := func(start informerRunner) {
-				lw := &benchLW{list: list, updates: updates}
+				lw := informerbench.NewLW(list, updates)
 				hs := make([]*countingHandler, handlers)
 				for i := range hs {
-					hs[i] = &countingHandler{want: events, done: make(chan struct{})}
+					hs[i] = informerbench.NewCounter(events)
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				wait := start(lw, hs, ctx)
 				for _, h := range hs {
-					<-h.done
+					<-h.Done
 				}
 				cancel()
 				wait()

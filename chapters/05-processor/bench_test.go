@@ -4,87 +4,28 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	kcache "k8s.io/client-go/tools/cache"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
+	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
+// The workload is informerbench's, shared with package dropin's benchmark.
 const (
-	benchListed  = 10_000
-	benchUpdates = 100_000
+	benchListed  = informerbench.Listed
+	benchUpdates = informerbench.Updates
 )
 
-// benchLW serves a prebuilt LIST and one watch fed with prebuilt updates;
-// later watches wait for the end of the run. The same fixture serves both
-// informers, so the difference measured is the informer's own.
-type benchLW struct {
-	list    *corev1.PodList
-	updates []*corev1.Pod
-	watches atomic.Int32
-}
+var benchFixture = informerbench.Fixture
 
-func (b *benchLW) List(metav1.ListOptions) (kruntime.Object, error) { return b.list, nil }
-
-func (b *benchLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	ch := make(chan watch.Event, 1024)
-	if b.watches.Add(1) == 1 {
-		go func() {
-			for _, p := range b.updates {
-				ch <- watch.Event{Type: watch.Modified, Object: p}
-			}
-		}()
-	}
-	return watch.NewProxyWatcher(ch), nil
-}
-
-// IsWatchListSemanticsUnSupported tells client-go's reflector not to try a
-// streaming watch-list on this fixture (client-go's watchlist package asks
-// for exactly this method).
-func (b *benchLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func benchFixture() (*corev1.PodList, []*corev1.Pod) {
-	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(benchListed)}}
-	for i := range benchListed {
-		list.Items = append(list.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "ns-" + strconv.Itoa(i%100), Name: "p" + strconv.Itoa(i), ResourceVersion: strconv.Itoa(i + 1)}})
-	}
-	updates := make([]*corev1.Pod, benchUpdates)
-	for i := range updates {
-		p := list.Items[i%benchListed].DeepCopy()
-		p.ResourceVersion = strconv.Itoa(benchListed + 1 + i)
-		updates[i] = p
-	}
-	return list, updates
-}
-
-// countingHandler counts calls and signals when it has seen want of them.
-type countingHandler struct {
-	n    atomic.Int64
-	want int64
-	done chan struct{}
-	once sync.Once
-}
-
-func (c *countingHandler) tick() {
-	if c.n.Add(1) == c.want {
-		c.once.Do(func() { close(c.done) })
-	}
-}
-func (c *countingHandler) OnAdd(any, bool)   { c.tick() }
-func (c *countingHandler) OnUpdate(any, any) { c.tick() }
-func (c *countingHandler) OnDelete(any)      { c.tick() }
+type benchLW = informerbench.LW
+type countingHandler = informerbench.Counter
 
 // BenchmarkSharedInformer pushes 10k listed objects and 100k watch updates
 // through the whole informer to 1 and 4 handlers: ours on its default queue
@@ -111,15 +52,15 @@ func BenchmarkSharedInformer(b *testing.B) {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
 			// pass runs one informer until every handler has every event.
 			pass := func(start func(lw *benchLW, hs []*countingHandler, ctx context.Context) func()) {
-				lw := &benchLW{list: list, updates: updates}
+				lw := informerbench.NewLW(list, updates)
 				hs := make([]*countingHandler, handlers)
 				for i := range hs {
-					hs[i] = &countingHandler{want: events, done: make(chan struct{})}
+					hs[i] = informerbench.NewCounter(events)
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				wait := start(lw, hs, ctx)
 				for _, h := range hs {
-					<-h.done
+					<-h.Done
 				}
 				cancel()
 				wait()

@@ -17,6 +17,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -67,25 +68,25 @@ func testTraceKeysAmongMany(t *testing.T, q QueueKind) {
 	target := list.Items[7].Namespace + "/" + list.Items[7].Name // ns-7/p7
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	inf := NewSharedIndexInformerWithOptions(&benchLW{list: list, updates: updates}, &corev1.Pod{}, SharedIndexInformerOptions{
+	inf := NewSharedIndexInformerWithOptions(informerbench.NewLW(list, updates), &corev1.Pod{}, SharedIndexInformerOptions{
 		Name: "pods", TracerProvider: tp, Queue: q, TraceFilter: deltafifo.TraceKeys(target)})
-	hs := []*countingHandler{{want: events, done: make(chan struct{})}, {want: events, done: make(chan struct{})}}
+	hs := []*countingHandler{informerbench.NewCounter(events), informerbench.NewCounter(events)}
 	for _, h := range hs {
 		_, err := inf.AddEventHandler(h)
 		require.NoError(t, err)
 	}
 	stop := runInformer(t, inf)
 	for _, h := range hs {
-		waitDone(t, "every listed pod and every update to reach both handlers", h.done)
+		waitDone(t, "every listed pod and every update to reach both handlers", h.Done)
 	}
-	late := &countingHandler{want: benchListed, done: make(chan struct{})}
+	late := informerbench.NewCounter(benchListed)
 	_, err := inf.AddEventHandler(late)
 	require.NoError(t, err)
-	waitDone(t, "the late handler's synthetic adds", late.done)
+	waitDone(t, "the late handler's synthetic adds", late.Done)
 	stop() // the processor has returned: every handler span is ended
 
 	for _, h := range append(hs, late) {
-		assert.Equal(t, h.want, h.n.Load(), "every object is handled, traced or not")
+		assert.Equal(t, h.Want, h.Count(), "every object is handled, traced or not")
 	}
 	spans := recordedSpans(rec)
 	roots := map[string]int{}
