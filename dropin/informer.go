@@ -171,7 +171,6 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 // Mirrors our [deltafifo.TraceFilter] (chapters/04-deltafifo/tracing.go); not in client-go.
 type TraceFilter = deltafifo.TraceFilter
 
-
 // AddEventHandler adds handler with the informer's default resync period.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandler].
