@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -160,4 +161,33 @@ func (l *LabelController) OnChange(obj any) { l.record(describe("change", obj)) 
 // delete, as a controller's handler is usually written.
 func FuncsFor(f func(obj any)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, o any) { f(o) }, DeleteFunc: f}
+}
+
+// Burst is the scenario of exercises 08-controller/2 and 3: a controller
+// (NewController, Delay half a second) on package dropin's informer, one
+// pod created, then updated ten times as soon as the worker has begun
+// reconciling it. It returns when every update has reached the queue and
+// the worker is idle again, with the controller and the pod's key.
+func Burst(t testing.TB, spans *Spans) (*Controller, string) {
+	t.Helper()
+	srv := StartServer(t)
+	c := NewController("pods", spans, 500*time.Millisecond)
+	StartDropinInformer(t, srv, spans, c.Handler())
+	c.Run(t)
+	p := CreatePods(t, srv, "web", 1)[0]
+	WaitFor(t, "the first reconcile to begin", func() bool { return c.Stats().Processing == 1 })
+	for i := range 10 {
+		p = p.DeepCopy()
+		p.Labels = map[string]string{"v": strconv.Itoa(i)}
+		obj, err := srv.Update(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = obj.(*corev1.Pod)
+	}
+	WaitFor(t, "every update at the controller and the worker idle", func() bool {
+		st := c.Stats()
+		return st.Adds == 11 && st.Depth == 0 && st.Processing == 0
+	})
+	return c, p.Namespace + "/" + p.Name
 }

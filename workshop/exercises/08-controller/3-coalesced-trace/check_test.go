@@ -3,36 +3,17 @@
 package coalescedtrace
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
 func TestFindings(t *testing.T) {
-	srv := kit.StartServer(t)
 	spans := kit.NewSpans()
-	c := kit.NewController("pods", spans, 500*time.Millisecond)
-	kit.StartDropinInformer(t, srv, spans, c.Handler())
-	c.Run(t)
-	p := kit.CreatePods(t, srv, "web", 1)[0]
-	kit.WaitFor(t, "the first reconcile to begin", func() bool { return c.Stats().Processing == 1 })
-	for i := range 10 {
-		p = p.DeepCopy()
-		p.Labels = map[string]string{"v": fmt.Sprint(i)}
-		obj, err := srv.Update(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = obj.(*corev1.Pod)
-	}
-	kit.WaitFor(t, "both reconciles to end", func() bool {
-		return c.Reconciles(p.Namespace+"/"+p.Name) == 2 && c.Stats().Processing == 0
-	})
+	c, key := kit.Burst(t, spans)
+	kit.WaitFor(t, "both reconciles to end", func() bool { return c.Reconciles(key) == 2 })
 
 	all := spans.Ended()
 	byID := map[string]sdktrace.ReadOnlySpan{}

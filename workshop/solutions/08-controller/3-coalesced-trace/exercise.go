@@ -6,8 +6,8 @@
 //
 // The burst of 08-controller/2: a pod created, then updated ten times while
 // its first reconcile (half a second) runs, on package dropin's informer
-// and a traced workqueue (kit.NewController with a kit.Spans). Run it
-// yourself (the checker shows how) and read the spans of the second
+// and a traced workqueue: kit.Burst(t, spans) runs it, in a test of your
+// own, with spans := kit.NewSpans(). Read the spans of the second
 // reconcile, the one that served the ten updates:
 //
 //   - Links: how many links its workqueue.process span has;
