@@ -676,6 +676,21 @@ func TestResyncDeliversSameRVUpdatesOnlyToDueHandlers(t *testing.T) {
 		return slices.Contains(calls, "update ns/a@2->2")
 	}
 	until(t, "both informers resync the default handler", func() bool { return resynced(p.ours) && resynced(p.theirs) })
+	// A real change after the resync, seen by quiet, closes the window: a
+	// listener's calls come in order, so a resync sent to quiet before it
+	// would be in quiet's calls by then. Checked at once, a resync still in
+	// quiet's buffer would pass unseen.
+	obj, err := srv.Get(apiserver.Pods, "ns", "a")
+	require.NoError(t, err)
+	changed := obj.(*corev1.Pod).DeepCopy()
+	changed.Labels = map[string]string{"v": "after-resync"}
+	updated, err := srv.Update(changed)
+	require.NoError(t, err)
+	rv := updated.(*corev1.Pod).ResourceVersion
+	until(t, "quiet sees the change made after the resync", func() bool {
+		calls, _ := quiet.snapshot()
+		return slices.Contains(calls, "update ns/a@2->"+rv)
+	})
 	calls, _ := quiet.snapshot()
 	assert.NotContains(t, calls, "update ns/a@2->2", "a handler with resync period 0 gets no resync updates")
 }
