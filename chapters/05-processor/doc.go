@@ -30,5 +30,42 @@
 // listener addCh, pop, nextCh and OnAdd/OnUpdate/OnDelete, the waits measured
 // where they happened.
 //
+// # Every hop, by file and function
+//
+// A change's way from the queue to a handler crosses chapters 4 and 5:
+//
+//  1. chapters/04-deltafifo/controller.go, controller.processLoop: pops the
+//     queue (RealFIFO.PopBatch in real_fifo.go; DeltaFIFO.Pop or PopBatch
+//     on the DeltaFIFO) with this package's process functions.
+//  2. informer.go, sharedIndexInformer.HandleDeltas (one entry) or
+//     handleBatchDeltas (a batch): takes blockDeltas and hands the entry to
+//     chapter 4's consumer.
+//  3. chapters/04-deltafifo/real_fifo_process.go, Consumer.ProcessDeltas or
+//     ProcessDeltasInBatch (processOne, processReplacedAll, processSyncAll):
+//     writes the indexer first, then calls its Handler for each change,
+//     which is this package's notify.
+//  4. informer.go, sharedIndexInformer.notify: makes the notification and
+//     calls sharedProcessor.distribute.
+//  5. processor.go, sharedProcessor.distribute: processorListener.add for
+//     every listener (every one due, for a resync), into its addCh.
+//  6. processor.go, processorListener.pop: from addCh into the listener's
+//     ring buffer, and out to nextCh when run is ready.
+//  7. processor.go, processorListener.run: calls the handler (OnAdd,
+//     OnUpdate, OnDelete), registering a traced call for the workqueue
+//     (internal/handlerctx).
+//
+// # Lock order
+//
+// Locks are taken in this order and never the other way round:
+// startedLock → blockDeltas → the processor's listenersLock → a listener's
+// resyncLock. Processing that runs under the queue's own lock (the
+// DeltaFIFO's Pop) adds the queue lock in front of blockDeltas; the
+// RealFIFO, as client-go's, releases its lock while processing. Two sends
+// happen under these locks and can wait: distribute's send to a full addCh
+// (under blockDeltas and listenersLock read-locked, until that listener's
+// pop drains it, which it always does without taking any of them), and
+// AddEventHandler's synthetic adds (under startedLock and blockDeltas, the
+// same way).
+//
 // See [ExampleNewSharedIndexInformer], and docs/05-processor.md.
 package processor
