@@ -210,6 +210,10 @@ type listenerRow struct {
 	Pending    int      `json:"pending"`
 	PendingHot bool     `json:"pendingBusy"` // drawn orange
 	Handler    string   `json:"handler"`     // "N calls · mean … · max …"
+	// Workqueue and Reconcile are a controller handler's extra boxes
+	// ("" on other rows).
+	Workqueue string `json:"workqueue"`
+	Reconcile string `json:"reconcile"`
 }
 
 var callsRe = regexp.MustCompile(`^(\d+) calls · mean \S+ [µm]?s · max \S+ [µm]?s$`)
@@ -272,6 +276,8 @@ const readPage = `(() => {
       pending: Number(r.querySelector('[data-k="pending"] .v').textContent),
       pendingBusy: r.querySelector('[data-k="pending"]').classList.contains("busy"),
       handler: r.querySelector('[data-k="handler"] .v').textContent,
+      workqueue: r.querySelector('[data-k="workqueue"] .v')?.textContent ?? "",
+      reconcile: r.querySelector('[data-k="reconcile"] .v')?.textContent ?? "",
     })),
     events: [...document.querySelectorAll("#events tbody tr")].filter(visible).map((tr) => [...tr.cells].map((c) => c.textContent)),
     controls: [...document.querySelectorAll("#controls button")].filter(visible).map((b) => b.dataset.name),
@@ -434,7 +440,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	assert.Equal(t, []int{1, 0, 0}, []int{s.Streams, s.Lists, s.Watches}, "STREAM, LIST, WATCH counts")
 	assert.Equal(t, []string{"STREAM from the latest · 1 object · bookmark rv " + s.RV}, s.Requests)
 	assert.Equal(t, "initial state: 1 object streamed, bookmark at rv "+s.RV, s.Stream)
-	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "lessons"}, s.Controls)
+	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "controller", "lessons"}, s.Controls)
 	p.screenshot("1-started", true)
 
 	// create a pod: its ADDED in the list, handled by all three; the
@@ -593,6 +599,29 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p.press("no-stream")
 	s = p.waitFor("the server streaming again", func(s shown) bool { return strings.Contains(s.Source, "the server streams") })
 	assert.Contains(t, s.ControlResult, "the server streams again")
+
+	// run a controller: a row for its handler that goes on past the
+	// handler, with the workqueue and the reconciles the burst made.
+	p.press("controller")
+	s = p.waitFor("the controller's row with its workqueue", func(s shown) bool {
+		for _, l := range s.Listeners {
+			if strings.HasPrefix(l.Name, "*main.controllerHandler#") && strings.HasPrefix(l.Reconcile, "2 reconciles") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, l := range s.Listeners {
+		if !strings.HasPrefix(l.Name, "*main.controllerHandler#") {
+			assert.Empty(t, l.Workqueue, "%s has no workqueue", l.Name)
+			continue
+		}
+		assert.Equal(t, []string{"addCh", "pending", "nextCh", "handler", "workqueue", "reconcile"}, l.Stages)
+		assert.Equal(t, "0 waiting · 6 adds · 4 merged", l.Workqueue)
+		assert.Regexp(t, `^2 reconciles · last 2\d\d(\.\d+)? ms$`, l.Reconcile)
+	}
+	assert.Contains(t, s.ControlResult, "made 6 adds and 2 reconciles")
+	p.screenshot("7-controller", true)
 
 	assert.Empty(t, p.consoleErrors(), "the page reported no error")
 	assert.Equal(t, 0, stopDemo(t, d), "trace-demo exits 0 on Ctrl-C")
