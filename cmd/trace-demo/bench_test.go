@@ -15,8 +15,8 @@ import (
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
 )
 
 const (

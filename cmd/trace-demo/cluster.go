@@ -27,7 +27,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )

@@ -18,7 +18,7 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )

@@ -18,8 +18,8 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP trace endpoint: it decodes every

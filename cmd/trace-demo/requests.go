@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // The reflector's requests, as the relist and fallback lessons report them:

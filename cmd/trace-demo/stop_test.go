@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // stopBound is how soon after Ctrl-C the demo must have ended: a bound to

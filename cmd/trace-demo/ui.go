@@ -25,14 +25,14 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // The live view (--ui): a local page that draws the informer while it
 // works, from its own counters (chapter 5's ReadStats and a probe on the
 // reflector's requests), lists the recent events from the spans, opens
 // each as a waterfall, and on the embedded server drives it with controls.
-// See internal/liveview for the server and the page.
+// See internal/app/liveview for the server and the page.
 
 const (
 	defaultUIAddr = "127.0.0.1:7070"

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // The live view as a user starts it: the URL printed carries the port the

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
 )
 
 // A LockedBuffer takes a child process's output, which os/exec copies in
