@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 core/v1 Endpoints is deprecated, but client-go v0.37.2 still has its informer and lister, which this mirrors
+
 package lister
 
 import (

@@ -910,7 +910,7 @@ func TestRealFIFOTracesFromTheReflector(t *testing.T) {
 		if ev.Name == tracing.EventRealFIFOBookmark {
 			for _, a := range ev.Attributes {
 				if a.Key == tracing.KeyResourceVersion {
-					bookmarks = append(bookmarks, a.Value.Emit())
+					bookmarks = append(bookmarks, a.Value.String())
 				}
 			}
 		}

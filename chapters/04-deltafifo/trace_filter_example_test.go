@@ -33,7 +33,7 @@ func ExampleTraceKeys() {
 	for _, s := range rec.Ended() {
 		for _, a := range s.Attributes() {
 			if a.Key == "informer.object.key" {
-				fmt.Println("span", s.Name(), a.Value.Emit())
+				fmt.Println("span", s.Name(), a.Value.String())
 			}
 		}
 	}

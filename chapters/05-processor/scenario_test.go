@@ -534,11 +534,11 @@ type theirHTTPLW struct{ *kcache.ListWatch }
 func (theirHTTPLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 type pair struct {
-	ours, theirs       *recorder
-	oursInf            SharedIndexInformer
-	theirsInf          kcache.SharedIndexInformer
-	oursReg, theirsReg ResourceEventHandlerRegistration
-	theirsRegK         kcache.ResourceEventHandlerRegistration
+	ours, theirs *recorder
+	oursInf      SharedIndexInformer
+	theirsInf    kcache.SharedIndexInformer
+	oursReg      ResourceEventHandlerRegistration
+	theirsRegK   kcache.ResourceEventHandlerRegistration
 }
 
 // startPair starts ours and client-go's informer on srv over HTTP (the

@@ -28,7 +28,7 @@ import (
 func attrOf(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
 	for _, a := range s.Attributes() {
 		if a.Key == k {
-			return a.Value.Emit(), true
+			return a.Value.String(), true
 		}
 	}
 	return "", false
@@ -101,7 +101,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 	// add, update, delete
 	sl := mkPod("sleepy")
 	until(t, "sleepy added", func() bool { _, st := slow.snapshot(); return st["ns/sleepy"] != "" })
-	listed = update(listed, "1")
+	update(listed, "1")
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed"))
 	until(t, "delete delivered by the watch", func() bool {
 		calls, _ := handlers[0].snapshot()
@@ -112,7 +112,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 	sl = update(sl, "1")
 	<-slow.entered
 	sl = update(sl, "2")
-	sl = update(sl, "3")
+	update(sl, "3")
 	until(t, "two notifications waiting behind the held handler", func() bool {
 		return slowReg.(*processorListener).pendingLength.Load() >= 1
 	})

@@ -257,7 +257,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 		inf, probe = probedResourceInformerFor(f, gvr, namespace, queueKind(o.queue), tel.tp, o.traceFilter)
 	} else if q := queueKind(o.queue); q != processor.RealFIFOQueue {
 		// The factory's informers run on the RealFIFO; another queue only
-		// through InformerFor (see queuedInformerFor).
+		// through InformerFor (see filteredInformerFor).
 		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
 	} else if o.traceFilter != nil {
 		// Only an informer the demo builds takes a trace filter;

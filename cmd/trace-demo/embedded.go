@@ -368,7 +368,7 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result
 		return result{}, err
 	}
 	// The factory has no option for the queue: InformerFor with our own
-	// constructor picks it (queuedInformerFor); the typed accessor then
+	// constructor picks it (filteredInformerFor); the typed accessor then
 	// returns this same informer, because the first wins.
 	// probedInformerFor builds it as filteredInformerFor does, with a
 	// probe on its ListerWatcher for the lessons about its requests.

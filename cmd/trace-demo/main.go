@@ -485,7 +485,7 @@ func checkTraceFlags(o *options) error {
 	}
 	if o.cluster {
 		// The factory's own informers (ForResource) take no filter; the
-		// demo builds the informer itself (queuedInformerFor) for the
+		// demo builds the informer itself (filteredInformerFor) for the
 		// typed resources only.
 		resource := o.resource
 		if resource == "" {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 core/v1 Endpoints is deprecated, but client-go v0.37.2 still has its informer and lister, which this mirrors
+
 package main
 
 import (
@@ -37,15 +39,11 @@ var typedExamples = map[schema.GroupVersionResource]func() runtime.Object{
 	appsv1.SchemeGroupVersion.WithResource("deployments"): func() runtime.Object { return &appsv1.Deployment{} },
 }
 
-// queuedInformerFor registers with f, for gvr (one of typedExamples), an
+// filteredInformerFor registers with f, for gvr (one of typedExamples), an
 // informer on queue q built as the factory's own would be (namespace,
-// namespace index, resource as informer.name, tp), and returns it.
-func queuedInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider) processor.SharedIndexInformer {
-	return filteredInformerFor(f, gvr, namespace, q, tp, nil)
-}
-
-// filteredInformerFor is queuedInformerFor with a trace filter (nil: trace
-// every object), which the factory's own informers cannot be given.
+// namespace index, resource as informer.name, tp) with a trace filter (nil:
+// trace every object), which the factory's own informers cannot be given,
+// and returns it.
 func filteredInformerFor(f factory.SharedInformerFactory, gvr schema.GroupVersionResource, namespace string, q processor.QueueKind, tp trace.TracerProvider, filter deltafifo.TraceFilter) processor.SharedIndexInformer {
 	example := typedExamples[gvr]
 	return f.InformerFor(example(), func(c *factory.Client, resync time.Duration) processor.SharedIndexInformer {

@@ -158,6 +158,7 @@ func statusError(f Fault, verb string, res Resource) *apierrors.StatusError {
 	case http.StatusInternalServerError:
 		err = apierrors.NewInternalError(fmt.Errorf("%s", msg))
 	case http.StatusForbidden:
+		//lint:ignore ST1005 kube-apiserver's own message begins so
 		err = apierrors.NewForbidden(res.GVR.GroupResource(), "", fmt.Errorf(`User "test" cannot %s resource %q: %s`, verb, res.GVR.Resource, msg))
 	default:
 		err = apierrors.NewGenericServerResponse(f.Status, verb, res.GVR.GroupResource(), "", msg, 0, false)

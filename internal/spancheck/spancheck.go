@@ -46,7 +46,7 @@ func FromReadOnly(r sdktrace.ReadOnlySpan) Span {
 		Attrs: make(map[attribute.Key]string, len(r.Attributes())),
 	}
 	for _, a := range r.Attributes() {
-		s.Attrs[a.Key] = a.Value.Emit()
+		s.Attrs[a.Key] = a.Value.String()
 	}
 	for _, l := range r.Links() {
 		s.Links = append(s.Links, l.SpanContext)

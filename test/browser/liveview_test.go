@@ -190,7 +190,7 @@ func (p *page) screenshot(step string, full bool) string {
 	}
 	dir := screenshotDir()
 	path := filepath.Join(dir, p.name+"-"+step+".png")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
+	if err = os.MkdirAll(dir, 0o755); err == nil {
 		err = os.WriteFile(path, b, 0o644)
 	}
 	if err != nil {

@@ -60,7 +60,7 @@ func (s *Spans) InTrace(sp sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
 func Attr(sp sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range sp.Attributes() {
 		if kv.Key == attribute.Key(key) {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

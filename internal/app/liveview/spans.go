@@ -113,7 +113,7 @@ func isHandlerCall(s sdktrace.ReadOnlySpan) bool {
 func attr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
 	for _, a := range s.Attributes() {
 		if a.Key == k {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -26,6 +26,9 @@ func TestPredictions(t *testing.T) {
 	rs("other", "web-too", web)
 	l := lister.NewReplicaSetLister(idx)
 	got, err := l.GetPodReplicaSets(kit.Pod("shop", "web-1", kit.WithLabels("app", "web")))
+	if err != nil {
+		t.Fatalf("GetPodReplicaSets: %v", err)
+	}
 	var names []string
 	for _, r := range got {
 		names = append(names, r.Name)
