@@ -16,8 +16,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
 
-// What the reflector does with bad input from the server (issue 10, items
-// 2-4): refuse it, report it once, recover, and never lose a delete.
+// What the reflector does with bad input from the server: refuse it, report it once, recover, and never lose a delete.
 
 // A watch event whose resourceVersion is empty or not a number must not
 // become the last synced RV. If it did, the next re-watch would start "from

@@ -9,7 +9,7 @@ import (
 
 // Stopping a reflector while a request is in flight is not a failure:
 // ListAndWatch returns nil, as its doc comment promises, and the
-// WatchErrorHandler hears nothing (issue 10, item 5).
+// WatchErrorHandler hears nothing.
 func TestStopWhileARequestIsInFlightReportsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name, verb string

@@ -178,7 +178,7 @@ func TestResyncRunsOnlyWhileWatchingAndWhenAllowed(t *testing.T) {
 
 // A storm of 429s on WATCH: each one reaches the WatchErrorHandler, saying
 // what the reflector does about it, and the retry pacing is unchanged: back
-// off, watch again from the same RV, never relist (issue 10, item 6).
+// off, watch again from the same RV, never relist.
 func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 	srv := startServer(t)
 	_, err := srv.Create(pod("a", "p0"))

@@ -984,7 +984,7 @@ func (p *blockingProcessor) ForceFlush(context.Context) error { return nil }
 
 // A span processor that blocks never holds the queue's lock: while the
 // reflector's Add waits in OnEnd for its root, the consumer can still Pop
-// (issue 19: a stalled collector must not stall the informer). Before
+// (a stalled collector must not stall the informer). Before
 // spanEnds, the root was ended under the lock and Pop waited for the
 // collector.
 func TestABlockedSpanProcessorDoesNotHoldTheQueueLock(t *testing.T) {

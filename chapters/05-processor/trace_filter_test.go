@@ -47,8 +47,8 @@ func waitDone(t *testing.T, what string, done <-chan struct{}) {
 	}
 }
 
-// TestTraceKeysTracesOneObjectAmongMany is issue 13's selective tracing
-// test at full size: BenchmarkSharedInformer's fixture (10,000 listed pods,
+// TestTraceKeysTracesOneObjectAmongMany is the selective tracing test at
+// full size: BenchmarkSharedInformer's fixture (10,000 listed pods,
 // then 100,000 watch updates, 10 of each pod), two handlers, then a late
 // handler given the 10,000 cached pods as synthetic adds, with
 // TraceKeys naming one pod. Exactly that pod's deltas produce spans (its

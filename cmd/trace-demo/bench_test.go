@@ -47,7 +47,7 @@ func (dropExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error 
 func (dropExporter) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkLiveView measures what the live view adds to a traced embedded
-// run (issue 13: at most 5%). Both variants run the demo's own informer
+// run (docs/performance.md keeps the figure). Both variants run the demo's own informer
 // (probedInformerFor, the RealFIFO, three handlers) on the embedded API
 // server, with every span recorded and sent through the demo's export
 // queue to an exporter that drops them; per iteration

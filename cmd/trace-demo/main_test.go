@@ -222,8 +222,7 @@ func TestDefaultRunFitsOneScreenAndWritesNoFile(t *testing.T) {
 	assert.Empty(t, r.stderr)
 }
 
-// Issue 10 item 7, on issue 11's default queue: the default run, now on the
-// RealFIFO, keeps the span contract in every run. After the resync lesson
+// The default run, on the RealFIFO, keeps the span contract in every run. After the resync lesson
 // the informer may stop with resync entries still queued; each must end
 // with a dropped queue wait span, and every other root must reach
 // HandleDeltas and its handlers, the per-object roots of an atomic relist

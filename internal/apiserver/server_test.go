@@ -311,7 +311,7 @@ func TestStallNextHoldsARequestUntilReleased(t *testing.T) {
 
 // One fault with Count > 1 is hit by concurrent requests. Under -race this
 // fails if admit reads the shared fault after releasing the server's lock
-// (issue 10, item 1); without -race it still checks that exactly Count
+// (a data race); without -race it still checks that exactly Count
 // requests fail, each with the injected status.
 func TestConcurrentRequestsShareOneFaultWithoutARace(t *testing.T) {
 	s, _ := start(t, apiserver.Options{})

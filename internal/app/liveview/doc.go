@@ -1,4 +1,4 @@
-// Package liveview serves trace-demo's live page (issue 13): one local page
+// Package liveview serves trace-demo's live page: one local page
 // that draws the informer's pipeline with its own counters, lists the
 // recent events and opens any of them as a waterfall of its exported spans,
 // and, on the embedded API server, offers controls that drive the informer.
