@@ -18,7 +18,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// Issue 11: the order lesson's columns are what the handlers were really
+// The order lesson's columns are what the handlers were really
 // called with. The RealFIFO's handler gets every event in the API server's
 // order (its initial state, then each write); the DeltaFIFO's gets each key's changes
 // in a row, keys in first-arrival order, so its column differs from the
