@@ -3,7 +3,10 @@
 // must hang from a complete chain back to its root, and every per-object root
 // must either reach HandleDeltas or end, dropped at the informer's stop, with
 // a queue wait span marked informer.queue.dropped ([Index.CheckRoots],
-// [Index.DroppedChains]).
+// [Index.DroppedChains]). Past the handler, every reconcile of a traced
+// workqueue must hang, through workqueue.queued and workqueue.add, from the
+// handler call that added its key ([Index.ReconcileChains],
+// [ReconcileChain.Check], [ReconcileChain.FromWatch]).
 //
 // One Span type serves both sources a reader meets: spans still in the
 // process (from the SDK, for the demo's waterfall) and spans written by the
