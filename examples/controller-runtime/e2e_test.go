@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -32,7 +31,7 @@ import (
 // of a watched ConfigMap reach the reconcile, and every reconcile's
 // workqueue.process span leads back, parent by parent, through the
 // workqueue and the handler call to the ListAndWatch root of the watch
-// event (or listed object) that caused it.
+// event (or listed object) that caused it (spancheck.ReconcileChains).
 func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	path := os.Getenv("KUBECONFIG")
 	if path == "" {
@@ -67,10 +66,11 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		require.NoError(t, <-done)
-	}()
+	})
+	defer stop()
 
 	cms := client.CoreV1().ConfigMaps(ns)
 	// A marker first: once it is reconciled, the controller's handler is
@@ -107,50 +107,29 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, 30*time.Second, 20*time.Millisecond, "the delete reached the reconcile")
 
-	// Every reconcile so far has ended: its process span is recorded.
+	// Stop the manager: it returns once its workers have, so every
+	// reconcile's workqueue.process span has ended and been recorded.
+	stop()
 	mu.Lock()
 	n := len(reconciles)
 	mu.Unlock()
 	require.GreaterOrEqual(t, n, 3)
-	spans := rec.Ended()
-	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-	for _, s := range spans {
-		byID[s.SpanContext().SpanID()] = s
+	var spans []spancheck.Span
+	for _, s := range rec.Ended() {
+		spans = append(spans, spancheck.FromReadOnly(s))
 	}
-	var processes, ofApp int
-	for _, s := range spans {
-		if s.Name() != tracing.SpanWorkqueueProcess {
-			continue
-		}
-		processes++
-		var chain []string
-		for p := s; p != nil; p = byID[p.Parent().SpanID()] {
-			chain = append([]string{p.Name()}, chain...)
-		}
-		joined := strings.Join(chain, " → ")
-		if !isAppKey(s, ns+"/app") {
-			require.True(t, strings.HasPrefix(chain[0], tracing.SpanRootPrefix) || chain[0] == tracing.SpanAddEventHandle,
-				"the marker's chain starts at the watch or at its synthetic add: %s", joined)
+	chains := spancheck.NewIndex(spans).ReconcileChains()
+	var ofApp int
+	for _, c := range chains {
+		require.NoError(t, c.Check())
+		if c.Key() != ns+"/app" {
+			require.True(t, c.FromWatch() || c.Root().Name == tracing.SpanAddEventHandle,
+				"the marker's chain starts at the watch or at its synthetic add: %s", c)
 			continue
 		}
 		ofApp++
-		require.True(t, strings.HasPrefix(chain[0], tracing.SpanRootPrefix), "the reconcile's chain starts at the watch: %s", joined)
-		for _, want := range []string{tracing.SpanHandleDeltas, tracing.SpanDistribute, tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh,
-			tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess} {
-			require.Contains(t, chain, want, "%s", joined)
-		}
-		require.True(t, strings.Contains(joined, "→ OnAdd →") || strings.Contains(joined, "→ OnUpdate →") || strings.Contains(joined, "→ OnDelete →"),
-			"the handler call is in the chain: %s", joined)
+		require.True(t, c.FromWatch(), "the reconcile's chain starts at the watch: %s", c)
 	}
-	require.GreaterOrEqual(t, processes, n, "a workqueue.process for every reconcile, each with its whole chain")
+	require.GreaterOrEqual(t, len(chains), n, "a workqueue.process for every reconcile, each with its whole chain")
 	require.GreaterOrEqual(t, ofApp, 3, "the create, the update and the delete of app each reconciled")
-}
-
-func isAppKey(s sdktrace.ReadOnlySpan, key string) bool {
-	for _, kv := range s.Attributes() {
-		if kv.Key == tracing.KeyWorkqueueKey {
-			return kv.Value.AsString() == key
-		}
-	}
-	return false
 }
