@@ -18,7 +18,8 @@ import (
 // informer; its result line is what the traced queue counted (6 adds, 2
 // reconciles, 4 merged), its waterfall goes on past OnAdd to the
 // reconcile, and in the exported spans the second reconcile links to the
-// four merged adds, each of which ends its trace.
+// four merged adds, each of which ends its trace, and each reconcile's
+// chain goes back to its ListAndWatch root.
 func TestControllerLesson(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "spans.json")
 	r := runDemo(t, context.Background(), "--scenario", "controller", "--out", out)
@@ -51,6 +52,12 @@ func TestControllerLesson(t *testing.T) {
 	}
 	assert.Equal(t, 4, merged)
 	require.Len(t, processes, 2)
+	reconciles := ix.ReconcileChains()
+	require.Len(t, reconciles, 2)
+	for _, c := range reconciles {
+		assert.NoError(t, c.Check())
+		assert.True(t, c.FromWatch(), "the reconcile's chain reaches the watch: %s", c)
+	}
 	for _, rc := range ix.CheckRoots() {
 		assert.NoError(t, rc.Err)
 	}
