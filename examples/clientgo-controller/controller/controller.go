@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,17 +102,23 @@ func (c *Controller) enqueue(obj any) {
 }
 
 // Run waits for the cache and this controller's handler to have seen the
-// initial state, starts workers, and blocks until ctx is done.
+// initial state, starts workers, and blocks until ctx is done and the
+// workers have finished the keys they hold (sample-controller leaves them
+// running; waiting means that when Run returns, no reconcile is half done
+// and every reconcile's trace has ended).
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	if !cache.WaitFor(ctx, "", c.handled.HasSyncedChecker()) {
 		return errors.New("the ConfigMap cache did not sync before the context ended")
 	}
+	var wg sync.WaitGroup
 	for range workers {
-		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
 	}
 	<-ctx.Done()
+	c.queue.ShutDown() // a worker waiting in Get returns
+	wg.Wait()
 	return nil
 }
 

@@ -7,15 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
 // The controller's own tests, in the sample-controller style: a fake
@@ -24,7 +30,7 @@ import (
 // change.
 
 func watchedCM(name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: "uid-" + "name",
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name),
 		Labels: map[string]string{WatchLabel: "true"}}, Data: data}
 }
 
@@ -33,6 +39,10 @@ type fixture struct {
 	client  *fake.Clientset
 	factory informers.SharedInformerFactory
 	c       *Controller
+
+	// stop ends the controller and the factory and waits for both: after
+	// it, no reconcile or handler call is still running.
+	stop func()
 
 	mu        sync.Mutex
 	reconcile map[string]int
@@ -51,7 +61,7 @@ func newFixture(t *testing.T, objects ...*corev1.ConfigMap) *fixture {
 	c.Reconciled = func(key string, err error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		require.NoError(t, err, key)
+		assert.NoError(t, err, key) // not require: this runs on a worker goroutine
 		f.reconcile[key]++
 	}
 	f.c = c
@@ -59,12 +69,19 @@ func newFixture(t *testing.T, objects ...*corev1.ConfigMap) *fixture {
 	f.factory.Start(ctx.Done())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx, 2) }()
-	t.Cleanup(func() {
+	f.stop = sync.OnceFunc(func() {
 		cancel()
 		require.NoError(t, <-done)
 		f.factory.Shutdown()
 	})
+	t.Cleanup(f.stop)
 	return f
+}
+
+func (f *fixture) reconciles(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reconcile[key]
 }
 
 func (f *fixture) status(name string) (*corev1.ConfigMap, error) {
@@ -130,11 +147,57 @@ func TestUpdateAndDeleteReachTheReconcile(t *testing.T) {
 }
 
 // TestTombstoneKeyIsEnqueued: a delete the informer learned of by
-// relisting reaches the handler as client-go's tombstone, whose key the
-// controller enqueues.
+// relisting reaches the handler as client-go's tombstone; the controller
+// takes it for a watched object's and enqueues the object's key.
 func TestTombstoneKeyIsEnqueued(t *testing.T) {
-	require.True(t, watched(cache.DeletedFinalStateUnknown{Key: "default/app", Obj: watchedCM("app", nil)}))
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(cache.DeletedFinalStateUnknown{Key: "default/app", Obj: watchedCM("app", nil)})
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	UseDropinInformer(factory, "")
+	c, err := New(fake.NewClientset(), factory.Core().V1().ConfigMaps())
 	require.NoError(t, err)
+	defer c.queue.ShutDown()
+
+	unwatched := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other"}}
+	require.False(t, watched(cache.DeletedFinalStateUnknown{Key: "default/other", Obj: unwatched}), "an unwatched object's tombstone")
+	tombstone := cache.DeletedFinalStateUnknown{Key: "default/app", Obj: watchedCM("app", nil)}
+	require.True(t, watched(tombstone), "a watched object's tombstone")
+	c.enqueue(tombstone)
+	require.Equal(t, 1, c.queue.Len())
+	key, shutdown := c.queue.Get()
+	require.False(t, shutdown)
 	require.Equal(t, "default/app", key)
+	c.queue.Done(key)
+}
+
+// TestEveryReconcileTracesBackToTheWatch: with our informer injected and
+// the traced queue, each reconcile's workqueue.process span hangs, through
+// the workqueue and the handler call, from the ListAndWatch root of what
+// the reflector received.
+func TestEveryReconcileTracesBackToTheWatch(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	previous := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(previous) })
+
+	f := newFixture(t, watchedCM("present", map[string]string{"a": "1"}))
+	f.eventually(func() bool { _, err := f.status("present"); return err == nil }, "the status of present")
+	_, err := f.client.CoreV1().ConfigMaps("default").Create(context.Background(), watchedCM("later", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	f.eventually(func() bool { _, err := f.status("later"); return err == nil }, "the status of later")
+	f.stop()
+
+	var spans []spancheck.Span
+	for _, s := range rec.Ended() {
+		spans = append(spans, spancheck.FromReadOnly(s))
+	}
+	chains := spancheck.NewIndex(spans).ReconcileChains()
+	reconciled := map[string]int{}
+	for _, c := range chains {
+		require.NoError(t, c.Check())
+		require.True(t, c.FromWatch(), "%s", c)
+		reconciled[c.Key()]++
+	}
+	for _, key := range []string{"default/present", "default/later"} {
+		require.Positive(t, f.reconciles(key), key)
+		require.Equal(t, f.reconciles(key), reconciled[key], "a traced chain for every reconcile of %s", key)
+	}
 }
