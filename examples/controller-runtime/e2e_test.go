@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
@@ -52,7 +54,11 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
-	mgr, err := NewManager(cfg, ns)
+	opts := ManagerOptions(ns)
+	// controller-runtime refuses a second controller of one name in a
+	// process (for its metrics); go test -count=N runs this N times in one.
+	opts.Controller.SkipNameValidation = ptr.To(true)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var reconciles []string
