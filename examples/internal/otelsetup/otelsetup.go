@@ -24,6 +24,17 @@ import (
 // buffered; call it before exiting. Spans the exporter cannot take in time
 // are dropped by the batch processor, never waited for.
 func Install(ctx context.Context, exporter, service string, w io.Writer) (shutdown func(context.Context) error, err error) {
+	return install(ctx, exporter, service, w, defaultOTLPURL)
+}
+
+// defaultOTLPURL is where OTLP goes when no endpoint variable is set: a
+// collector on this machine (Jaeger all-in-one, otel-collector) listens on
+// plain HTTP at 4318, and takes traces at /v1/traces. WithEndpointURL uses
+// the URL's path as it is, so a URL without the path would post to "/",
+// which collectors answer with 404.
+const defaultOTLPURL = "http://localhost:4318/v1/traces"
+
+func install(ctx context.Context, exporter, service string, w io.Writer, defaultURL string) (shutdown func(context.Context) error, err error) {
 	var exp sdktrace.SpanExporter
 	switch exporter {
 	case "none", "":
@@ -33,7 +44,7 @@ func Install(ctx context.Context, exporter, service string, w io.Writer) (shutdo
 	case "otlp":
 		opts := []otlptracehttp.Option{}
 		if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL("http://localhost:4318"))
+			opts = append(opts, otlptracehttp.WithEndpointURL(defaultURL))
 		}
 		exp, err = otlptracehttp.New(ctx, opts...)
 	default:
