@@ -169,9 +169,10 @@ func (q *TracedQueue[T]) traced() bool {
 // informer.object.key when the key reads as an informer's store key. A
 // key is formatted as itself when it is a string and by String() when it
 // is a fmt.Stringer (cache.ObjectName, types.NamespacedName,
-// controller-runtime's reconcile.Request all are), with %+v otherwise; it
-// is an object's key when the result is "name" or "namespace/name", what
-// cache.MetaNamespaceKeyFunc and those String methods write.
+// controller-runtime's reconcile.Request all are), and is then an object's
+// key when it reads "name" or "namespace/name", what
+// cache.MetaNamespaceKeyFunc and those String methods write. Any other key
+// is formatted with %+v and names no object.
 func (q *TracedQueue[T]) keyAttrs(item T) []attribute.KeyValue {
 	var s string
 	switch k := any(item).(type) {
@@ -180,7 +181,7 @@ func (q *TracedQueue[T]) keyAttrs(item T) []attribute.KeyValue {
 	case fmt.Stringer:
 		s = k.String()
 	default:
-		s = fmt.Sprintf("%+v", item)
+		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(fmt.Sprintf("%+v", item))}
 	}
 	if !isObjectKey(s) {
 		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s)}

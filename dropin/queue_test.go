@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -547,4 +548,166 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.TestAddFromATracedHandlerIsItsChild.func1#0",
 			attr(all.named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
 	})
+}
+
+// TestTracedQueueDelayedAddsMergeAsTheDelayingQueueDoes: client-go keeps
+// one waiting entry per key; a second AddAfter moves it earlier and is
+// merged, and an Add after the entry fired is merged into that wait. The
+// one process links both merged adds.
+func TestTracedQueueDelayedAddsMergeAsTheDelayingQueueDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		q := tracedQueue(rec)
+		defer q.ShutDown()
+
+		start := time.Now()
+		q.AddAfter("ns/a", 5*time.Second)
+		q.AddAfter("ns/a", 2*time.Second) // merged into the entry, now ready at 2 s
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		q.Add("ns/a") // merged: the entry fired at 2 s
+		item, _ := q.Get()
+		q.Done(item)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		require.Zero(t, q.Len(), "nothing fires at 5 s: the entry was moved, not doubled")
+
+		all := spans(rec.Ended())
+		require.Len(t, all, len(rec.Started()), "every span ended")
+		adds := all.named(tracing.SpanWorkqueueAdd)
+		require.Len(t, adds, 3)
+		require.Equal(t, []bool{false, true, true}, []bool{attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool(),
+			attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool()})
+		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		require.Len(t, delayed, 1, "a merged delayed add has no wait of its own")
+		require.Equal(t, adds[0].SpanContext().SpanID(), delayed[0].Parent().SpanID())
+		require.Equal(t, start.Add(2*time.Second), delayed[0].EndTime(), "the entry was ready at 2 s")
+		process := all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 1)
+		queued := parentOf(all, process[0])
+		require.Equal(t, delayed[0].SpanContext().SpanID(), queued.Parent().SpanID())
+		require.Equal(t, time.Second, queued.EndTime().Sub(queued.StartTime()), "waiting from 2 s to the Get at 3 s")
+		var linked []trace.SpanID
+		for _, l := range process[0].Links() {
+			linked = append(linked, l.SpanContext.SpanID())
+		}
+		require.Equal(t, []trace.SpanID{adds[1].SpanContext().SpanID(), adds[2].SpanContext().SpanID()}, linked,
+			"the process links every add it absorbed")
+		for _, s := range all {
+			require.NotEqual(t, adds[1].SpanContext().SpanID(), s.Parent().SpanID(), "a merged add ends its trace")
+			require.NotEqual(t, adds[2].SpanContext().SpanID(), s.Parent().SpanID(), "a merged add ends its trace")
+		}
+	})
+}
+
+// TestTracedQueueShutDownEndsDelayedSpans: the delaying queue drops its
+// waiting entries at shutdown; their spans end there instead of never.
+func TestTracedQueueShutDownEndsDelayedSpans(t *testing.T) {
+	for _, shutdown := range []func(workqueue.TypedRateLimitingInterface[string]){
+		workqueue.TypedRateLimitingInterface[string].ShutDown,
+		workqueue.TypedRateLimitingInterface[string].ShutDownWithDrain,
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			q := tracedQueue(rec)
+			q.AddAfter("ns/a", time.Hour)
+			q.AddRateLimited("ns/b")
+			time.Sleep(time.Second)
+			shutdown(q)
+			// client-go's ShutDownWithDrain leaves the delaying queue's
+			// goroutine running (its entries then fire into a queue that
+			// drops them); ShutDown stops it before the bubble ends.
+			defer q.ShutDown()
+			require.Len(t, rec.Ended(), len(rec.Started()))
+			delayed := spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed)
+			require.Len(t, delayed, 2)
+			for _, d := range delayed {
+				require.Equal(t, time.Second, d.EndTime().Sub(d.StartTime()), "ended at the shutdown")
+			}
+		})
+	}
+}
+
+// TestTracedQueueObjectKey: informer.object.key is set for a key that
+// reads as a store key, a string or a Stringer such as cache.ObjectName,
+// and not for other keys.
+func TestTracedQueueObjectKey(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	strs := dropin.NewTracedQueue("strings", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	strs.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	defer strs.ShutDown()
+	names := dropin.NewTracedQueue("names", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()))
+	names.(*dropin.TracedQueue[cache.ObjectName]).SetTracerProvider(tp)
+	defer names.ShutDown()
+	type pair struct{ A, B int }
+	pairs := dropin.NewTracedQueue("pairs", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[pair]()))
+	pairs.(*dropin.TracedQueue[pair]).SetTracerProvider(tp)
+	defer pairs.ShutDown()
+
+	for _, k := range []string{"ns/a", "node-1", "Pod/ns/a", "/a", "ns/", ""} {
+		strs.Add(k)
+	}
+	names.Add(cache.NewObjectName("ns", "b"))
+	names.Add(cache.NewObjectName("", "c"))
+	pairs.Add(pair{1, 2})
+
+	got := map[string]string{}
+	for _, s := range spans(rec.Ended()).named(tracing.SpanWorkqueueAdd) {
+		got[attr(s, tracing.KeyWorkqueueKey).AsString()] = attr(s, tracing.KeyObjectKey).AsString()
+	}
+	require.Equal(t, map[string]string{
+		"ns/a": "ns/a", "node-1": "node-1", "Pod/ns/a": "", "/a": "", "ns/": "", "": "",
+		"ns/b": "ns/b", "c": "c", "{A:1 B:2}": "",
+	}, got)
+}
+
+// TestTracedQueueConcurrent: producers and workers on their own goroutines
+// (under -race in hack/test.sh): every Add counted, every Get matched by a
+// process span that ends, nothing left registered or open.
+func TestTracedQueueConcurrent(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	q := tracedQueue(rec)
+	tq := q.(*dropin.TracedQueue[string])
+	const producers, workers, addsEach = 4, 3, 500
+	var processed atomic.Int64
+	var work, add sync.WaitGroup
+	for w := range workers {
+		work.Go(func() {
+			for {
+				item, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				if w == 0 && processed.Load()%7 == 0 {
+					q.AddAfter(item, time.Millisecond) // a retry, from the worker
+				}
+				processed.Add(1)
+				q.Forget(item)
+				q.Done(item)
+			}
+		})
+	}
+	for p := range producers {
+		add.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(p), 7))
+			for range addsEach {
+				q.Add(fmt.Sprintf("ns/k%d", r.IntN(20)))
+			}
+		})
+	}
+	add.Wait()
+	require.Eventually(t, func() bool { return q.Len() == 0 && tq.Stats().Processing == 0 }, 10*time.Second, time.Millisecond)
+	q.ShutDownWithDrain()
+	work.Wait()
+
+	st := tq.Stats()
+	all := spans(rec.Ended())
+	require.Len(t, all, len(rec.Started()), "every span ended")
+	require.EqualValues(t, processed.Load(), st.Processed)
+	require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
+	require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
+	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
+	require.Zero(t, st.Processing)
+	require.Zero(t, handlerctx.Active(), "every registration ended")
 }
