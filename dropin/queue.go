@@ -352,8 +352,8 @@ func (q *TracedQueue[T]) Get() (T, bool) {
 	k := q.key_locked(item, now)
 	if !k.waiting && k.delayed != nil {
 		// Nothing the wrapper saw made the key dirty, so its waiting entry
-		// did: a rate-limited one, whose time is not known, at the latest
-		// now.
+		// did, at the latest now: a rate-limited one, whose time is not
+		// known, or one inner's clock found ready a moment before ours.
 		q.fire_locked(k, now)
 	}
 	parent, links := k.parent, k.links
