@@ -3,6 +3,7 @@ package dropin
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,18 +52,31 @@ func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 // TracedQueue is what [NewTracedQueue] returns: reach it with a type
 // assertion for SetTracerProvider and Stats.
 //
-// How it knows what the workqueue did. A workqueue merges an Add of a key
-// that is already waiting (dirty) into that wait, and serves it once. The
-// wrapper keeps, per key, the trace of the add that made the key wait and
-// the links of the adds merged into it, and the process span between Get
-// and Done: the same dirty/processing bookkeeping as client-go's queue
-// (util/workqueue/queue.go), kept only while tracing is on. A delayed add
-// (AddAfter, AddRateLimited) is handed to inner, whose own goroutine adds
-// the key when the delay is over, out of the wrapper's sight: it is
-// counted as served by the first Get of its key that no immediate add
-// explains, or that comes after its known ready time (AddAfter; the rate
-// limiter's delay is not visible through the interface, so for
-// AddRateLimited the delayed span lasts until that Get).
+// How it knows what the workqueue did. client-go's queue
+// (util/workqueue/queue.go) merges an Add of a key that is dirty (added
+// and not yet taken by Get) and serves it once; a key added while it is
+// processing and not dirty becomes dirty and is queued again at Done. Its
+// delaying queue (delaying_queue.go) keeps at most one waiting entry per
+// key: a second AddAfter of a key already waiting only moves the entry's
+// ready time earlier, and when the entry is ready it is an Add like any
+// other. The wrapper keeps the same bookkeeping per key, only while
+// tracing is on: dirty or not, since when, the add that made it dirty and
+// the adds merged into it, the one waiting entry with its ready time, and
+// the process span between Get and Done. An entry's Add happens on inner's
+// goroutine, out of the wrapper's sight, so the wrapper fires the entry
+// itself, at its ready time, before it looks at the key for any later call.
+//
+// Where the wrapper cannot see what inner did, it approximates:
+//   - AddRateLimited's delay is the rate limiter's, which the interface
+//     does not show. Its entry is taken to fire at the first Get of the key
+//     that nothing else explains; its workqueue.delayed span lasts until
+//     that Get, and an Add of the key in between is taken as not merged.
+//   - An Add racing, on another goroutine, with the Get that takes the same
+//     key can be taken as merged into the wait that Get serves when inner
+//     in fact made the key dirty again; the Get that serves it then has no
+//     queued span and its process starts a trace of its own.
+//   - Ready times are read from the wrapper's clock (time.Now), so inner
+//     must run on the real clock, as client-go's queues do by default.
 type TracedQueue[T comparable] struct {
 	inner  workqueue.TypedRateLimitingInterface[T]
 	name   string
@@ -86,16 +100,16 @@ type TracedQueue[T comparable] struct {
 
 // keyTrace is what the wrapper knows of one key.
 type keyTrace struct {
-	// waiting: the key is dirty (queued, or re-added while processing);
-	// since is when it became so, parent the span the queued span hangs
-	// under (the add, or the delayed span that fired), links the merged
-	// adds.
+	// waiting mirrors the workqueue's dirty set: the key was added and no
+	// Get has taken it since. since is when it became so, parent the span
+	// its queued span hangs under (the add, or the delayed span that
+	// fired), links the adds merged into this wait.
 	waiting bool
 	since   time.Time
 	parent  trace.SpanContext
 	links   []trace.Link
-	// delayed adds handed to inner and not yet seen served.
-	delayed []delayedAdd
+	// delayed mirrors the delaying queue's one waiting entry for the key.
+	delayed *delayedEntry
 	// process is the span between Get and Done; exit ends the goroutine
 	// registration that parents re-adds made during processing.
 	process trace.Span
@@ -103,13 +117,15 @@ type keyTrace struct {
 	exit    func()
 }
 
-type delayedAdd struct {
-	add     trace.SpanContext
-	span    trace.Span
-	readyAt time.Time // zero: not known (AddRateLimited)
+// delayedEntry is a delayed add handed to inner and not yet fired.
+type delayedEntry struct {
+	add     trace.SpanContext // the add that made the entry
+	span    trace.Span        // its workqueue.delayed
+	readyAt time.Time         // zero: not known (AddRateLimited)
+	links   []trace.Link      // later delayed adds merged into the entry
 }
 
-func (k *keyTrace) idle() bool { return !k.waiting && len(k.delayed) == 0 && k.process == nil }
+func (k *keyTrace) idle() bool { return !k.waiting && k.delayed == nil && k.process == nil }
 
 // SetTracerProvider sets the provider of the queue's spans; nil: the global
 // one. Call it before the queue is used.
@@ -150,8 +166,13 @@ func (q *TracedQueue[T]) traced() bool {
 }
 
 // keyAttrs are the attributes that name the key: workqueue.key always, and
-// informer.object.key when the key reads as an object's ("ns/name", or a
-// Stringer such as controller-runtime's reconcile.Request).
+// informer.object.key when the key reads as an informer's store key. A
+// key is formatted as itself when it is a string and by String() when it
+// is a fmt.Stringer (cache.ObjectName, types.NamespacedName,
+// controller-runtime's reconcile.Request all are), and is then an object's
+// key when it reads "name" or "namespace/name", what
+// cache.MetaNamespaceKeyFunc and those String methods write. Any other key
+// is formatted with %+v and names no object.
 func (q *TracedQueue[T]) keyAttrs(item T) []attribute.KeyValue {
 	var s string
 	switch k := any(item).(type) {
@@ -162,7 +183,21 @@ func (q *TracedQueue[T]) keyAttrs(item T) []attribute.KeyValue {
 	default:
 		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(fmt.Sprintf("%+v", item))}
 	}
+	if !isObjectKey(s) {
+		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s)}
+	}
 	return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s), tracing.KeyObjectKey.String(s)}
+}
+
+// isObjectKey: one or two non-empty parts separated by "/". A key with
+// more parts (a kind in front, say) names something else, and labelling it
+// informer.object.key would tie the trace to an object that does not exist.
+func isObjectKey(s string) bool {
+	ns, name, two := strings.Cut(s, "/")
+	if !two {
+		return s != ""
+	}
+	return ns != "" && name != "" && !strings.Contains(name, "/")
 }
 
 // startAdd starts the workqueue.add span under the traced call this
@@ -177,13 +212,35 @@ func (q *TracedQueue[T]) startAdd(item T, depth int) trace.Span {
 	return span
 }
 
-func (q *TracedQueue[T]) key_locked(item T) *keyTrace {
+// key_locked returns item's bookkeeping as of now: a waiting entry whose
+// ready time has passed has fired, as inner's goroutine made it do.
+func (q *TracedQueue[T]) key_locked(item T, now time.Time) *keyTrace {
 	k := q.pending[item]
 	if k == nil {
 		k = &keyTrace{}
 		q.pending[item] = k
 	}
+	if e := k.delayed; e != nil && !e.readyAt.IsZero() && !e.readyAt.After(now) {
+		q.fire_locked(k, e.readyAt)
+	}
 	return k
+}
+
+// fire_locked is the delaying queue adding the key when its entry is ready:
+// an Add like any other, merged if the key is already dirty.
+func (q *TracedQueue[T]) fire_locked(k *keyTrace, at time.Time) {
+	e := k.delayed
+	k.delayed = nil
+	if k.waiting {
+		q.merged++
+		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
+		k.links = append(k.links, trace.Link{SpanContext: e.add})
+	} else {
+		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
+		k.waiting, k.since, k.parent = true, at, e.span.SpanContext()
+	}
+	k.links = append(k.links, e.links...)
+	e.span.End(trace.WithTimestamp(at))
 }
 
 // Add adds item, or merges it into item's wait if it is already waiting.
@@ -202,7 +259,7 @@ func (q *TracedQueue[T]) Add(item T) {
 		return
 	}
 	span := q.startAdd(item, q.inner.Len())
-	k := q.key_locked(item)
+	k := q.key_locked(item, time.Now())
 	if k.waiting {
 		q.merged++
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
@@ -227,7 +284,7 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 		q.inner.AddAfter(item, duration)
 		return
 	}
-	q.addDelayed(item, time.Now().Add(duration), func() { q.inner.AddAfter(item, duration) })
+	q.addDelayed(item, duration, func() { q.inner.AddAfter(item, duration) })
 }
 
 // AddRateLimited adds item when inner's rate limiter allows.
@@ -238,10 +295,14 @@ func (q *TracedQueue[T]) AddRateLimited(item T) {
 		q.inner.AddRateLimited(item)
 		return
 	}
-	q.addDelayed(item, time.Time{}, func() { q.inner.AddRateLimited(item) })
+	q.addDelayed(item, 0, func() { q.inner.AddRateLimited(item) })
 }
 
-func (q *TracedQueue[T]) addDelayed(item T, readyAt time.Time, forward func()) {
+// addDelayed traces a delayed add (duration 0: the rate limiter's, not
+// known). A key with a waiting entry keeps that one entry, as the delaying
+// queue does: the add is merged into it and moves its ready time earlier
+// if it is.
+func (q *TracedQueue[T]) addDelayed(item T, duration time.Duration, forward func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.adds++
@@ -249,12 +310,28 @@ func (q *TracedQueue[T]) addDelayed(item T, readyAt time.Time, forward func()) {
 		forward()
 		return
 	}
+	now := time.Now()
+	var readyAt time.Time
+	if duration > 0 {
+		readyAt = now.Add(duration)
+	}
 	span := q.startAdd(item, q.inner.Len())
-	span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
-	_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(q.keyAttrs(item)...))
-	k := q.key_locked(item)
-	k.delayed = append(k.delayed, delayedAdd{add: span.SpanContext(), span: delayed, readyAt: readyAt})
+	k := q.key_locked(item, now)
+	if e := k.delayed; e != nil {
+		q.merged++
+		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
+		e.links = append(e.links, trace.Link{SpanContext: span.SpanContext()})
+		// An entry whose time is not known fires no later than this
+		// add's ready time: take that as its time.
+		if !readyAt.IsZero() && (e.readyAt.IsZero() || readyAt.Before(e.readyAt)) {
+			e.readyAt = readyAt
+		}
+	} else {
+		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
+		_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
+			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now), trace.WithAttributes(q.keyAttrs(item)...))
+		k.delayed = &delayedEntry{add: span.SpanContext(), span: delayed, readyAt: readyAt}
+	}
 	forward()
 	span.End()
 }
@@ -272,8 +349,13 @@ func (q *TracedQueue[T]) Get() (T, bool) {
 	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	k := q.key_locked(item)
-	k.serveDelayed_locked(now, &q.merged)
+	k := q.key_locked(item, now)
+	if !k.waiting && k.delayed != nil {
+		// Nothing the wrapper saw made the key dirty, so its waiting entry
+		// did, at the latest now: a rate-limited one, whose time is not
+		// known, or one inner's clock found ready a moment before ours.
+		q.fire_locked(k, now)
+	}
 	parent, links := k.parent, k.links
 	var queued trace.SpanContext
 	if k.waiting {
@@ -290,7 +372,7 @@ func (q *TracedQueue[T]) Get() (T, bool) {
 	}
 	attrs := append(q.keyAttrs(item), tracing.KeyWorkqueueRequeues.Int(q.inner.NumRequeues(item)))
 	_, process := q.tracer.Start(ctx, tracing.SpanWorkqueueProcess, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithLinks(links...), trace.WithAttributes(attrs...))
+		trace.WithTimestamp(now), trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	if k.process != nil {
 		// A second Get of a key before its Done breaks the workqueue's
 		// contract; end the first rather than leak it.
@@ -307,42 +389,6 @@ func (q *TracedQueue[T]) Get() (T, bool) {
 	return item, false
 }
 
-// serveDelayed_locked decides which delayed adds this Get serves: those
-// whose ready time has passed, and, when no immediate add made the key
-// wait, those whose ready time is unknown (it must have been one of them).
-// The first served becomes the parent of the queued span when no
-// immediate add is; the others are merged and linked.
-func (k *keyTrace) serveDelayed_locked(now time.Time, merged *uint64) {
-	if len(k.delayed) == 0 {
-		return
-	}
-	explained := k.waiting
-	kept := k.delayed[:0]
-	for _, d := range k.delayed {
-		fired := !d.readyAt.IsZero() && !d.readyAt.After(now)
-		if !fired && !(d.readyAt.IsZero() && !explained) {
-			kept = append(kept, d)
-			continue
-		}
-		end := now
-		if !d.readyAt.IsZero() {
-			end = d.readyAt
-		}
-		if !k.waiting {
-			d.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
-			d.span.End(trace.WithTimestamp(end))
-			k.waiting, k.since, k.parent = true, end, d.span.SpanContext()
-			continue
-		}
-		*merged++
-		d.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		d.span.End(trace.WithTimestamp(end))
-		k.links = append(k.links, trace.Link{SpanContext: d.add})
-	}
-	clear(k.delayed[len(kept):])
-	k.delayed = kept
-}
-
 // Done tells the queue the caller has finished with item; if it was added
 // again meanwhile, it waits again.
 //
@@ -354,14 +400,15 @@ func (q *TracedQueue[T]) Done(item T) {
 	}
 	q.mu.Lock()
 	if k := q.pending[item]; k != nil && k.process != nil {
-		d := time.Since(k.start)
+		now := time.Now()
+		d := now.Sub(k.start)
 		q.processTotal += d
 		q.processLast = d
 		q.processed++
 		q.processingNow--
 		q.inProcess.Add(-1)
 		k.exit()
-		k.process.End()
+		k.process.End(trace.WithTimestamp(now))
 		k.process, k.exit = nil, nil
 		if k.idle() {
 			delete(q.pending, item)
@@ -384,10 +431,40 @@ func (q *TracedQueue[T]) NumRequeues(item T) int { return q.inner.NumRequeues(it
 func (q *TracedQueue[T]) Len() int { return q.inner.Len() }
 
 // ShutDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDown].
-func (q *TracedQueue[T]) ShutDown() { q.inner.ShutDown() }
+func (q *TracedQueue[T]) ShutDown() {
+	q.endDelayed()
+	q.inner.ShutDown()
+}
 
 // ShutDownWithDrain mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDownWithDrain].
-func (q *TracedQueue[T]) ShutDownWithDrain() { q.inner.ShutDownWithDrain() }
+func (q *TracedQueue[T]) ShutDownWithDrain() {
+	q.endDelayed()
+	q.inner.ShutDownWithDrain()
+}
+
+// endDelayed ends the delayed spans of entries that have not fired: the
+// delaying queue drops its waiting entries when it shuts down, so they
+// never will, and a span never ended is never exported.
+func (q *TracedQueue[T]) endDelayed() {
+	if !q.everTraced.Load() {
+		return
+	}
+	now := time.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for item := range q.pending {
+		// Entries already ready have fired; their keys are dirty and
+		// still served by Get.
+		k := q.key_locked(item, now)
+		if e := k.delayed; e != nil {
+			e.span.End(trace.WithTimestamp(now))
+			k.delayed = nil
+		}
+		if k.idle() {
+			delete(q.pending, item)
+		}
+	}
+}
 
 // ShuttingDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShuttingDown].
 func (q *TracedQueue[T]) ShuttingDown() bool { return q.inner.ShuttingDown() }

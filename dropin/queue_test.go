@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,7 +34,11 @@ func newClientGoQueue() workqueue.TypedRateLimitingInterface[string] {
 // tracedQueue returns a traced queue over client-go's, recording into rec
 // (nil: tracing off, with a no-op provider).
 func tracedQueue(rec *tracetest.SpanRecorder) workqueue.TypedRateLimitingInterface[string] {
-	q := dropin.NewTracedQueue("test", newClientGoQueue())
+	return traceQueue(rec, newClientGoQueue())
+}
+
+func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingInterface[string]) workqueue.TypedRateLimitingInterface[string] {
+	q := dropin.NewTracedQueue("test", inner)
 	if rec != nil {
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	} else {
@@ -41,53 +47,158 @@ func tracedQueue(rec *tracetest.SpanRecorder) workqueue.TypedRateLimitingInterfa
 	return q
 }
 
+// queueMetrics is a workqueue.MetricsProvider that keeps what client-go's
+// queue itself reports: an add it did not merge (adds), for every Get how
+// long the key had been dirty (latency), for every Done how long since its
+// Get (work). These are the oracle for the traced queue's verdicts: an add
+// is merged exactly when client-go counted no add, a queued span lasts
+// exactly the latency, a process span exactly the work.
+type queueMetrics struct {
+	mu            sync.Mutex
+	adds          int
+	latency, work []time.Duration
+}
+
+// metricFunc is a metric of any kind calling f on Inc and Observe (nil:
+// one that is kept nowhere).
+type metricFunc func(float64)
+
+func (f metricFunc) Inc()        { f.Observe(1) }
+func (f metricFunc) Dec()        {}
+func (f metricFunc) Set(float64) {}
+func (f metricFunc) Observe(v float64) {
+	if f != nil {
+		f(v)
+	}
+}
+
+func (m *queueMetrics) observe(to *[]time.Duration) metricFunc {
+	return func(v float64) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		*to = append(*to, time.Duration(v*float64(time.Second)))
+	}
+}
+
+func (m *queueMetrics) NewAddsMetric(string) workqueue.CounterMetric {
+	return metricFunc(func(float64) { m.mu.Lock(); m.adds++; m.mu.Unlock() })
+}
+func (m *queueMetrics) NewLatencyMetric(string) workqueue.HistogramMetric {
+	return m.observe(&m.latency)
+}
+func (m *queueMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
+	return m.observe(&m.work)
+}
+func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return metricFunc(nil) }
+func (m *queueMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return metricFunc(nil)
+}
+func (m *queueMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return metricFunc(nil)
+}
+func (m *queueMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return metricFunc(nil) }
+
+func (m *queueMetrics) read() (adds int, latency, work []time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.adds, slices.Clone(m.latency), slices.Clone(m.work)
+}
+
+// oracleOps says which operations a run draws from.
+type oracleOps struct {
+	// rateLimited: AddRateLimited too. Its delay is the limiter's, which
+	// the traced queue cannot see, so its verdicts are approximations
+	// (TracedQueue's doc) and such a run is not compared with client-go's
+	// metrics, only for Get order, Len and NumRequeues and for every
+	// span ended and accounted for.
+	rateLimited bool
+}
+
 // runQueueOracle drives client-go's queue and two traced ones (recording
 // and not) with the same operations, read from next, and requires the
 // same answers from all three: Get order, Len, NumRequeues, and so the
-// same coalescing.
-func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
+// same coalescing. Without rate-limited adds it also requires, call by
+// call, the recording queue's spans to agree with what client-go's queue
+// under it reports through its metrics.
+func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), tracedQueue(rec), tracedQueue(nil)}
+		metrics := &queueMetrics{}
+		traced := traceQueue(rec, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "traced", MetricsProvider: metrics}))
+		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), traced, tracedQueue(nil)}
 		defer func() {
 			for _, q := range queues {
 				q.ShutDown()
 			}
 		}()
+		strict := !ops.rateLimited
+		// compare checks the spans the last call on traced ended against
+		// client-go's metrics.
+		compare := func(desc string, delayed bool, call func()) {
+			adds, latency, work := metrics.read()
+			ended := len(rec.Ended())
+			call()
+			if !strict {
+				return
+			}
+			adds2, latency2, work2 := metrics.read()
+			now := spans(rec.Ended()[ended:])
+			// An immediate add's verdict shows at once in client-go's count;
+			// a delayed one's only when its delay is over, as the latency.
+			if a := now.named(tracing.SpanWorkqueueAdd); len(a) == 1 && len(now.named(tracing.SpanWorkqueueDelayed)) == 0 && !delayed {
+				require.Equal(t, adds2 == adds, attr(a[0], tracing.KeyWorkqueueCoalesced).AsBool(),
+					"%s: merged exactly when client-go counted no add", desc)
+			}
+			if len(latency2) > len(latency) {
+				q := now.named(tracing.SpanWorkqueueQueued)
+				require.Len(t, q, 1, "%s: a queued span for the Get", desc)
+				require.Equal(t, latency2[len(latency)], q[0].EndTime().Sub(q[0].StartTime()), "%s: queued lasts as long as client-go says the key waited", desc)
+			}
+			if len(work2) > len(work) {
+				p := now.named(tracing.SpanWorkqueueProcess)
+				require.Len(t, p, 1, "%s: the process span ends at Done", desc)
+				require.Equal(t, work2[len(work)], p[0].EndTime().Sub(p[0].StartTime()), "%s: process lasts from Get to Done", desc)
+			}
+		}
 		keys := []string{"ns/a", "ns/b", "ns/c", "ns/d"}
 		var processing []string
 		for step := range steps {
 			op := next(8)
 			key := keys[next(len(keys))]
 			desc := fmt.Sprintf("step %d: op %d key %s", step, op, key)
+			if op == 3 && !ops.rateLimited {
+				op = 2
+			}
+			each := func(f func(q workqueue.TypedRateLimitingInterface[string])) {
+				for _, q := range queues {
+					if q == traced {
+						compare(desc, op == 2 || op == 3, func() { f(q) })
+					} else {
+						f(q)
+					}
+				}
+			}
 			switch op {
 			case 0, 1:
-				for _, q := range queues {
-					q.Add(key)
-				}
+				each(func(q workqueue.TypedRateLimitingInterface[string]) { q.Add(key) })
 			case 2:
 				d := time.Duration(next(50)) * time.Millisecond
-				for _, q := range queues {
-					q.AddAfter(key, d)
-				}
+				each(func(q workqueue.TypedRateLimitingInterface[string]) { q.AddAfter(key, d) })
 			case 3:
-				for _, q := range queues {
-					q.AddRateLimited(key)
-				}
+				each(func(q workqueue.TypedRateLimitingInterface[string]) { q.AddRateLimited(key) })
 			case 4:
-				for _, q := range queues {
-					q.Forget(key)
-				}
+				each(func(q workqueue.TypedRateLimitingInterface[string]) { q.Forget(key) })
 			case 5, 6:
 				if queues[0].Len() == 0 {
 					continue
 				}
 				var got []string
-				for _, q := range queues {
+				each(func(q workqueue.TypedRateLimitingInterface[string]) {
 					item, shutdown := q.Get()
 					require.False(t, shutdown, desc)
 					got = append(got, item)
-				}
+				})
 				require.Equal(t, []string{got[0], got[0], got[0]}, got, "%s: Get", desc)
 				processing = append(processing, got[0])
 			case 7:
@@ -99,9 +210,7 @@ func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
 				i := next(len(processing))
 				item := processing[i]
 				processing = slices.Delete(processing, i, i+1)
-				for _, q := range queues {
-					q.Done(item)
-				}
+				each(func(q workqueue.TypedRateLimitingInterface[string]) { q.Done(item) })
 			}
 			synctest.Wait()
 			for _, q := range queues[1:] {
@@ -114,8 +223,13 @@ func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
 		// Drain: finish what is processing, wait out every delay, and
 		// require the same keys in the same order from all three.
 		for _, item := range processing {
-			for _, q := range queues {
-				q.Done(item)
+			each := queues
+			for _, q := range each {
+				if q == traced {
+					compare("drain: Done", false, func() { q.Done(item) })
+				} else {
+					q.Done(item)
+				}
 			}
 		}
 		time.Sleep(time.Hour)
@@ -123,9 +237,15 @@ func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
 		for queues[0].Len() > 0 {
 			var got []string
 			for _, q := range queues {
-				item, _ := q.Get()
+				var item string
+				if q == traced {
+					compare("drain: Get", false, func() { item, _ = q.Get() })
+					compare("drain: Done", false, func() { q.Done(item) })
+				} else {
+					item, _ = q.Get()
+					q.Done(item)
+				}
 				got = append(got, item)
-				q.Done(item)
 			}
 			require.Equal(t, []string{got[0], got[0], got[0]}, got, "drain")
 		}
@@ -133,25 +253,103 @@ func runQueueOracle(t *testing.T, steps int, next func(n int) int) {
 			require.Zero(t, q.Len())
 		}
 		require.Zero(t, handlerctx.Active(), "every process span's registration was ended by its Done")
-		for _, s := range rec.Ended() {
-			require.Contains(t, []string{tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueDelayed, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess}, s.Name())
+		traced.ShutDown()
+		require.Len(t, rec.Ended(), len(rec.Started()), "every span ended by the shutdown")
+		if strict {
+			adds, latency, work := metrics.read()
+			all := spans(rec.Ended())
+			require.Len(t, all.named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
+			require.Len(t, all.named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
+			require.Equal(t, adds, len(latency), "every add client-go did not merge was served")
 		}
+		checkAccounting(t, spans(rec.Ended()), strict)
 	})
 }
 
+// checkAccounting requires every add to be accounted for exactly once:
+// one not merged is the start of exactly one process's chain, one merged
+// is linked from exactly one process; and every process to hang under a
+// queued span of its own key (this queue is traced from its first call).
+// When strict is false (rate-limited adds among the calls), a rate-limited
+// entry the wrapper never saw fire is ended by the shutdown, and it and the
+// adds merged into it are left unaccounted.
+func checkAccounting(t *testing.T, all spans, strict bool) {
+	t.Helper()
+	servedBy := map[trace.SpanID]int{} // add or delayed span → processes serving it
+	for _, p := range all.named(tracing.SpanWorkqueueProcess) {
+		queued := parentOf(all, p)
+		require.NotNil(t, queued, "process without a queued parent")
+		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
+		key := attr(p, tracing.KeyWorkqueueKey).AsString()
+		require.Equal(t, key, attr(queued, tracing.KeyWorkqueueKey).AsString())
+		servedBy[queued.Parent().SpanID()]++
+		for _, l := range p.Links() {
+			linked := all.byID(l.SpanContext.SpanID())
+			require.NotNil(t, linked)
+			require.Equal(t, tracing.SpanWorkqueueAdd, linked.Name())
+			require.Equal(t, key, attr(linked, tracing.KeyWorkqueueKey).AsString(), "a process links adds of its own key")
+			servedBy[l.SpanContext.SpanID()]++
+		}
+	}
+	delayedOf := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, d := range all.named(tracing.SpanWorkqueueDelayed) {
+		delayedOf[d.Parent().SpanID()] = d
+	}
+	for _, a := range all.named(tracing.SpanWorkqueueAdd) {
+		id := a.SpanContext().SpanID()
+		if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
+			if strict {
+				require.Equal(t, 1, servedBy[id], "a merged add is linked from one process")
+			} else {
+				// merged into a rate-limited entry the wrapper never saw
+				// fire, ended by the shutdown
+				require.LessOrEqual(t, servedBy[id], 1, "a merged add is linked from one process at most")
+			}
+			for _, s := range all {
+				require.NotEqual(t, id, s.Parent().SpanID(), "a merged add ends its trace")
+			}
+			continue
+		}
+		d, isDelayed := delayedOf[id]
+		if !isDelayed {
+			require.Equal(t, 1, servedBy[id], "an add not merged starts one process's chain")
+			continue
+		}
+		switch v := attr(d, tracing.KeyWorkqueueCoalesced); {
+		case v.Type() == attribute.EMPTY:
+			require.False(t, strict, "a delayed span ended by the shutdown, though every delay was over")
+		case v.AsBool():
+			require.Equal(t, 1, servedBy[id], "a delay that fired into a waiting key: its add is linked")
+		default:
+			require.Equal(t, 1, servedBy[d.SpanContext().SpanID()], "a delay that fired starts one process's chain")
+		}
+	}
+}
+
 // TestTracedQueueMatchesClientGo: 2,000 random operations with a fixed
-// seed.
+// seed, with and without rate-limited adds.
 func TestTracedQueueMatchesClientGo(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	runQueueOracle(t, 2000, func(n int) int { return r.IntN(n) })
+	for _, ops := range []oracleOps{{}, {rateLimited: true}} {
+		t.Run(fmt.Sprintf("rateLimited=%v", ops.rateLimited), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			runQueueOracle(t, 2000, ops, func(n int) int { return r.IntN(n) })
+		})
+	}
 }
 
 // FuzzTracedQueueMatchesClientGo: the same oracle with the operations read
-// from the fuzzer's bytes.
+// from the fuzzer's bytes; the first byte chooses whether rate-limited adds
+// are among them.
 func FuzzTracedQueueMatchesClientGo(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 0, 5, 0, 7, 0, 2, 1, 3, 5, 1, 7, 0})
-	f.Add([]byte{3, 1, 3, 1, 5, 1, 7, 0, 2, 2, 40, 7, 0, 5, 2, 7, 0})
+	f.Add([]byte{0, 0, 0, 0, 0, 5, 0, 7, 0, 2, 1, 3, 5, 1, 7, 0})
+	f.Add([]byte{1, 3, 1, 3, 1, 5, 1, 7, 0, 2, 2, 40, 7, 0, 5, 2, 7, 0})
+	f.Add([]byte{0, 2, 0, 30, 2, 0, 10, 7, 0, 60, 0, 0, 5, 0, 7, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) == 0 {
+			return
+		}
+		rateLimited := ops[0]%2 == 1
+		ops = ops[1:]
 		i := 0
 		next := func(n int) int {
 			if i >= len(ops) {
@@ -160,7 +358,7 @@ func FuzzTracedQueueMatchesClientGo(f *testing.F) {
 			i++
 			return int(ops[i-1]) % n
 		}
-		runQueueOracle(t, len(ops)/2, next)
+		runQueueOracle(t, len(ops)/2, oracleOps{rateLimited: rateLimited}, next)
 	})
 }
 
@@ -350,4 +548,166 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.TestAddFromATracedHandlerIsItsChild.func1#0",
 			attr(all.named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
 	})
+}
+
+// TestTracedQueueDelayedAddsMergeAsTheDelayingQueueDoes: client-go keeps
+// one waiting entry per key; a second AddAfter moves it earlier and is
+// merged, and an Add after the entry fired is merged into that wait. The
+// one process links both merged adds.
+func TestTracedQueueDelayedAddsMergeAsTheDelayingQueueDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		q := tracedQueue(rec)
+		defer q.ShutDown()
+
+		start := time.Now()
+		q.AddAfter("ns/a", 5*time.Second)
+		q.AddAfter("ns/a", 2*time.Second) // merged into the entry, now ready at 2 s
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		q.Add("ns/a") // merged: the entry fired at 2 s
+		item, _ := q.Get()
+		q.Done(item)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		require.Zero(t, q.Len(), "nothing fires at 5 s: the entry was moved, not doubled")
+
+		all := spans(rec.Ended())
+		require.Len(t, all, len(rec.Started()), "every span ended")
+		adds := all.named(tracing.SpanWorkqueueAdd)
+		require.Len(t, adds, 3)
+		require.Equal(t, []bool{false, true, true}, []bool{attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool(),
+			attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool()})
+		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		require.Len(t, delayed, 1, "a merged delayed add has no wait of its own")
+		require.Equal(t, adds[0].SpanContext().SpanID(), delayed[0].Parent().SpanID())
+		require.Equal(t, start.Add(2*time.Second), delayed[0].EndTime(), "the entry was ready at 2 s")
+		process := all.named(tracing.SpanWorkqueueProcess)
+		require.Len(t, process, 1)
+		queued := parentOf(all, process[0])
+		require.Equal(t, delayed[0].SpanContext().SpanID(), queued.Parent().SpanID())
+		require.Equal(t, time.Second, queued.EndTime().Sub(queued.StartTime()), "waiting from 2 s to the Get at 3 s")
+		var linked []trace.SpanID
+		for _, l := range process[0].Links() {
+			linked = append(linked, l.SpanContext.SpanID())
+		}
+		require.Equal(t, []trace.SpanID{adds[1].SpanContext().SpanID(), adds[2].SpanContext().SpanID()}, linked,
+			"the process links every add it absorbed")
+		for _, s := range all {
+			require.NotEqual(t, adds[1].SpanContext().SpanID(), s.Parent().SpanID(), "a merged add ends its trace")
+			require.NotEqual(t, adds[2].SpanContext().SpanID(), s.Parent().SpanID(), "a merged add ends its trace")
+		}
+	})
+}
+
+// TestTracedQueueShutDownEndsDelayedSpans: the delaying queue drops its
+// waiting entries at shutdown; their spans end there instead of never.
+func TestTracedQueueShutDownEndsDelayedSpans(t *testing.T) {
+	for _, shutdown := range []func(workqueue.TypedRateLimitingInterface[string]){
+		workqueue.TypedRateLimitingInterface[string].ShutDown,
+		workqueue.TypedRateLimitingInterface[string].ShutDownWithDrain,
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			q := tracedQueue(rec)
+			q.AddAfter("ns/a", time.Hour)
+			q.AddRateLimited("ns/b")
+			time.Sleep(time.Second)
+			shutdown(q)
+			// client-go's ShutDownWithDrain leaves the delaying queue's
+			// goroutine running (its entries then fire into a queue that
+			// drops them); ShutDown stops it before the bubble ends.
+			defer q.ShutDown()
+			require.Len(t, rec.Ended(), len(rec.Started()))
+			delayed := spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed)
+			require.Len(t, delayed, 2)
+			for _, d := range delayed {
+				require.Equal(t, time.Second, d.EndTime().Sub(d.StartTime()), "ended at the shutdown")
+			}
+		})
+	}
+}
+
+// TestTracedQueueObjectKey: informer.object.key is set for a key that
+// reads as a store key, a string or a Stringer such as cache.ObjectName,
+// and not for other keys.
+func TestTracedQueueObjectKey(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	strs := dropin.NewTracedQueue("strings", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	strs.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	defer strs.ShutDown()
+	names := dropin.NewTracedQueue("names", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()))
+	names.(*dropin.TracedQueue[cache.ObjectName]).SetTracerProvider(tp)
+	defer names.ShutDown()
+	type pair struct{ A, B int }
+	pairs := dropin.NewTracedQueue("pairs", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[pair]()))
+	pairs.(*dropin.TracedQueue[pair]).SetTracerProvider(tp)
+	defer pairs.ShutDown()
+
+	for _, k := range []string{"ns/a", "node-1", "Pod/ns/a", "/a", "ns/", ""} {
+		strs.Add(k)
+	}
+	names.Add(cache.NewObjectName("ns", "b"))
+	names.Add(cache.NewObjectName("", "c"))
+	pairs.Add(pair{1, 2})
+
+	got := map[string]string{}
+	for _, s := range spans(rec.Ended()).named(tracing.SpanWorkqueueAdd) {
+		got[attr(s, tracing.KeyWorkqueueKey).AsString()] = attr(s, tracing.KeyObjectKey).AsString()
+	}
+	require.Equal(t, map[string]string{
+		"ns/a": "ns/a", "node-1": "node-1", "Pod/ns/a": "", "/a": "", "ns/": "", "": "",
+		"ns/b": "ns/b", "c": "c", "{A:1 B:2}": "",
+	}, got)
+}
+
+// TestTracedQueueConcurrent: producers and workers on their own goroutines
+// (under -race in hack/test.sh): every Add counted, every Get matched by a
+// process span that ends, nothing left registered or open.
+func TestTracedQueueConcurrent(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	q := tracedQueue(rec)
+	tq := q.(*dropin.TracedQueue[string])
+	const producers, workers, addsEach = 4, 3, 500
+	var processed atomic.Int64
+	var work, add sync.WaitGroup
+	for w := range workers {
+		work.Go(func() {
+			for {
+				item, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				if w == 0 && processed.Load()%7 == 0 {
+					q.AddAfter(item, time.Millisecond) // a retry, from the worker
+				}
+				processed.Add(1)
+				q.Forget(item)
+				q.Done(item)
+			}
+		})
+	}
+	for p := range producers {
+		add.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(p), 7))
+			for range addsEach {
+				q.Add(fmt.Sprintf("ns/k%d", r.IntN(20)))
+			}
+		})
+	}
+	add.Wait()
+	require.Eventually(t, func() bool { return q.Len() == 0 && tq.Stats().Processing == 0 }, 10*time.Second, time.Millisecond)
+	q.ShutDownWithDrain()
+	work.Wait()
+
+	st := tq.Stats()
+	all := spans(rec.Ended())
+	require.Len(t, all, len(rec.Started()), "every span ended")
+	require.EqualValues(t, processed.Load(), st.Processed)
+	require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
+	require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
+	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
+	require.Zero(t, st.Processing)
+	require.Zero(t, handlerctx.Active(), "every registration ended")
 }

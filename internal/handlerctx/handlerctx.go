@@ -37,29 +37,48 @@ var (
 	active atomic.Int64
 
 	mu sync.RWMutex
-	// byGoroutine maps a goroutine's id to the span context registered on
-	// it last (guarded by mu).
-	byGoroutine = map[uint64]trace.SpanContext{}
+	// byGoroutine holds each goroutine's registrations in force, the
+	// latest last (guarded by mu). A slice and not a single value because
+	// they need not end in the order they began: a worker may Get two keys
+	// and call Done on the first one first; ending one takes out that one
+	// only, and the latest still in force stays current.
+	byGoroutine = map[uint64][]registration{}
+	// lastToken tells registrations apart (guarded by mu).
+	lastToken uint64
 )
 
+type registration struct {
+	sc    trace.SpanContext
+	token uint64
+}
+
 // Enter registers sc as the current traced call of the calling goroutine
-// until exit is called (from any goroutine). Registrations nest: exit puts
-// back what was registered before.
+// until exit is called (from any goroutine; a second call does nothing).
+// The latest registration of a goroutine still in force is its current
+// one.
 func Enter(sc trace.SpanContext) (exit func()) {
 	id := goroutineID()
 	mu.Lock()
-	prev, had := byGoroutine[id]
-	byGoroutine[id] = sc
+	lastToken++
+	token := lastToken
+	byGoroutine[id] = append(byGoroutine[id], registration{sc: sc, token: token})
 	mu.Unlock()
 	active.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			mu.Lock()
-			if had {
-				byGoroutine[id] = prev
-			} else {
+			regs := byGoroutine[id]
+			for i, r := range regs {
+				if r.token == token {
+					regs = append(regs[:i], regs[i+1:]...)
+					break
+				}
+			}
+			if len(regs) == 0 {
 				delete(byGoroutine, id)
+			} else {
+				byGoroutine[id] = regs
 			}
 			mu.Unlock()
 			active.Add(-1)
@@ -67,17 +86,20 @@ func Enter(sc trace.SpanContext) (exit func()) {
 	}
 }
 
-// Current returns the span context registered on the calling goroutine,
-// if any.
+// Current returns the span context registered on the calling goroutine
+// last and still in force, if any.
 func Current() (trace.SpanContext, bool) {
 	if active.Load() == 0 {
 		return trace.SpanContext{}, false
 	}
 	id := goroutineID()
 	mu.RLock()
-	sc, ok := byGoroutine[id]
-	mu.RUnlock()
-	return sc, ok
+	defer mu.RUnlock()
+	regs := byGoroutine[id]
+	if len(regs) == 0 {
+		return trace.SpanContext{}, false
+	}
+	return regs[len(regs)-1].sc, true
 }
 
 // Active is how many registrations are in force (for tests: it must come

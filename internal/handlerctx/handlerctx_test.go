@@ -83,3 +83,36 @@ func BenchmarkCurrentWithNothingRegistered(b *testing.B) {
 		Current()
 	}
 }
+
+// TestExitsOutOfOrder: a worker that took two keys may finish the first
+// one first. Ending the older registration must leave the newer one
+// current, and ending both must leave nothing behind, even while another
+// goroutine keeps the registry active.
+func TestExitsOutOfOrder(t *testing.T) {
+	held := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		exit := Enter(sc(9))
+		close(held)
+		<-release
+		exit()
+	}()
+	<-held
+
+	first := Enter(sc(1))
+	second := Enter(sc(2))
+	first()
+	got, ok := Current()
+	require.True(t, ok)
+	require.Equal(t, sc(2), got, "the newer registration is still in force")
+	second()
+	_, ok = Current()
+	require.False(t, ok, "nothing of this goroutine's is left, though another's is")
+	require.EqualValues(t, 1, Active())
+
+	close(release)
+	<-done
+	require.Zero(t, Active())
+}
