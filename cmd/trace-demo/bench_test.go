@@ -16,6 +16,7 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 )
 
@@ -94,8 +95,8 @@ func BenchmarkLiveView(b *testing.B) {
 // to its last update's handler calls; v numbers the updates across
 // iterations.
 func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(newExportQueue(dropExporter{})))
-	e.tp, e.tel = tp, &telemetry{tp: tp}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(telemetry.NewExportQueue(dropExporter{})))
+	e.tp, e.tel = tp, &telemetry.Telemetry{TP: tp}
 	var l *liveUI
 	stopPoll := func() {}
 	if live {

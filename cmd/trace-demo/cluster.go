@@ -28,6 +28,7 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -196,7 +197,7 @@ func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionRe
 	return nil
 }
 
-func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
+func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry) (result, error) {
 	cfg, where, err := loadConfig(o)
 	if err != nil {
 		return result{}, err
@@ -248,21 +249,21 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	}
 	u.status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.queue)
 
-	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.tp))
+	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.TP))
 	var inf processor.SharedIndexInformer
 	var probe *liveview.ReflectorProbe
 	if o.live != nil {
 		// The page's reflector box needs a probe around the ListerWatcher,
 		// which only an informer the demo builds can have.
-		inf, probe = probedResourceInformerFor(f, gvr, namespace, queueKind(o.queue), tel.tp, o.traceFilter)
+		inf, probe = probedResourceInformerFor(f, gvr, namespace, queueKind(o.queue), tel.TP, o.traceFilter)
 	} else if q := queueKind(o.queue); q != processor.RealFIFOQueue {
 		// The factory's informers run on the RealFIFO; another queue only
 		// through InformerFor (see filteredInformerFor).
-		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
+		inf = filteredInformerFor(f, gvr, namespace, q, tel.TP, o.traceFilter)
 	} else if o.traceFilter != nil {
 		// Only an informer the demo builds takes a trace filter;
 		// parseFlags has checked gvr is one it can build.
-		inf = filteredInformerFor(f, gvr, namespace, q, tel.tp, o.traceFilter)
+		inf = filteredInformerFor(f, gvr, namespace, q, tel.TP, o.traceFilter)
 	} else {
 		gi, err := f.ForResource(gvr)
 		if err != nil {
@@ -340,7 +341,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 			return result{}, fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
 		}
 		return result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
-			gvr.Resource, syncTimeout, where, lastSeen(tel.collector, inf.GetStore().ListKeys()))
+			gvr.Resource, syncTimeout, where, lastSeen(tel.Collector, inf.GetStore().ListKeys()))
 	}
 	u.status("synced: %s in the cache", plural(len(inf.GetStore().ListKeys()), "object"))
 	if testHookSynced != nil {
@@ -391,7 +392,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry) (result,
 	}
 	stopInformer()
 	f.Shutdown()
-	return result{show: pickObjects(tel.collector, o.objects), handlerCalls: countedCalls(handlers)}, nil
+	return result{show: pickObjects(tel.Collector, o.objects), handlerCalls: countedCalls(handlers)}, nil
 }
 
 // failedVerb is the request an error from the reflector is about: it says
@@ -433,8 +434,8 @@ func (l *lastError) isFatal() bool {
 }
 
 // lastSeen says how far the informer got, from its spans and its cache.
-func lastSeen(c *collector, cached []string) string {
-	spans, _ := c.snapshot()
+func lastSeen(c *telemetry.Collector, cached []string) string {
+	spans, _ := c.Snapshot()
 	if len(spans) == 0 && len(cached) == 0 {
 		return "the informer's own first request (its stream, or the LIST where the server cannot stream) got no answer: no span ended and no object arrived"
 	}
@@ -454,8 +455,8 @@ var testHookSynced func(store.Store)
 
 // pickObjects chooses what the waterfall draws on a cluster: for up to n
 // objects, preferring ones that changed while watched, each trace in turn.
-func pickObjects(c *collector, n int) []showcase {
-	spans, _ := c.snapshot()
+func pickObjects(c *telemetry.Collector, n int) []showcase {
+	spans, _ := c.Snapshot()
 	ix := spancheck.NewIndex(spans)
 	watched, listed := []string{}, []string{}
 	seen := map[string]bool{}

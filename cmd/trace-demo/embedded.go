@@ -19,6 +19,7 @@ import (
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -111,7 +112,7 @@ func (e *embedded) lessonResult(s string, since time.Time, slowHandler string) s
 	case "order":
 		return e.order.summary()
 	case "slow-handler":
-		return slowLine(e.tel.collector, slowHandler, since)
+		return slowLine(e.tel.Collector, slowHandler, since)
 	case "relist":
 		hs := tombstonesSeen(e.handlers, demoNamespace+"/doomed")
 		if len(hs) == 0 {
@@ -159,12 +160,12 @@ func (e *embedded) othersResynced() int64 {
 // slowLine is the line after the slow-handler lesson: the slow handler's
 // time per call on demo/busy, from the spans of its calls since the lesson
 // began, and which calls they were.
-func slowLine(c *collector, handler string, since time.Time) string {
+func slowLine(c *telemetry.Collector, handler string, since time.Time) string {
 	adds, updates, mean := slowCalls(c, demoNamespace+"/busy", handler, since)
 	n := adds + updates
 	if n == 0 {
 		why := "not among the traced objects?"
-		if c.full() {
+		if c.Full() {
 			why = "the summary's span memory is full: the page's waterfalls still have them"
 		}
 		return "slow-handler: no traced call of *main." + handler + " on demo/busy (" + why + ")"
@@ -218,7 +219,7 @@ type embedded struct {
 
 	queue        processor.QueueKind
 	client       *factory.Client
-	tel          *telemetry
+	tel          *telemetry.Telemetry
 	tp           trace.TracerProvider
 	filter       deltafifo.TraceFilter // --trace-keys/--trace-selector; nil: all
 	fillersMade  bool
@@ -344,13 +345,13 @@ func (e *embedded) newFactory() error {
 	return nil
 }
 
-func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry) (result, error) {
+func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{ctx: ctx, srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
+	e := &embedded{ctx: ctx, srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.TP, filter: o.traceFilter}
 	steps := scenarioNames
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
@@ -614,8 +615,8 @@ func timeoutCh(ctx context.Context, d time.Duration) <-chan struct{} {
 
 // maxPoppedTogether is the largest informer.deltas.count among key's
 // HandleDeltas spans that started at since or later.
-func maxPoppedTogether(c *collector, key string, since time.Time) int {
-	spans, _ := c.snapshot()
+func maxPoppedTogether(c *telemetry.Collector, key string, since time.Time) int {
+	spans, _ := c.Snapshot()
 	n := 0
 	for _, s := range spans {
 		if s.Name == tracing.SpanHandleDeltas && s.Attr(tracing.KeyObjectKey) == key && !s.Start.Before(since) {
@@ -632,8 +633,8 @@ func maxPoppedTogether(c *collector, key string, since time.Time) int {
 // started at since or later (handler: the type's name, e.g. slowHandler:
 // the calls it does sleep on, unlike the filler pods'), and their mean
 // duration.
-func slowCalls(c *collector, key, handler string, since time.Time) (adds, updates int, mean time.Duration) {
-	spans, _ := c.snapshot()
+func slowCalls(c *telemetry.Collector, key, handler string, since time.Time) (adds, updates int, mean time.Duration) {
+	spans, _ := c.Snapshot()
 	sum := time.Duration(0)
 	for i := range spans {
 		s := &spans[i]

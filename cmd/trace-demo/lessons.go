@@ -293,7 +293,7 @@ func (e *embedded) coalesceLesson() (string, error) {
 	}
 	e.show = append(e.show, sc("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
-	n := maxPoppedTogether(e.tel.collector, key, started)
+	n := maxPoppedTogether(e.tel.Collector, key, started)
 	if n == 0 && e.filter != nil {
 		return "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together", nil
 	}

@@ -22,6 +22,7 @@ import (
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
@@ -214,13 +215,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// safe one by one: the progress line's own escapes must work.
 	stdout = &safeWriter{w: stdout}
 	u := newUI(stdout, stderr, o.quiet)
-	tel, err := newTelemetry(ctx, o.exporter, o.out, stdout)
+	tel, err := telemetry.New(ctx, o.exporter, o.out, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		return 2
 	}
 	if o.ui {
-		tel.collector.limit = uiCollected // the page keeps its own window
+		tel.Collector.Limit = telemetry.UICollected // the page keeps its own window
 	}
 	interrupted := ctx // done on Ctrl-C only; ctx also ends at --duration
 	if o.duration > 0 {
@@ -235,7 +236,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer o.live.stop()
 	}
-	stopProgress := u.progress(tel.collector)
+	stopProgress := u.progress(tel.Collector)
 	var res result
 	if o.cluster {
 		res, err = runCluster(ctx, o, u, tel)
@@ -271,19 +272,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	analysis := make(chan analysed, 1)
 	if err == nil {
 		go func() {
-			spans, pastLimit := tel.collector.snapshot()
+			spans, pastLimit := tel.Collector.Snapshot()
 			analysis <- analysed{spans, pastLimit, analyse(spans)}
 		}()
 	}
-	flushErr := tel.shutdown(fctx)
+	flushErr := tel.Shutdown(fctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
 		// A run that failed before the informer started has no spans: say
 		// nothing about them, and leave no empty --out file behind.
-		if n := tel.collector.count(); n > 0 && flushErr == nil {
-			fmt.Fprintf(stderr, "trace-demo: the %d spans of this run were %s\n", n, tel.where)
+		if n := tel.Collector.Count(); n > 0 && flushErr == nil {
+			fmt.Fprintf(stderr, "trace-demo: the %d spans of this run were %s\n", n, tel.Where)
 		} else if n == 0 {
-			tel.removeEmptyOut()
+			tel.RemoveEmptyOut()
 		}
 		return 1
 	}
@@ -309,7 +310,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.traceFilter != nil {
 			fmt.Fprintln(stdout, selectionNote(o, rep, res.handlerCalls))
 		}
-		if note := tel.droppedNote(); note != "" {
+		if note := tel.DroppedNote(); note != "" {
 			fmt.Fprintln(stdout, "   "+note)
 		}
 	}
@@ -326,11 +327,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.out == "-" {
 		where = stderr
 	}
-	if d := int(tel.dropped()); d > 0 {
+	if d := int(tel.Dropped()); d > 0 {
 		fmt.Fprintf(where, "%d spans %s; %d more were dropped, not exported: the exporter could not keep up, and tracing drops spans rather than slow the informer\n",
-			len(spans)+pastLimit-d, tel.where, d)
+			len(spans)+pastLimit-d, tel.Where, d)
 	} else {
-		fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.where)
+		fmt.Fprintf(where, "%d spans %s\n", len(spans)+pastLimit, tel.Where)
 	}
 	if !o.quiet && !o.verbose && !o.cluster {
 		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
@@ -404,7 +405,7 @@ func (u *ui) warn(format string, args ...any) {
 
 // progress redraws one line on a terminal with the spans recorded so far;
 // not on a pipe or a file, where it would only add noise.
-func (u *ui) progress(c *collector) (stop func()) {
+func (u *ui) progress(c *telemetry.Collector) (stop func()) {
 	f, ok := u.err.(*os.File)
 	if u.quiet || !ok || !isTerminal(f) {
 		return func() {}
@@ -422,7 +423,7 @@ func (u *ui) progress(c *collector) (stop func()) {
 			case <-t.C:
 			}
 			u.mu.Lock()
-			fmt.Fprintf(u.err, "\r\033[K  … %s, %d spans recorded", time.Since(start).Round(100*time.Millisecond), c.count())
+			fmt.Fprintf(u.err, "\r\033[K  … %s, %d spans recorded", time.Since(start).Round(100*time.Millisecond), c.Count())
 			u.live = true
 			u.mu.Unlock()
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP trace endpoint: it decodes every
@@ -116,7 +117,7 @@ func TestOTLPDestinationIsTheURLTheExporterPostsTo(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/base/"}, "http://c:4318/base/v1/traces"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other"}, "http://c:4318/custom"},
 	} {
-		got, _, err := otlpDestination(env(c.env))
+		got, _, err := telemetry.OTLPDestination(env(c.env))
 		require.NoError(t, err)
 		assert.Equal(t, c.want, got, "%v", c.env)
 	}

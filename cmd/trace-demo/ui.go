@@ -26,6 +26,7 @@ import (
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 )
 
 // The live view (--ui): a local page that draws the informer while it
@@ -91,7 +92,7 @@ type liveUI struct {
 // startLive binds the page's address, prints its URL (and a warning off
 // loopback) and serves until stop. The span store is one more processor of
 // the run's tracer provider, so it sees the very spans that are exported.
-func startLive(o *options, u *ui, tel *telemetry, stdout io.Writer) (*liveUI, error) {
+func startLive(o *options, u *ui, tel *telemetry.Telemetry, stdout io.Writer) (*liveUI, error) {
 	ln, url, warning, err := liveview.Listen(o.uiAddr)
 	if err != nil {
 		return nil, err
@@ -99,9 +100,9 @@ func startLive(o *options, u *ui, tel *telemetry, stdout io.Writer) (*liveUI, er
 	return serveLive(ln, url, warning, o, u, tel, stdout), nil
 }
 
-func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *telemetry, stdout io.Writer) *liveUI {
+func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *telemetry.Telemetry, stdout io.Writer) *liveUI {
 	l := &liveUI{spans: liveview.NewSpanStore(liveTraces), url: url, done: make(chan struct{}), source: "starting…"}
-	tel.tp.RegisterSpanProcessor(l.spans)
+	tel.TP.RegisterSpanProcessor(l.spans)
 	if warning != "" {
 		u.warn("%s", warning)
 	}
@@ -109,7 +110,7 @@ func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *tel
 		l.none = "no controls on a real cluster: the demo does not write to your cluster (use --cluster --generate for a workload)"
 	}
 	// The informer and its controls are attached later (attach).
-	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList, SpansDropped: tel.dropped})
+	srv := liveview.NewServer(liveview.Options{Pipeline: l.pipeline, Spans: l.spans, Controls: l.controlList, SpansDropped: tel.Dropped})
 	ctx, cancel := context.WithCancel(context.Background())
 	l.stopHTTP = cancel
 	go func() {
@@ -243,8 +244,8 @@ type liveEmbedded struct {
 
 // probedInformerFor is probedResourceInformerFor for the embedded run's
 // pods.
-func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
-	return probedResourceInformerFor(f, corev1.SchemeGroupVersion.WithResource("pods"), namespace, q, tel.tp, filter)
+func probedInformerFor(f factory.SharedInformerFactory, namespace string, q processor.QueueKind, tel *telemetry.Telemetry, filter deltafifo.TraceFilter) (processor.SharedIndexInformer, *liveview.ReflectorProbe) {
+	return probedResourceInformerFor(f, corev1.SchemeGroupVersion.WithResource("pods"), namespace, q, tel.TP, filter)
 }
 
 // probedResourceInformerFor registers with f, for gvr, the informer the page
@@ -287,13 +288,13 @@ func probedResourceInformerFor(f factory.SharedInformerFactory, gvr schema.Group
 // runLiveEmbedded starts the embedded server and the informer with the
 // lessons' handlers, attaches them to the page with its controls, and runs
 // until ctx ends (Ctrl-C or --duration).
-func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry, live *liveUI) (result, error) {
+func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry, live *liveUI) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return result{}, err
 	}
 	defer srv.Stop()
-	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.tp, filter: o.traceFilter}
+	e := &embedded{srv: srv, queue: queueKind(o.queue), tel: tel, tp: tel.TP, filter: o.traceFilter}
 	if err := e.create("web-1"); err != nil {
 		return result{}, err
 	}

@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"context"
@@ -56,7 +56,7 @@ const (
 	exportExportTimeout = 30 * time.Second // the SDK batch processor's default
 )
 
-func newExportQueue(exp sdktrace.SpanExporter) *exportQueue {
+func NewExportQueue(exp sdktrace.SpanExporter) *exportQueue {
 	return newExportQueueSized(exp, exportQueueSize, exportBatchSize)
 }
 

@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"context"
@@ -21,27 +21,27 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
-// maxCollected bounds the spans kept in memory for the waterfall, so that a
+// MaxCollected bounds the spans kept in memory for the waterfall, so that a
 // long run against a busy cluster cannot grow without limit. Spans past it
 // still go to the exporter; the summary says how many the waterfall missed.
-const maxCollected = 500_000
+const MaxCollected = 500_000
 
-// uiCollected is the bound with --ui, where the page (liveview.SpanStore)
+// UICollected is the bound with --ui, where the page (liveview.SpanStore)
 // is the viewer and the collector only feeds the closing summary: half a
 // million spans, about 30,000 traced events, were some 200 MB kept twice
 // for a summary of the run's first minutes.
-const uiCollected = 100_000
+const UICollected = 100_000
 
-// collector keeps every ended span for the waterfall and summary. It is a
+// Collector keeps every ended span for the waterfall and summary. It is a
 // SpanProcessor of its own, beside the exporter's, so the terminal shows
 // the very spans that were exported.
 //
 // Past its limit a trace is whole or absent in the snapshot: a trace with
 // spans kept before the limit and spans dropped after it would read as a
 // broken contract ("lost: no queue wait span and no HandleDeltas") when
-// only the collector had run out of room, and the demo would exit 1.
-type collector struct {
-	limit int // maxCollected when 0; set before the first span
+// only the Collector had run out of room, and the demo would exit 1.
+type Collector struct {
+	Limit int // maxCollected when 0; set before the first span
 
 	mu      sync.Mutex
 	spans   []spancheck.Span // guarded by mu
@@ -54,11 +54,11 @@ type collector struct {
 	cut    map[trace.TraceID]bool
 }
 
-func (c *collector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
-	limit := c.limit
+func (c *Collector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c *Collector) OnEnd(s sdktrace.ReadOnlySpan) {
+	limit := c.Limit
 	if limit == 0 {
-		limit = maxCollected
+		limit = MaxCollected
 	}
 	c.mu.Lock()
 	full := len(c.spans) >= limit
@@ -83,7 +83,7 @@ func (c *collector) OnEnd(s sdktrace.ReadOnlySpan) {
 
 // drop_locked counts a span past the limit and marks its trace cut if
 // spans of it are kept.
-func (c *collector) drop_locked(id trace.TraceID) {
+func (c *Collector) drop_locked(id trace.TraceID) {
 	c.dropped++
 	if c.traces == nil {
 		c.traces, c.cut = map[trace.TraceID]bool{}, map[trace.TraceID]bool{}
@@ -95,12 +95,12 @@ func (c *collector) drop_locked(id trace.TraceID) {
 		c.cut[id] = true
 	}
 }
-func (c *collector) Shutdown(context.Context) error   { return nil }
-func (c *collector) ForceFlush(context.Context) error { return nil }
+func (c *Collector) Shutdown(context.Context) error   { return nil }
+func (c *Collector) ForceFlush(context.Context) error { return nil }
 
-// snapshot returns the kept spans of the traces kept whole, and how many
+// Snapshot returns the kept spans of the traces kept whole, and how many
 // spans the limit took (including the kept spans of cut traces).
-func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
+func (c *Collector) Snapshot() (spans []spancheck.Span, dropped int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.cut) == 0 {
@@ -117,44 +117,44 @@ func (c *collector) snapshot() (spans []spancheck.Span, dropped int) {
 	return spans, dropped
 }
 
-// full reports whether the limit was reached: spans since are not kept.
-func (c *collector) full() bool {
+// Full reports whether the limit was reached: spans since are not kept.
+func (c *Collector) Full() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.traces != nil
 }
 
-func (c *collector) count() int {
+func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.spans) + c.dropped
 }
 
-// telemetry is the demo's tracer provider: every span sampled, kept by the
+// Telemetry is the demo's tracer provider: every span sampled, kept by the
 // collector and sent to the chosen exporter through an exportQueue, which
 // drops (and counts) what the exporter cannot keep up with rather than
 // make the informer wait.
-type telemetry struct {
-	tp        *sdktrace.TracerProvider
-	collector *collector
-	where     string // what the exporter writes to, for the closing message
+type Telemetry struct {
+	TP        *sdktrace.TracerProvider
+	Collector *Collector
+	Where     string // what the exporter writes to, for the closing message
 	closeOut  func() error
 	outPath   string // the --out file, if the exporter writes one
 	exporter  *countingExporter
 	queue     *exportQueue // nil with --exporter none
 }
 
-// dropped is how many spans the export queue dropped because it was full.
-func (t *telemetry) dropped() int64 {
+// Dropped is how many spans the export queue Dropped because it was full.
+func (t *Telemetry) Dropped() int64 {
 	if t.queue == nil {
 		return 0
 	}
 	return t.queue.Dropped()
 }
 
-// droppedNote is the line that says so, "" when none was dropped.
-func (t *telemetry) droppedNote() string {
-	n := t.dropped()
+// DroppedNote is the line that says so, "" when none was dropped.
+func (t *Telemetry) DroppedNote() string {
+	n := t.Dropped()
 	if n == 0 {
 		return ""
 	}
@@ -193,8 +193,8 @@ func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	return nil
 }
 
-// removeEmptyOut deletes the --out file of a run that recorded no span.
-func (t *telemetry) removeEmptyOut() {
+// RemoveEmptyOut deletes the --out file of a run that recorded no span.
+func (t *Telemetry) RemoveEmptyOut() {
 	if t.outPath == "" {
 		return
 	}
@@ -203,36 +203,36 @@ func (t *telemetry) removeEmptyOut() {
 	}
 }
 
-func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (*telemetry, error) {
-	t := &telemetry{collector: &collector{}, closeOut: func() error { return nil }}
+func New(ctx context.Context, exporter, out string, stdout io.Writer) (*Telemetry, error) {
+	t := &Telemetry{Collector: &Collector{}, closeOut: func() error { return nil }}
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithSpanProcessor(t.collector),
+		sdktrace.WithSpanProcessor(t.Collector),
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("trace-demo"))),
 	}
 	switch exporter {
 	case "none":
-		t.where = "recorded, none written: --out spans.json keeps them (stdouttrace JSON), --exporter otlp sends them to a trace viewer"
+		t.Where = "recorded, none written: --out spans.json keeps them (stdouttrace JSON), --exporter otlp sends them to a trace viewer"
 	case "stdout":
 		w := stdout
-		t.where = "written to stdout"
+		t.Where = "written to stdout"
 		if out != "-" {
 			f, err := os.Create(out)
 			if err != nil {
 				return nil, fmt.Errorf("--out %s: %w", out, err)
 			}
 			w, t.closeOut, t.outPath = f, f.Close, out
-			t.where = "written to " + out + " (stdouttrace JSON, one object per span)"
+			t.Where = "written to " + out + " (stdouttrace JSON, one object per span)"
 		}
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))
 		if err != nil {
 			return nil, err
 		}
 		t.exporter = &countingExporter{SpanExporter: exp}
-		t.queue = newExportQueue(t.exporter)
+		t.queue = NewExportQueue(t.exporter)
 		opts = append(opts, sdktrace.WithSpanProcessor(t.queue))
 	case "otlp":
-		dest, why, err := otlpDestination(os.Getenv)
+		dest, why, err := OTLPDestination(os.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -244,32 +244,32 @@ func newTelemetry(ctx context.Context, exporter, out string, stdout io.Writer) (
 		if err != nil {
 			return nil, fmt.Errorf("otlp exporter: %w", err)
 		}
-		t.where = "sent by OTLP/HTTP to " + dest + " (" + why + ")"
+		t.Where = "sent by OTLP/HTTP to " + dest + " (" + why + ")"
 		t.exporter = &countingExporter{SpanExporter: exp}
-		t.queue = newExportQueue(t.exporter)
+		t.queue = NewExportQueue(t.exporter)
 		opts = append(opts, sdktrace.WithSpanProcessor(t.queue))
 	default:
 		return nil, fmt.Errorf("--exporter %q: want stdout, otlp or none", exporter)
 	}
-	t.tp = sdktrace.NewTracerProvider(opts...)
+	t.TP = sdktrace.NewTracerProvider(opts...)
 	return t, nil
 }
 
-// defaultOTLPURL is where the demo sends OTLP/HTTP when no endpoint
+// DefaultOTLPURL is where the demo sends OTLP/HTTP when no endpoint
 // variable is set. otlptracehttp's own default is https://localhost:4318
 // (it is secure unless told otherwise), but the collectors a reader starts
 // on localhost (Jaeger all-in-one, otel-collector) listen on plain HTTP
 // there: the demo chooses http, and says so.
-const defaultOTLPURL = "http://localhost:4318/v1/traces"
+const DefaultOTLPURL = "http://localhost:4318/v1/traces"
 
-// otlpDestination is the URL the spans are sent to, from the standard
+// OTLPDestination is the URL the spans are sent to, from the standard
 // variables as the OTLP/HTTP exporter reads them: the per-signal
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
 // OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/traces, else defaultOTLPURL; and why.
 // A value that is not an http(s) URL with a host is refused: the SDK would
 // log it and fall back to its default, and the spans would go somewhere the
 // user never named.
-func otlpDestination(getenv func(string) string) (dest, why string, err error) {
+func OTLPDestination(getenv func(string) string) (dest, why string, err error) {
 	for _, v := range []struct {
 		name   string
 		append bool
@@ -289,15 +289,15 @@ func otlpDestination(getenv func(string) string) (dest, why string, err error) {
 		}
 		return u.String(), "from " + v.name, nil
 	}
-	return defaultOTLPURL, "OTEL_EXPORTER_OTLP_ENDPOINT is not set: the demo's default, plain HTTP for a local collector", nil
+	return DefaultOTLPURL, "OTEL_EXPORTER_OTLP_ENDPOINT is not set: the demo's default, plain HTTP for a local collector", nil
 }
 
-// shutdown flushes every queued span to the exporter. An OTLP endpoint
+// Shutdown flushes every queued span to the exporter. An OTLP endpoint
 // that is not listening, or never answers, must not hang the demo: ctx
 // bounds it, and the error says how many spans did not arrive. Spans the
 // queue dropped during the run are not an error (droppedNote says so).
-func (t *telemetry) shutdown(ctx context.Context) error {
-	err := t.tp.Shutdown(ctx)
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	err := t.TP.Shutdown(ctx)
 	if cerr := t.closeOut(); err == nil {
 		err = cerr
 	}
@@ -306,8 +306,8 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 	}
 	t.exporter.mu.Lock()
 	defer t.exporter.mu.Unlock()
-	recorded := t.collector.count()
-	queued := recorded - int(t.dropped())
+	recorded := t.Collector.Count()
+	queued := recorded - int(t.Dropped())
 	if t.exporter.firstErr != nil {
 		return fmt.Errorf("%d of %d spans were not exported: %w", queued-t.exporter.exported, queued, t.exporter.firstErr)
 	}
@@ -318,7 +318,7 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 		return err
 	}
 	if t.exporter.exported != queued {
-		return fmt.Errorf("the exporter took %d spans of the %d recorded (%d dropped)", t.exporter.exported, recorded, t.dropped())
+		return fmt.Errorf("the exporter took %d spans of the %d recorded (%d dropped)", t.exporter.exported, recorded, t.Dropped())
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package telemetry
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // a broken one. Traces that began after the limit are absent; traces that
 // ended before it are whole.
 func TestCollectorKeepsTracesWholeOrAbsentPastItsLimit(t *testing.T) {
-	c := &collector{limit: 5}
+	c := &Collector{Limit: 5}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(c))
 	tr := tp.Tracer("test")
 	ctx := context.Background()
@@ -36,7 +36,7 @@ func TestCollectorKeepsTracesWholeOrAbsentPastItsLimit(t *testing.T) {
 	late.End()
 	straddling.End()
 
-	spans, dropped := c.snapshot()
+	spans, dropped := c.Snapshot()
 	var names []string
 	ids := map[trace.TraceID]bool{}
 	for _, s := range spans {
@@ -46,6 +46,6 @@ func TestCollectorKeepsTracesWholeOrAbsentPastItsLimit(t *testing.T) {
 	assert.Equal(t, []string{"whole.child", "whole"}, names)
 	assert.Len(t, ids, 1)
 	assert.Equal(t, 5, dropped, "late's root, straddling's root and its 3 kept children")
-	assert.Equal(t, 7, c.count(), "every span is counted, kept or not")
+	assert.Equal(t, 7, c.Count(), "every span is counted, kept or not")
 	require.NoError(t, tp.Shutdown(ctx))
 }
