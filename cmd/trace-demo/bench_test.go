@@ -17,6 +17,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 )
 
@@ -104,7 +105,7 @@ func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 		if err != nil {
 			b.Fatal(err)
 		}
-		l = serveLive(ln, "http://"+ln.Addr().String()+"/", "", &options{}, newUI(io.Discard, io.Discard, true), e.tel, io.Discard)
+		l = serveLive(ln, "http://"+ln.Addr().String()+"/", "", &options{}, terminal.NewPrinter(io.Discard, io.Discard, true), e.tel, io.Discard)
 		stopPoll = pollLikeThePage(l.url, l.spans)
 	}
 	if err := e.newFactory(); err != nil {

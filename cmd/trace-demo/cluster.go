@@ -29,6 +29,7 @@ import (
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -118,7 +119,7 @@ func loadConfig(o *options) (*rest.Config, string, error) {
 // so, not that the cluster may be down. The API server's own message is
 // kept (as a typed client's and, through internal/kube, an unstructured
 // client's errors carry it); server text is made safe for a terminal
-// where it is printed (terminalSafe).
+// where it is printed (terminal.Safe).
 func explain(ctx context.Context, err error, where string, gvr schema.GroupVersionResource, namespace, verb string) error {
 	ns := "all namespaces"
 	nsFlag := "-A"
@@ -197,7 +198,7 @@ func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionRe
 	return nil
 }
 
-func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry) (result, error) {
+func runCluster(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry) (result, error) {
 	cfg, where, err := loadConfig(o)
 	if err != nil {
 		return result{}, err
@@ -247,7 +248,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry
 	if namespace != "" {
 		nsText = "namespace " + namespace
 	}
-	u.status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.queue)
+	u.Status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.queue)
 
 	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.TP))
 	var inf processor.SharedIndexInformer
@@ -287,7 +288,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry
 		}
 		e := explain(ctx, err, where, gvr, namespace, failedVerb(err))
 		if fatal, repeated := lastErr.set(e, err); !fatal && !repeated {
-			u.warn("%v (the informer retries)", e)
+			u.Warn("%v (the informer retries)", e)
 		}
 	})
 	audit := auditHandler{newSeen()}
@@ -343,13 +344,13 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry
 		return result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
 			gvr.Resource, syncTimeout, where, lastSeen(tel.Collector, inf.GetStore().ListKeys()))
 	}
-	u.status("synced: %s in the cache", plural(len(inf.GetStore().ListKeys()), "object"))
+	u.Status("synced: %s in the cache", terminal.Plural(len(inf.GetStore().ListKeys()), "object"))
 	if testHookSynced != nil {
 		testHookSynced(inf.GetStore())
 	}
 
 	if gen != nil {
-		u.lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
+		u.Lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
 		if err := gen.run(ctx); err != nil && ctx.Err() == nil {
 			return result{}, explain(ctx, err, where, gvr, namespace, "create")
 		}
@@ -366,9 +367,9 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry
 		}
 	} else {
 		if o.duration > 0 {
-			u.status("watching for %v (Ctrl-C stops sooner)", o.duration)
+			u.Status("watching for %v (Ctrl-C stops sooner)", o.duration)
 		} else {
-			u.status("watching; Ctrl-C stops and draws the waterfall")
+			u.Status("watching; Ctrl-C stops and draws the waterfall")
 		}
 		<-ctx.Done()
 	}
@@ -388,7 +389,7 @@ func runCluster(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry
 		}
 		return caughtUp(handlers, want)
 	}); err != nil {
-		u.warn("stopping with notifications still queued for a handler: %v", err)
+		u.Warn("stopping with notifications still queued for a handler: %v", err)
 	}
 	stopInformer()
 	f.Shutdown()
@@ -446,7 +447,7 @@ func lastSeen(c *telemetry.Collector, cached []string) string {
 		}
 	}
 	return fmt.Sprintf("%s arrived in the cache and the last span to end was %q, %v before the demo gave up",
-		plural(len(cached), "object"), last.Name, time.Since(last.End).Round(time.Millisecond))
+		terminal.Plural(len(cached), "object"), last.Name, time.Since(last.End).Round(time.Millisecond))
 }
 
 // testHookSynced, when set by a test, is called once the cluster informer
@@ -455,7 +456,7 @@ var testHookSynced func(store.Store)
 
 // pickObjects chooses what the waterfall draws on a cluster: for up to n
 // objects, preferring ones that changed while watched, each trace in turn.
-func pickObjects(c *telemetry.Collector, n int) []showcase {
+func pickObjects(c *telemetry.Collector, n int) []terminal.Showcase {
 	spans, _ := c.Snapshot()
 	ix := spancheck.NewIndex(spans)
 	watched, listed := []string{}, []string{}
@@ -477,7 +478,7 @@ func pickObjects(c *telemetry.Collector, n int) []showcase {
 	// Per object, up to three traces, one of each kind of event first (an
 	// ADDED, a MODIFIED and a DELETED say more than three MODIFIEDs).
 	const perObject = 3
-	var out []showcase
+	var out []terminal.Showcase
 	for _, k := range keys {
 		var first, rest []*spancheck.Span
 		kinds := map[string]bool{}
@@ -497,7 +498,7 @@ func pickObjects(c *telemetry.Collector, n int) []showcase {
 		slices.SortFunc(picked, func(a, b *spancheck.Span) int { return a.Start.Compare(b.Start) })
 		for _, r := range picked {
 			id := r.SpanID
-			out = append(out, sc(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
+			out = append(out, terminal.Show(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
 				func(s *spancheck.Span) bool { return s.SpanID == id }))
 		}
 	}
@@ -560,12 +561,12 @@ func (g *generator) serverState(ctx context.Context) (map[string]string, error) 
 }
 
 // cleanup deletes the namespace, also after Ctrl-C (on a fresh context).
-func (g *generator) cleanup(u *ui) {
+func (g *generator) cleanup(u *terminal.Printer) {
 	ctx, cancel := context.WithTimeout(context.Background(), preflightTimeout)
 	defer cancel()
 	if err := g.core.Delete().Resource("namespaces").Name(g.ns).Do(ctx).Error(); err != nil && !apierrors.IsNotFound(err) {
-		u.warn("could not delete namespace %s: %v; delete it with `kubectl delete namespace %s`", g.ns, err, g.ns)
+		u.Warn("could not delete namespace %s: %v; delete it with `kubectl delete namespace %s`", g.ns, err, g.ns)
 		return
 	}
-	u.status("deleted namespace %s", g.ns)
+	u.Status("deleted namespace %s", g.ns)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -80,21 +79,6 @@ func TestServerTextIsEscapedForTheTerminal(t *testing.T) {
 	assert.NotContains(t, r.stderr, "\u202e")
 	assert.Contains(t, r.stderr, `etcd \x1b[31mis down\x1b[0m\ntrace-demo: all good\u202e`)
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
-}
-
-// The escaping: controls, DEL, C1 and bidi overrides escaped, the rest
-// (tabs, accents, box drawing) as is; standard output keeps its line breaks.
-func TestTerminalSafe(t *testing.T) {
-	assert.Equal(t, `a\x1b[2Jb\r\nc\x7f\u009b\u202e\xff`, terminalSafe("a\x1b[2Jb\r\nc\x7f\u009b\u202e\xff"))
-	assert.Equal(t, "ünïcode ━━ ├─\tok", terminalSafe("ünïcode ━━ ├─\tok"))
-	var b bytes.Buffer
-	w := &safeWriter{w: &b}
-	// A character split across writes stays whole.
-	for _, p := range [][]byte{[]byte("line 1 \x1b[31m\n├"), []byte("─ \xe2"), []byte("\x94\x80\n")} {
-		_, err := w.Write(p)
-		require.NoError(t, err)
-	}
-	assert.Equal(t, "line 1 \\x1b[31m\n├─ ─\n", b.String())
 }
 
 // A refused connection is said as such, at once: not "within 10s" (the

@@ -12,6 +12,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -149,10 +150,10 @@ func (e *embedded) controllerLesson() error {
 	}
 	after := c.stats()
 	e.controllerNote = fmt.Sprintf("controller: demo/%s: 1 create and %d quick updates made %d adds and %s; the workqueue merged %d adds into a wait already there (workqueue.add coalesced=true); a reconcile took %v",
-		controllerPod, controllerUpdates, after.Adds-before.Adds, plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, ms(after.ProcessLast))
+		controllerPod, controllerUpdates, after.Adds-before.Adds, terminal.Plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, terminal.Ms(after.ProcessLast))
 	ns := demoNamespace + "/"
-	e.show = append(e.show, sc("a controller's reconcile: the create, from the watch to workqueue.process", ns+controllerPod, rootIs("ListAndWatch watch", "ADDED")))
-	e.show = append(e.show, sc("the first update of the burst: its add waits while the key is processed", ns+controllerPod, func(r *spancheck.Span) bool {
+	e.show = append(e.show, terminal.Show("a controller's reconcile: the create, from the watch to workqueue.process", ns+controllerPod, terminal.RootIs("ListAndWatch watch", "ADDED")))
+	e.show = append(e.show, terminal.Show("the first update of the burst: its add waits while the key is processed", ns+controllerPod, func(r *spancheck.Span) bool {
 		return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
 	}))
 	return nil

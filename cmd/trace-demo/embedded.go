@@ -20,6 +20,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -132,13 +133,13 @@ func (e *embedded) lessonResult(s string, since time.Time, slowHandler string) s
 			return ""
 		}
 		return fmt.Sprintf("late-handler: %s was given %s, one per cached pod, each a trace of its own with root %s; the queue and HandleDeltas were not involved",
-			e.lateName, plural(int(e.late.adds.Load()), "synthetic add"), tracing.SpanAddEventHandle)
+			e.lateName, terminal.Plural(int(e.late.adds.Load()), "synthetic add"), tracing.SpanAddEventHandle)
 	case "resync":
 		if e.late == nil {
 			return ""
 		}
 		line := fmt.Sprintf("resync: %s got %s so far (OnUpdate with the cached object, resourceVersion unchanged: root \"ListAndWatch resync\"), about one per cached pod every %v",
-			e.lateName, plural(int(e.late.resyncs.Load()), "resync call"), resyncPeriod)
+			e.lateName, terminal.Plural(int(e.late.resyncs.Load()), "resync call"), resyncPeriod)
 		if others := e.othersResynced() - e.resyncsBefore; others > 0 {
 			return line + fmt.Sprintf("; the handlers that asked for none got %d during the lesson", others)
 		}
@@ -171,27 +172,7 @@ func slowLine(c *telemetry.Collector, handler string, since time.Time) string {
 		return "slow-handler: no traced call of *main." + handler + " on demo/busy (" + why + ")"
 	}
 	return fmt.Sprintf("slow-handler: *main.%s took %s per call on demo/busy (%s: %d OnAdd for its create, %d OnUpdate for the five updates)",
-		handler, ms(mean), plural(n, "call"), adds, updates)
-}
-
-// showcase is one trace the waterfall draws: the first trace of key whose
-// root matches.
-type showcase struct {
-	title string
-	key   string
-	match func(root *spancheck.Span) bool
-	last  bool   // the last matching trace instead of the first
-	step  string // the scenario that made it, shown in the heading
-}
-
-func sc(title, key string, match func(*spancheck.Span) bool) showcase {
-	return showcase{title: title, key: key, match: match}
-}
-
-func rootIs(name, event string) func(*spancheck.Span) bool {
-	return func(r *spancheck.Span) bool {
-		return r.Name == name && (event == "" || r.Attr(tracing.KeyEventType) == event)
-	}
+		handler, terminal.Ms(mean), terminal.Plural(n, "call"), adds, updates)
 }
 
 type embedded struct {
@@ -215,7 +196,7 @@ type embedded struct {
 	lateName       string // its listener's name, *main.lateHandler#N
 	// resyncsBefore is othersResynced when the resync lesson began.
 	resyncsBefore int64
-	show          []showcase
+	show          []terminal.Showcase
 
 	queue        processor.QueueKind
 	client       *factory.Client
@@ -345,7 +326,7 @@ func (e *embedded) newFactory() error {
 	return nil
 }
 
-func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry) (result, error) {
+func runEmbedded(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return result{}, err
@@ -356,15 +337,15 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetr
 	if o.scenario != "all" {
 		steps = []string{o.scenario}
 	}
-	u.status("embedded API server at %s; namespace %q; queue %s; scenarios: %s", srv.URL, demoNamespace, e.queue, strings.Join(steps, ", "))
+	u.Status("embedded API server at %s; namespace %q; queue %s; scenarios: %s", srv.URL, demoNamespace, e.queue, strings.Join(steps, ", "))
 
 	// Objects that exist before the informer starts arrive in its initial
 	// state: streamed, the informer's first request since client-go v0.35.
 	if err := e.create("web-1"); err != nil {
 		return result{}, err
 	}
-	e.show = append(e.show, sc("streamed before the informer started (STREAM → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch watchlist", "LISTED")))
-	e.show[0].step = "start"
+	e.show = append(e.show, terminal.Show("streamed before the informer started (STREAM → Replaced)", demoNamespace+"/web-1", terminal.RootIs("ListAndWatch watchlist", "LISTED")))
+	e.show[0].Step = "start"
 	if err := e.newFactory(); err != nil {
 		return result{}, err
 	}
@@ -402,15 +383,15 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetr
 	if err != nil {
 		return result{}, err
 	}
-	u.status("synced: the lister sees %s in %q", plural(len(pods), "pod"), demoNamespace)
+	u.Status("synced: the lister sees %s in %q", terminal.Plural(len(pods), "pod"), demoNamespace)
 
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return result{}, fmt.Errorf("interrupted before %s", s)
 		}
-		u.lesson(s, lessons[s])
+		u.Lesson(s, lessons[s])
 		if o.verbose || o.scenario == s || (o.scenario == "all" && s == "basic") {
-			u.println(lookFor[s])
+			u.Println(lookFor[s])
 		}
 		before := len(e.show)
 		started := time.Now()
@@ -421,13 +402,13 @@ func runEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetr
 			return result{}, fmt.Errorf("scenario %s: %w", s, err)
 		}
 		if s == "order" && (o.verbose || o.scenario == s) {
-			u.status("%s", e.order.summary())
-			u.println(e.order.table())
+			u.Status("%s", e.order.summary())
+			u.Println(e.order.table())
 		} else if line := e.lessonResult(s, started, "slowHandler"); line != "" {
-			u.status("%s", line)
+			u.Status("%s", line)
 		}
 		for i := before; i < len(e.show); i++ {
-			e.show[i].step = s
+			e.show[i].Step = s
 		}
 	}
 	if err := e.handlersCaughtUp("every handler to see the final state"); err != nil {
@@ -486,9 +467,9 @@ func (e *embedded) step(name string) error {
 			return err
 		}
 		e.show = append(e.show,
-			sc("created while watching (ADDED)", ns+"web-2", rootIs("ListAndWatch watch", "ADDED")),
-			sc("updated (MODIFIED)", ns+"web-1", rootIs("ListAndWatch watch", "MODIFIED")),
-			sc("deleted (DELETED)", ns+"web-2", rootIs("ListAndWatch watch", "DELETED")))
+			terminal.Show("created while watching (ADDED)", ns+"web-2", terminal.RootIs("ListAndWatch watch", "ADDED")),
+			terminal.Show("updated (MODIFIED)", ns+"web-1", terminal.RootIs("ListAndWatch watch", "MODIFIED")),
+			terminal.Show("deleted (DELETED)", ns+"web-2", terminal.RootIs("ListAndWatch watch", "DELETED")))
 		return e.handlersCaughtUp("demo/web-2's DELETED")
 	case "coalesce":
 		note, err := e.coalesceLesson()
@@ -518,10 +499,10 @@ func (e *embedded) step(name string) error {
 				return err
 			}
 		}
-		e.show = append(e.show, sc("the last of five quick updates, behind a slow handler", ns+"busy", func(r *spancheck.Span) bool {
+		e.show = append(e.show, terminal.Show("the last of five quick updates, behind a slow handler", ns+"busy", func(r *spancheck.Span) bool {
 			return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
 		}))
-		e.show[len(e.show)-1].last = true
+		e.show[len(e.show)-1].Last = true
 		return e.handlersCaughtUp("the five updates of demo/busy")
 	case "relist":
 		for _, h := range e.handlers {
@@ -555,7 +536,7 @@ func (e *embedded) step(name string) error {
 		if err := e.srv.Restart(); err != nil {
 			return err
 		}
-		e.show = append(e.show, sc("deleted while the watch was down: a tombstone from the relist's stream", ns+"doomed", rootIs("ListAndWatch watchlist", "TOMBSTONE")))
+		e.show = append(e.show, terminal.Show("deleted while the watch was down: a tombstone from the relist's stream", ns+"doomed", terminal.RootIs("ListAndWatch watchlist", "TOMBSTONE")))
 		if err := e.handlersCaughtUp("the relist's tombstone for demo/doomed"); err != nil {
 			return err
 		}
@@ -574,7 +555,7 @@ func (e *embedded) step(name string) error {
 				return err
 			}
 		}
-		e.show = append(e.show, sc("resync: the cache's copy handed again to the handler that asked", ns+"web-1", rootIs("ListAndWatch resync", "RESYNC")))
+		e.show = append(e.show, terminal.Show("resync: the cache's copy handed again to the handler that asked", ns+"web-1", terminal.RootIs("ListAndWatch resync", "RESYNC")))
 		return e.until("demo/web-1's resync to reach the late handler", func() bool {
 			return e.late.wasResynced(demoNamespace + "/web-1")
 		})
@@ -602,7 +583,7 @@ func (e *embedded) addLate() error {
 	if st, err := processor.ReadStats(e.informer); err == nil && len(st.Listeners) > 0 {
 		e.lateName = st.Listeners[len(st.Listeners)-1].Name // sorted by index: the newest is last
 	}
-	e.show = append(e.show, sc("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", rootIs(tracing.SpanAddEventHandle, "")))
+	e.show = append(e.show, terminal.Show("a handler added after sync gets synthetic adds", demoNamespace+"/web-1", terminal.RootIs(tracing.SpanAddEventHandle, "")))
 	return e.handlersCaughtUp("the late handler's synthetic adds")
 }
 
@@ -638,7 +619,7 @@ func slowCalls(c *telemetry.Collector, key, handler string, since time.Time) (ad
 	sum := time.Duration(0)
 	for i := range spans {
 		s := &spans[i]
-		if !spancheck.IsHandlerCall(s) || s.Start.Before(since) || s.Attr(tracing.KeyObjectKey) != key || !strings.HasPrefix(shortListener(s.Attr(tracing.KeyListener)), handler+"#") {
+		if !spancheck.IsHandlerCall(s) || s.Start.Before(since) || s.Attr(tracing.KeyObjectKey) != key || !strings.HasPrefix(terminal.ShortListener(s.Attr(tracing.KeyListener)), handler+"#") {
 			continue
 		}
 		switch s.Name {
@@ -667,15 +648,15 @@ func slowCalls(c *telemetry.Collector, key, handler string, since time.Time) (ad
 // every report went to log/slog, and a refused WATCH printed a raw log
 // line in the middle of the lessons, telling the reader to check a
 // kubeconfig the embedded run does not have.
-func embeddedWatchErrors(u *ui, verbose bool) reflector.WatchErrorHandler {
+func embeddedWatchErrors(u *terminal.Printer, verbose bool) reflector.WatchErrorHandler {
 	return func(_ *reflector.Reflector, err error) {
 		switch {
 		case utilnet.IsConnectionRefused(err), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
 			if verbose {
-				u.status("reflector: %v", err)
+				u.Status("reflector: %v", err)
 			}
 		default:
-			u.warn("reflector: %v (the informer retries)", err)
+			u.Warn("reflector: %v (the informer retries)", err)
 		}
 	}
 }

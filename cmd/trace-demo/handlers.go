@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 )
 
 // The demo's handlers. Each is its own type because the contract's
@@ -93,7 +94,7 @@ func tombstonesSeen(hs []stateful, key string) []string {
 	var out []string
 	for _, h := range hs {
 		if h.handlerState().wasTombstoned(key) {
-			out = append(out, shortListener(fmt.Sprintf("%T", h)))
+			out = append(out, terminal.ShortListener(fmt.Sprintf("%T", h)))
 		}
 	}
 	return out

@@ -21,6 +21,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -291,7 +292,7 @@ func (e *embedded) coalesceLesson() (string, error) {
 	if hookErr != nil {
 		return "", hookErr
 	}
-	e.show = append(e.show, sc("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, rootIs("ListAndWatch watch", "MODIFIED")))
+	e.show = append(e.show, terminal.Show("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, terminal.RootIs("ListAndWatch watch", "MODIFIED")))
 	l.stop()
 	n := maxPoppedTogether(e.tel.Collector, key, started)
 	if n == 0 && e.filter != nil {
@@ -382,9 +383,9 @@ func (e *embedded) orderLesson() (*orderResult, error) {
 	df.stop()
 	res.realFIFO = rf.handler.recorded(keys)
 	res.deltaFIFO = df.handler.recorded(keys)
-	e.show = append(e.show, sc("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
+	e.show = append(e.show, terminal.Show("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
 		func(r *spancheck.Span) bool {
-			return rootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
+			return terminal.RootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
 		}))
 	return res, nil
 }

@@ -9,13 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,6 +19,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
@@ -193,7 +190,7 @@ const interruptedFlushTimeout = time.Second
 // how many calls the main informer's handlers counted themselves (the
 // summary's span counts miss the objects a trace filter left out).
 type result struct {
-	show         []showcase
+	show         []terminal.Showcase
 	handlerCalls int64
 	informer     string // the main informer's name, for the summary's headline
 }
@@ -206,18 +203,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminal.Safe(err.Error()))
 		return 2
 	}
 	// Everything the demo prints on standard output may carry text from
 	// the API server (object names, messages): its control characters are
-	// shown, not obeyed (terminalSafe). Standard error's lines are made
+	// shown, not obeyed (terminal.Safe). Standard error's lines are made
 	// safe one by one: the progress line's own escapes must work.
-	stdout = &safeWriter{w: stdout}
-	u := newUI(stdout, stderr, o.quiet)
+	stdout = &terminal.SafeWriter{W: stdout}
+	u := terminal.NewPrinter(stdout, stderr, o.quiet)
 	tel, err := telemetry.New(ctx, o.exporter, o.out, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminal.Safe(err.Error()))
 		return 2
 	}
 	if o.ui {
@@ -231,12 +228,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.ui {
 		if o.live, err = startLive(o, u, tel, stdout); err != nil {
-			fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
+			fmt.Fprintf(stderr, "trace-demo: %s\n", terminal.Safe(err.Error()))
 			return 1
 		}
 		defer o.live.stop()
 	}
-	stopProgress := u.progress(tel.Collector)
+	stopProgress := u.Progress(tel.Collector)
 	var res result
 	if o.cluster {
 		res, err = runCluster(ctx, o, u, tel)
@@ -267,18 +264,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	type analysed struct {
 		spans     []spancheck.Span
 		pastLimit int
-		rep       *report
+		rep       *terminal.Report
 	}
 	analysis := make(chan analysed, 1)
 	if err == nil {
 		go func() {
 			spans, pastLimit := tel.Collector.Snapshot()
-			analysis <- analysed{spans, pastLimit, analyse(spans)}
+			analysis <- analysed{spans, pastLimit, terminal.Analyse(spans)}
 		}()
 	}
 	flushErr := tel.Shutdown(fctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "trace-demo: %s\n", terminalSafe(err.Error()))
+		fmt.Fprintf(stderr, "trace-demo: %s\n", terminal.Safe(err.Error()))
 		// A run that failed before the informer started has no spans: say
 		// nothing about them, and leave no empty --out file behind.
 		if n := tel.Collector.Count(); n > 0 && flushErr == nil {
@@ -301,11 +298,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !o.verbose && !o.cluster {
 			show = pickShown(show, o.scenario)
 		}
-		drawWaterfalls(stdout, rep, show)
+		terminal.DrawWaterfalls(stdout, rep, show)
 		if o.verbose || o.cluster {
-			drawSummary(stdout, rep, pastLimit)
+			terminal.DrawSummary(stdout, rep, pastLimit)
 		} else {
-			drawShortSummary(stdout, rep, pastLimit, res.informer)
+			terminal.DrawShortSummary(stdout, rep, pastLimit, res.informer)
 		}
 		if o.traceFilter != nil {
 			fmt.Fprintln(stdout, selectionNote(o, rep, res.handlerCalls))
@@ -319,7 +316,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.exporter == "otlp" {
 			hint = " (is the OTLP endpoint up? check OTEL_EXPORTER_OTLP_ENDPOINT)"
 		}
-		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", terminalSafe(firstLine(flushErr)), hint)
+		fmt.Fprintf(stderr, "trace-demo: exporting spans failed: %s%s\n", terminal.Safe(firstLine(flushErr)), hint)
 		return 1
 	}
 	// With the spans themselves on stdout, stdout is theirs alone.
@@ -336,8 +333,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !o.quiet && !o.verbose && !o.cluster {
 		fmt.Fprintln(stdout, "--verbose draws every lesson's waterfall and the full summary")
 	}
-	if n := len(rep.broken); n > 0 {
-		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %s\n", n, terminalSafe(rep.broken[0].Error()))
+	if n := len(rep.Broken); n > 0 {
+		fmt.Fprintf(stderr, "trace-demo: %d traces break the span contract; first: %s\n", n, terminal.Safe(rep.Broken[0].Error()))
 		return 1
 	}
 	return 0
@@ -345,7 +342,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // testHookReport, when set by a test, is given each run's options and
 // analysed spans.
-var testHookReport func(*options, *report)
+var testHookReport func(*options, *terminal.Report)
 
 // testHookOrder, when set by a test, is given the order lesson's columns.
 var testHookOrder func(*orderResult)
@@ -359,94 +356,6 @@ func firstLine(err error) string {
 		return fmt.Sprintf("%s (and %d more like it)", msg[:i], n)
 	}
 	return msg
-}
-
-// ui prints progress and lessons; --quiet silences it. Errors go to stderr
-// whatever the mode.
-type ui struct {
-	out, err io.Writer
-	quiet    bool
-	mu       sync.Mutex // one line at a time, also against the progress line
-	live     bool       // a progress line is on screen, guarded by mu
-}
-
-func newUI(out, err io.Writer, quiet bool) *ui { return &ui{out: out, err: err, quiet: quiet} }
-
-func (u *ui) println(s string) {
-	if u.quiet {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.clearLine_locked()
-	fmt.Fprintln(u.out, s)
-}
-
-// clearLine_locked erases the progress line, if one is on screen, so the
-// next line does not print over it.
-func (u *ui) clearLine_locked() {
-	if u.live {
-		fmt.Fprint(u.err, "\r\033[K")
-		u.live = false
-	}
-}
-
-func (u *ui) status(format string, args ...any) { u.println("· " + fmt.Sprintf(format, args...)) }
-
-func (u *ui) lesson(name, text string) { u.println(fmt.Sprintf("▶ %s: %s", name, text)) }
-
-// warn is for trouble the run survives (a watch error it retries): always shown.
-func (u *ui) warn(format string, args ...any) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.clearLine_locked()
-	fmt.Fprintf(u.err, "trace-demo: %s\n", terminalSafe(fmt.Sprintf(format, args...)))
-}
-
-// progress redraws one line on a terminal with the spans recorded so far;
-// not on a pipe or a file, where it would only add noise.
-func (u *ui) progress(c *telemetry.Collector) (stop func()) {
-	f, ok := u.err.(*os.File)
-	if u.quiet || !ok || !isTerminal(f) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		start := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			u.mu.Lock()
-			fmt.Fprintf(u.err, "\r\033[K  … %s, %d spans recorded", time.Since(start).Round(100*time.Millisecond), c.Count())
-			u.live = true
-			u.mu.Unlock()
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-		u.mu.Lock()
-		u.clearLine_locked()
-		u.mu.Unlock()
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // addTraceFlags defines the selective tracing flags.
@@ -520,10 +429,10 @@ func checkTraceKey(k string) error {
 
 // recordedOnly keeps the waterfalls whose trace was recorded: with a trace
 // filter, the run's showcases may be about objects it left out.
-func recordedOnly(r *report, show []showcase) []showcase {
-	var out []showcase
+func recordedOnly(r *terminal.Report, show []terminal.Showcase) []terminal.Showcase {
+	var out []terminal.Showcase
 	for _, s := range show {
-		if r.find(s) != nil {
+		if r.Find(s) != nil {
 			out = append(out, s)
 		}
 	}
@@ -533,75 +442,24 @@ func recordedOnly(r *report, show []showcase) []showcase {
 // selectionNote says, under the summary of a filtered run, that its span
 // counts cover only the selected objects, and gives the handler calls as
 // the handlers counted them.
-func selectionNote(o *options, r *report, handlerCalls int64) string {
+func selectionNote(o *options, r *terminal.Report, handlerCalls int64) string {
 	return fmt.Sprintf("   only the objects selected by %s were traced: the spans and waterfalls above are theirs alone\n"+
 		"   (%s, %s); the informer's handlers counted %s in all, traced or not",
-		o.traceWhat, plural(r.roots, "delta"), plural(len(r.chains), "traced handler call"), plural(int(handlerCalls), "call"))
+		o.traceWhat, terminal.Plural(r.Roots, "delta"), terminal.Plural(len(r.Chains), "traced handler call"), terminal.Plural(int(handlerCalls), "call"))
 }
 
-// terminalSafe returns s with every character a terminal would obey rather
-// than show escaped as Go does in a quoted string (\x1b, \n, \u202e): C0
-// and C1 controls, DEL, and the bidirectional overrides that reorder what
-// is shown. A message from an API server, or an object's name, must not
-// move the cursor, recolour the screen or fake a line of the demo's own.
-func terminalSafe(s string) string {
-	return escapeControls(s, false)
-}
-
-// escapeControls is terminalSafe; with keepNewlines, "\n" passes.
-func escapeControls(s string, keepNewlines bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || (r != '\t' && !(keepNewlines && r == '\n') && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))) {
-			clean = false
-			break
+// pickShown is what a run without --verbose draws: with every scenario, the
+// one waterfall a newcomer needs first (an update seen by watch, through
+// all three listeners); with one scenario, that scenario's.
+func pickShown(show []terminal.Showcase, scenario string) []terminal.Showcase {
+	var out []terminal.Showcase
+	for _, s := range show {
+		if (scenario == "all" && s.Step == "basic" && s.Key == demoNamespace+"/web-1") || (scenario != "all" && s.Step == scenario) {
+			out = append(out, s)
 		}
 	}
-	if clean {
-		return s
+	if len(out) == 0 && len(show) > 0 {
+		out = show[:1]
 	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case r == '\t', keepNewlines && r == '\n':
-			b.WriteRune(r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\n', '\u202e'
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[:size])
-		}
-		s = s[size:]
-	}
-	return b.String()
-}
-
-// safeWriter writes through w what it is given with control characters
-// escaped (escapeControls), keeping line breaks. A character split across
-// two writes is held until it is whole.
-type safeWriter struct {
-	w       io.Writer
-	partial []byte
-}
-
-func (s *safeWriter) Write(p []byte) (int, error) {
-	buf := append(s.partial, p...)
-	end := len(buf)
-	// Hold back an incomplete character at the end (at most 3 bytes).
-	for i := 1; i <= 3 && i <= len(buf); i++ {
-		if utf8.RuneStart(buf[len(buf)-i]) {
-			if !utf8.FullRune(buf[len(buf)-i:]) {
-				end = len(buf) - i
-			}
-			break
-		}
-	}
-	s.partial = append([]byte(nil), buf[end:]...)
-	if _, err := io.WriteString(s.w, escapeControls(string(buf[:end]), true)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return out
 }

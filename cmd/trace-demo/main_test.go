@@ -32,6 +32,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -243,8 +244,8 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 		// initial list was one ReplacedAll entry, and its watch events
 		// waited in RealFIFO.queued.
 		entries, queued := 0, 0
-		for j := range rep.spans {
-			s := &rep.spans[j]
+		for j := range rep.Spans {
+			s := &rep.Spans[j]
 			if s.Attr(tracing.KeyInformerName) != "pods" {
 				continue
 			}
@@ -268,8 +269,8 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
 	for i, rep := range runsKeepTheContract(t, 4, "--queue", "deltafifo") {
 		n := 0
-		for j := range rep.spans {
-			s := &rep.spans[j]
+		for j := range rep.Spans {
+			s := &rep.Spans[j]
 			if s.Attr(tracing.KeyInformerName) == "pods" {
 				require.NotEqual(t, tracing.SpanRealFIFOQueued, s.Name, "run %d: --queue deltafifo ran on the RealFIFO", i+1)
 				if s.Name == tracing.SpanQueued {
@@ -284,11 +285,11 @@ func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
 // runsKeepTheContract runs the demo (--quiet, plus args) runs times, two at
 // a time, and requires of each run's own analysed spans (testHookReport)
 // what the span contract says; it returns the reports.
-func runsKeepTheContract(t *testing.T, runs int, args ...string) []*report {
+func runsKeepTheContract(t *testing.T, runs int, args ...string) []*terminal.Report {
 	t.Helper()
 	var mu sync.Mutex
-	var reports []*report
-	testHookReport = func(_ *options, r *report) {
+	var reports []*terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, r)
@@ -313,8 +314,8 @@ func runsKeepTheContract(t *testing.T, runs int, args ...string) []*report {
 	require.Len(t, reports, runs)
 	dropped := 0
 	for i, rep := range reports {
-		require.Empty(t, rep.broken, "run %d", i+1)
-		roots := rep.ix.CheckRoots()
+		require.Empty(t, rep.Broken, "run %d", i+1)
+		roots := rep.Index.CheckRoots()
 		require.Greater(t, len(roots), fillerPods, "run %d: every listed pod has a root", i+1)
 		for _, rc := range roots {
 			require.NoError(t, rc.Err, "run %d", i+1)
@@ -322,14 +323,14 @@ func runsKeepTheContract(t *testing.T, runs int, args ...string) []*report {
 				dropped++
 			}
 		}
-		require.NotEmpty(t, rep.chains, "run %d", i+1)
-		for _, c := range rep.chains {
+		require.NotEmpty(t, rep.Chains, "run %d", i+1)
+		for _, c := range rep.Chains {
 			require.NoError(t, c.Check(), "run %d", i+1)
 		}
-		for _, c := range rep.ix.DroppedChains() {
+		for _, c := range rep.Index.DroppedChains() {
 			require.NoError(t, c.Check(), "run %d", i+1)
 		}
-		t.Logf("run %d: %d roots, %d dropped at stop", i+1, len(roots), rep.dropped)
+		t.Logf("run %d: %d roots, %d dropped at stop", i+1, len(roots), rep.Dropped)
 	}
 	t.Logf("%d deltas dropped at stop over %d runs", dropped, runs)
 	return reports
@@ -678,7 +679,7 @@ func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
 	other := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("no"))
 	for _, verbose := range []bool{false, true} {
 		var out, errOut bytes.Buffer
-		h := embeddedWatchErrors(newUI(&out, &errOut, false), verbose)
+		h := embeddedWatchErrors(terminal.NewPrinter(&out, &errOut, false), verbose)
 		h(nil, refused)
 		h(nil, expired)
 		if verbose {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -29,15 +30,15 @@ func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	var res *orderResult
 	testHookOrder = func(r *orderResult) { res = r }
 	t.Cleanup(func() { testHookOrder = nil })
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	t.Cleanup(func() { testHookReport = nil })
 
 	r := runDemo(t, context.Background(), "--scenario", "order")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotNil(t, res)
 	require.NotNil(t, rep)
-	assert.Empty(t, rep.broken)
+	assert.Empty(t, rep.Broken)
 
 	// The server's column: the three listed pods, then the six writes.
 	require.Len(t, res.server, len(orderPods)+len(orderWrites))
@@ -76,7 +77,7 @@ func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	// The columns are the handler-call spans of each informer, in order.
 	for informer, col := range map[string][]call{"pods-order-realfifo": res.realFIFO, "pods-order-deltafifo": res.deltaFIFO} {
 		var fromSpans []string
-		for _, c := range rep.chains {
+		for _, c := range rep.Chains {
 			h := c.Spans[0]
 			if h.Attr(tracing.KeyInformerName) == informer && strings.HasPrefix(h.Attr(tracing.KeyObjectKey), lessonNamespace+"/order-") {
 				fromSpans = append(fromSpans, h.Name+" "+h.Attr(tracing.KeyObjectKey))
@@ -117,8 +118,8 @@ func TestOrderVerdictCanFail(t *testing.T) {
 // --queue says: on the default (RealFIFO) run its HandleDeltas spans belong
 // to a DeltaFIFO informer of its own, and the lesson says so.
 func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	t.Cleanup(func() { testHookReport = nil })
 	r := runDemo(t, context.Background(), "--scenario", "coalesce")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -127,8 +128,8 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 	assert.Contains(t, r.stdout, "· coalesce (on a DeltaFIFO informer, whatever --queue says): ")
 	require.NotNil(t, rep)
 	n, queued := 0, 0
-	for i := range rep.spans {
-		s := &rep.spans[i]
+	for i := range rep.Spans {
+		s := &rep.Spans[i]
 		if s.Attr(tracing.KeyObjectKey) != "lessons/web-coalesced" {
 			continue
 		}
@@ -138,7 +139,7 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 			queued++
 		}
 		if s.Name == tracing.SpanHandleDeltas {
-			n = max(n, atoiOr(s.Attr(tracing.KeyDeltasCount)))
+			n = max(n, terminal.AtoiOr(s.Attr(tracing.KeyDeltasCount)))
 		}
 	}
 	assert.Equal(t, 3, queued, "the listed delta and two watch deltas, each waiting in a DeltaFIFO")
@@ -151,27 +152,27 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 // RealFIFO.ReplacedAll span of the relist (drawn as such, not as a
 // reflector cycle), and the handlers got a DeletedFinalStateUnknown.
 func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	t.Cleanup(func() { testHookReport = nil })
 	r := runDemo(t, context.Background(), "--scenario", "relist")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotNil(t, rep)
-	assert.Empty(t, rep.broken)
+	assert.Empty(t, rep.Broken)
 
 	var tomb *spancheck.Span
-	for _, root := range rep.ix.Roots {
+	for _, root := range rep.Index.Roots {
 		if root.Attr(tracing.KeyObjectKey) == "demo/doomed" && root.Attr(tracing.KeyEventType) == "TOMBSTONE" {
 			tomb = root
 		}
 	}
 	require.NotNil(t, tomb, "no TOMBSTONE root for demo/doomed")
 	require.Len(t, tomb.Links, 1)
-	entry := rep.ix.ByID[tomb.Links[0].SpanID()]
+	entry := rep.Index.ByID[tomb.Links[0].SpanID()]
 	require.NotNil(t, entry)
 	assert.Equal(t, tracing.SpanRealFIFOReplacedAll, entry.Name)
 	var hd *spancheck.Span
-	for _, k := range rep.ix.Children[tomb.SpanID] {
+	for _, k := range rep.Index.Children[tomb.SpanID] {
 		if k.Name == tracing.SpanHandleDeltas {
 			hd = k
 		}
@@ -180,12 +181,12 @@ func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
 	assert.Equal(t, "ReplacedAll", hd.Attr(tracing.KeyDeltaType))
 	// Every LISTED root of the relist's stream links to the same entry.
 	listed := 0
-	for _, root := range rep.ix.Roots {
+	for _, root := range rep.Index.Roots {
 		if root.Name == "ListAndWatch watchlist" && root.Attr(tracing.KeyEventType) == "LISTED" && len(root.Links) == 1 && root.Links[0].SpanID() == entry.SpanID {
 			listed++
 		}
 	}
-	assert.Equal(t, atoiOr(entry.Attr(tracing.KeyListCount)), listed, "one LISTED root per object of the relist")
+	assert.Equal(t, terminal.AtoiOr(entry.Attr(tracing.KeyListCount)), listed, "one LISTED root per object of the relist")
 
 	assert.Contains(t, r.stdout, "ListAndWatch watchlist  TOMBSTONE")
 	assert.Contains(t, r.stdout, "HandleDeltas  ReplacedAll, one object of the atomic entry")

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 )
 
 // The reflector's requests, as the relist and fallback lessons report them:
@@ -151,8 +152,8 @@ func (e *embedded) fallbackLesson() error {
 		return fmt.Errorf("%w; %s", err, e.requestsSince(since))
 	}
 	e.requestsLine = "fallback: " + e.requestsSince(since)
-	show := sc("listed after the refused stream (STREAM 422 → LIST → Replaced)", demoNamespace+"/web-1", rootIs("ListAndWatch list", "LISTED"))
-	show.last = true
+	show := terminal.Show("listed after the refused stream (STREAM 422 → LIST → Replaced)", demoNamespace+"/web-1", terminal.RootIs("ListAndWatch list", "LISTED"))
+	show.Last = true
 	e.show = append(e.show, show)
 	return e.handlersCaughtUp("the fallback's list to reach every handler")
 }

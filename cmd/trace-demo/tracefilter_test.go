@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -25,16 +26,16 @@ import (
 // traced while giving the handlers' own count of every call.
 func TestTraceKeysOnTheEmbeddedRunTracesOnlyThatObject(t *testing.T) {
 	const key = demoNamespace + "/web-1"
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	t.Cleanup(func() { testHookReport = nil })
 	r := runDemo(t, context.Background(), "--trace-keys", key)
 	require.Equal(t, 0, r.code, "stderr: %s\nstdout: %s", r.stderr, r.stdout)
 	require.NotNil(t, rep)
 
 	roots := map[string]bool{}
-	for i := range rep.spans {
-		s := &rep.spans[i]
+	for i := range rep.Spans {
+		s := &rep.Spans[i]
 		if k := s.Attr(tracing.KeyObjectKey); k != "" {
 			require.Equal(t, key, k, "span %s of an object --trace-keys did not name", s.Name)
 		}
@@ -45,15 +46,15 @@ func TestTraceKeysOnTheEmbeddedRunTracesOnlyThatObject(t *testing.T) {
 	for _, want := range []string{"ListAndWatch list LISTED", "ListAndWatch watch MODIFIED", tracing.SpanAddEventHandle + " ", "ListAndWatch resync RESYNC"} {
 		assert.True(t, roots[want], "a root %q for %s", want, key)
 	}
-	require.NotEmpty(t, rep.chains)
-	for _, c := range rep.chains {
+	require.NotEmpty(t, rep.Chains)
+	for _, c := range rep.Chains {
 		assert.NoError(t, c.Check())
 		assert.Equal(t, key, c.Key())
 	}
-	for _, rc := range rep.ix.CheckRoots() {
+	for _, rc := range rep.Index.CheckRoots() {
 		assert.NoError(t, rc.Err)
 	}
-	assert.Empty(t, rep.broken)
+	assert.Empty(t, rep.Broken)
 
 	assert.Contains(t, r.stdout, "only the objects selected by --trace-keys "+key+" were traced")
 	assert.Contains(t, r.stdout, "[basic] "+key+" — updated (MODIFIED)", "the default waterfall is the selected pod's")
@@ -66,24 +67,24 @@ func TestTraceKeysOnTheEmbeddedRunTracesOnlyThatObject(t *testing.T) {
 			require.NoError(t, err, line)
 		}
 	}
-	assert.Greater(t, calls, len(rep.chains), "every handler call is counted, not only the traced ones")
+	assert.Greater(t, calls, len(rep.Chains), "every handler call is counted, not only the traced ones")
 }
 
 // --trace-selector on the embedded run: the coalesce and order lessons'
 // pods carry no app label, the demo's pods neither, so the run traces only
 // what the selector matches: here, nothing per object at all, and says so.
 func TestTraceSelectorMatchingNothingTracesNoObject(t *testing.T) {
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	t.Cleanup(func() { testHookReport = nil })
 	r := runDemo(t, context.Background(), "--trace-selector", "app=nothing-has-this", "--scenario", "basic")
 	require.Equal(t, 0, r.code, "stderr: %s\nstdout: %s", r.stderr, r.stdout)
-	for i := range rep.spans {
-		s := &rep.spans[i]
+	for i := range rep.Spans {
+		s := &rep.Spans[i]
 		assert.Empty(t, s.Attr(tracing.KeyObjectKey), "span %s of %s", s.Name, s.Attr(tracing.KeyObjectKey))
 		assert.False(t, spancheck.IsHandlerCall(s))
 	}
-	assert.NotEmpty(t, rep.spans, "the reflector's cycle spans are not per object, and are still made")
+	assert.NotEmpty(t, rep.Spans, "the reflector's cycle spans are not per object, and are still made")
 	assert.Contains(t, r.stdout, "only the objects selected by --trace-selector app=nothing-has-this were traced")
 	assert.Contains(t, r.stdout, "0 deltas, 0 traced handler calls")
 }
@@ -119,8 +120,8 @@ func TestTraceSelectorOnAClusterTracesOnlyMatchingObjects(t *testing.T) {
 		_, err := srv.Create(p)
 		require.NoError(t, err)
 	}
-	var rep *report
-	testHookReport = func(_ *options, r *report) { rep = r }
+	var rep *terminal.Report
+	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
 	synced := make(chan store.Store, 1)
 	testHookSynced = func(s store.Store) { synced <- s }
 	t.Cleanup(func() { testHookReport, testHookSynced = nil, nil })
@@ -145,8 +146,8 @@ func TestTraceSelectorOnAClusterTracesOnlyMatchingObjects(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 
 	roots := map[string]bool{}
-	for i := range rep.spans {
-		s := &rep.spans[i]
+	for i := range rep.Spans {
+		s := &rep.Spans[i]
 		k := s.Attr(tracing.KeyObjectKey)
 		if k == "" {
 			continue
@@ -157,8 +158,8 @@ func TestTraceSelectorOnAClusterTracesOnlyMatchingObjects(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]bool{"LISTED prod/web-listed": true, "ADDED prod/web-watched": true}, roots)
-	assert.Len(t, rep.chains, 2*3, "two web pods, three handlers")
-	for _, c := range rep.chains {
+	assert.Len(t, rep.Chains, 2*3, "two web pods, three handlers")
+	for _, c := range rep.Chains {
 		assert.NoError(t, c.Check())
 	}
 	assert.Contains(t, r.stdout, "only the objects selected by --trace-selector app=web were traced")

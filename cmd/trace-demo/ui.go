@@ -27,6 +27,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 )
 
 // The live view (--ui): a local page that draws the informer while it
@@ -92,7 +93,7 @@ type liveUI struct {
 // startLive binds the page's address, prints its URL (and a warning off
 // loopback) and serves until stop. The span store is one more processor of
 // the run's tracer provider, so it sees the very spans that are exported.
-func startLive(o *options, u *ui, tel *telemetry.Telemetry, stdout io.Writer) (*liveUI, error) {
+func startLive(o *options, u *terminal.Printer, tel *telemetry.Telemetry, stdout io.Writer) (*liveUI, error) {
 	ln, url, warning, err := liveview.Listen(o.uiAddr)
 	if err != nil {
 		return nil, err
@@ -100,11 +101,11 @@ func startLive(o *options, u *ui, tel *telemetry.Telemetry, stdout io.Writer) (*
 	return serveLive(ln, url, warning, o, u, tel, stdout), nil
 }
 
-func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *telemetry.Telemetry, stdout io.Writer) *liveUI {
+func serveLive(ln net.Listener, url, warning string, o *options, u *terminal.Printer, tel *telemetry.Telemetry, stdout io.Writer) *liveUI {
 	l := &liveUI{spans: liveview.NewSpanStore(liveTraces), url: url, done: make(chan struct{}), source: "starting…"}
 	tel.TP.RegisterSpanProcessor(l.spans)
 	if warning != "" {
-		u.warn("%s", warning)
+		u.Warn("%s", warning)
 	}
 	if o.cluster {
 		l.none = "no controls on a real cluster: the demo does not write to your cluster (use --cluster --generate for a workload)"
@@ -116,7 +117,7 @@ func serveLive(ln net.Listener, url, warning string, o *options, u *ui, tel *tel
 	go func() {
 		defer close(l.done)
 		if err := liveview.Serve(ctx, ln, srv); err != nil {
-			u.warn("live view: %v", err)
+			u.Warn("live view: %v", err)
 		}
 	}()
 	// The URL is printed even with --quiet: without it the page is lost.
@@ -228,7 +229,7 @@ func (h extraHandler) OnDelete(obj any)      { h.delete(obj) }
 type liveEmbedded struct {
 	*embedded
 	live    *liveUI
-	u       *ui
+	u       *terminal.Printer
 	tunable *tunableHandler
 	probe   *liveview.ReflectorProbe
 	// ctx is the run's: when it ends (Ctrl-C, --duration) every control
@@ -288,7 +289,7 @@ func probedResourceInformerFor(f factory.SharedInformerFactory, gvr schema.Group
 // runLiveEmbedded starts the embedded server and the informer with the
 // lessons' handlers, attaches them to the page with its controls, and runs
 // until ctx ends (Ctrl-C or --duration).
-func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Telemetry, live *liveUI) (result, error) {
+func runLiveEmbedded(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry, live *liveUI) (result, error) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return result{}, err
@@ -328,7 +329,7 @@ func runLiveEmbedded(ctx context.Context, o *options, u *ui, tel *telemetry.Tele
 		}
 		return "; the server cannot stream (422 to a stream)"
 	})
-	u.status("embedded API server at %s; namespace %q; queue %s; the page drives it", srv.URL, demoNamespace, e.queue)
+	u.Status("embedded API server at %s; namespace %q; queue %s; the page drives it", srv.URL, demoNamespace, e.queue)
 	<-ctx.Done()
 	// A running control or the lesson script sees ctx end too, and stops
 	// within moments: wait for it, so that it never writes to a stopped
@@ -578,7 +579,7 @@ func (le *liveEmbedded) burst(ctx context.Context, n int) (string, error) {
 func (le *liveEmbedded) runLessons() {
 	for _, s := range scenarioNames {
 		if le.ctx.Err() != nil {
-			le.u.status("lesson script stopped before %s", s)
+			le.u.Status("lesson script stopped before %s", s)
 			return
 		}
 		text := lessons[s]
@@ -591,22 +592,22 @@ func (le *liveEmbedded) runLessons() {
 			restore = func() { le.tunable.delay.CompareAndSwap(int64(embeddedSlowDelay), prev) }
 			text = slowLesson("*main.tunableHandler", embeddedSlowDelay) + " (the lesson script makes it so for this lesson)"
 		}
-		le.u.lesson(s, text)
-		le.u.println(lookFor[s])
+		le.u.Lesson(s, text)
+		le.u.Println(lookFor[s])
 		started := time.Now()
 		err := le.step(s)
 		restore()
 		if err != nil {
 			if le.ctx.Err() != nil {
-				le.u.status("lesson script stopped during %s", s)
+				le.u.Status("lesson script stopped during %s", s)
 				return
 			}
-			le.u.warn("lesson %s: %v", s, err)
+			le.u.Warn("lesson %s: %v", s, err)
 			return
 		}
 		if line := le.lessonResult(s, started, "tunableHandler"); line != "" {
-			le.u.status("%s", line)
+			le.u.Status("%s", line)
 		}
 	}
-	le.u.status("lesson script done")
+	le.u.Status("lesson script done")
 }

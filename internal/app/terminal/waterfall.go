@@ -1,4 +1,4 @@
-package main
+package terminal
 
 import (
 	"cmp"
@@ -14,62 +14,78 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// The terminal view of the spans: a waterfall (span tree, offsets,
-// durations and a time bar) for chosen traces, and a summary over all of
-// them. Both read the same spans the exporter was given.
-
-type report struct {
-	ix      *spancheck.Index
-	spans   []spancheck.Span
-	chains  []spancheck.Chain // one per handler call
-	roots   int               // per-object roots ("ListAndWatch <source>")
-	dropped int               // of which dropped at stop, complete by drop
-	broken  []error           // chains and roots that break the contract
+// Showcase is one trace the waterfall draws: the first trace of key whose
+// root matches.
+type Showcase struct {
+	Title string
+	Key   string
+	Match func(root *spancheck.Span) bool
+	Last  bool   // the last matching trace instead of the first
+	Step  string // the scenario that made it, shown in the heading
 }
 
-// analyse checks every handler call's chain and every per-object root:
+func Show(title, key string, match func(*spancheck.Span) bool) Showcase {
+	return Showcase{Title: title, Key: key, Match: match}
+}
+
+func RootIs(name, event string) func(*spancheck.Span) bool {
+	return func(r *spancheck.Span) bool {
+		return r.Name == name && (event == "" || r.Attr(tracing.KeyEventType) == event)
+	}
+}
+
+type Report struct {
+	Index   *spancheck.Index
+	Spans   []spancheck.Span
+	Chains  []spancheck.Chain // one per handler call
+	Roots   int               // per-object roots ("ListAndWatch <source>")
+	Dropped int               // of which dropped at stop, complete by drop
+	Broken  []error           // chains and roots that break the contract
+}
+
+// Analyse checks every handler call's chain and every per-object root:
 // a root either reached HandleDeltas or was still queued when the informer
 // stopped (informer.queue.dropped); anything else is a broken contract.
-func analyse(spans []spancheck.Span) *report {
-	r := &report{spans: spans, ix: spancheck.NewIndex(spans)}
-	r.chains = r.ix.HandlerChains()
-	for _, c := range r.chains {
+func Analyse(spans []spancheck.Span) *Report {
+	r := &Report{Spans: spans, Index: spancheck.NewIndex(spans)}
+	r.Chains = r.Index.HandlerChains()
+	for _, c := range r.Chains {
 		if err := c.Check(); err != nil {
-			r.broken = append(r.broken, err)
+			r.Broken = append(r.Broken, err)
 		}
 	}
-	for _, c := range r.ix.DroppedChains() {
+	for _, c := range r.Index.DroppedChains() {
 		if err := c.Check(); err != nil {
-			r.broken = append(r.broken, err)
+			r.Broken = append(r.Broken, err)
 		}
 	}
-	for _, rc := range r.ix.CheckRoots() {
-		r.roots++
+	for _, rc := range r.Index.CheckRoots() {
+		r.Roots++
 		if rc.Dropped {
-			r.dropped++
+			r.Dropped++
 		}
 		if rc.Err != nil {
-			r.broken = append(r.broken, rc.Err)
+			r.Broken = append(r.Broken, rc.Err)
 		}
 	}
 	return r
 }
 
 // contractLine says, in one line, whether every trace kept the contract.
-func (r *report) contractLine() string {
-	s := fmt.Sprintf("%d of %d handler calls trace back to their root through every stage of the contract", len(r.chains)-countChainErrs(r), len(r.chains))
-	if r.dropped > 0 {
-		s += fmt.Sprintf("\n   %d deltas were still queued when the informer stopped: their traces end with a queue wait span marked %s=true", r.dropped, tracing.KeyQueueDropped)
+func (r *Report) contractLine() string {
+	s := fmt.Sprintf("%d of %d handler calls trace back to their root through every stage of the contract", len(r.Chains)-countChainErrs(r), len(r.Chains))
+	if r.Dropped > 0 {
+		s += fmt.Sprintf("\n   %d deltas were still queued when the informer stopped: their traces end with a queue wait span marked %s=true", r.Dropped, tracing.KeyQueueDropped)
 	}
-	if n := len(r.broken); n > 0 {
+	if n := len(r.Broken); n > 0 {
 		s += fmt.Sprintf("; %d traces break the contract", n)
 	}
 	return s
 }
 
-func countChainErrs(r *report) int {
+func countChainErrs(r *Report) int {
 	n := 0
-	for _, c := range r.chains {
+	for _, c := range r.Chains {
 		if c.Check() != nil {
 			n++
 		}
@@ -77,41 +93,25 @@ func countChainErrs(r *report) int {
 	return n
 }
 
-// pickShown is what a run without --verbose draws: with every scenario, the
-// one waterfall a newcomer needs first (an update seen by watch, through
-// all three listeners); with one scenario, that scenario's.
-func pickShown(show []showcase, scenario string) []showcase {
-	var out []showcase
-	for _, s := range show {
-		if (scenario == "all" && s.step == "basic" && s.key == demoNamespace+"/web-1") || (scenario != "all" && s.step == scenario) {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 && len(show) > 0 {
-		out = show[:1]
-	}
-	return out
-}
-
-// drawShortSummary is the summary of a run without --verbose: the contract
+// DrawShortSummary is the summary of a run without --verbose: the contract
 // verdict, the mean time in each queue and the longest wait, in five lines.
 // The longest wait is main's, the informer the lessons are about: the
 // coalesce and order lessons' own informers wait longer by design (their
 // DeltaFIFO holds 600 filler pods at once), and a headline about a filler
 // pod would teach nothing. "" considers every informer.
-func drawShortSummary(w io.Writer, r *report, pastLimit int, main string) {
-	fmt.Fprintf(w, "\n━━ Summary: %d spans", len(r.spans))
+func DrawShortSummary(w io.Writer, r *Report, pastLimit int, main string) {
+	fmt.Fprintf(w, "\n━━ Summary: %d spans", len(r.Spans))
 	if pastLimit > 0 {
 		fmt.Fprintf(w, " (and %d past the in-memory limit)", pastLimit)
 	}
-	fmt.Fprintf(w, ", %d deltas traced through the queue\n   %s\n", r.roots, r.contractLine())
+	fmt.Fprintf(w, ", %d deltas traced through the queue\n   %s\n", r.Roots, r.contractLine())
 	// Per queue: the main informer's, and the DeltaFIFO of the coalesce and
 	// order lessons (whose filler pods wait long by design), apart.
 	total := map[string]time.Duration{}
 	count := map[string]int{}
 	var longest *spancheck.Span
-	for i := range r.spans {
-		s := &r.spans[i]
+	for i := range r.Spans {
+		s := &r.Spans[i]
 		if spancheck.IsDropped(s) {
 			continue // waited until the stop, not until a pop
 		}
@@ -126,7 +126,7 @@ func drawShortSummary(w io.Writer, r *report, pastLimit int, main string) {
 	var parts []string
 	for _, q := range []string{tracing.SpanRealFIFOQueued, tracing.SpanQueued} {
 		if n := count[q]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s over %s", q, ms(total[q]/time.Duration(n)), plural(n, "delta")))
+			parts = append(parts, fmt.Sprintf("%s %s over %s", q, Ms(total[q]/time.Duration(n)), Plural(n, "delta")))
 		}
 	}
 	if len(parts) > 0 {
@@ -134,20 +134,20 @@ func drawShortSummary(w io.Writer, r *report, pastLimit int, main string) {
 		if longest != nil {
 			where := ""
 			if l := longest.Attr(tracing.KeyListener); l != "" {
-				where = " in " + shortListener(l)
+				where = " in " + ShortListener(l)
 			}
-			fmt.Fprintf(w, "   longest wait in the informer %s: %s, %s of %s%s\n", longest.Attr(tracing.KeyInformerName), ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey), where)
+			fmt.Fprintf(w, "   longest wait in the informer %s: %s, %s of %s%s\n", longest.Attr(tracing.KeyInformerName), Ms(longest.Duration()), longest.Name, longest.Attr(tracing.KeyObjectKey), where)
 		}
 	}
 }
 
-// find returns the root of the trace a showcase asks for, or nil.
-func (r *report) find(s showcase) *spancheck.Span {
+// Find returns the root of the trace a showcase asks for, or nil.
+func (r *Report) Find(s Showcase) *spancheck.Span {
 	var found *spancheck.Span
-	for _, root := range r.ix.Roots {
-		if root.Attr(tracing.KeyObjectKey) == s.key && s.match(root) {
+	for _, root := range r.Index.Roots {
+		if root.Attr(tracing.KeyObjectKey) == s.Key && s.Match(root) {
 			found = root
-			if !s.last {
+			if !s.Last {
 				break
 			}
 		}
@@ -157,18 +157,18 @@ func (r *report) find(s showcase) *spancheck.Span {
 
 const barWidth = 32
 
-func drawWaterfalls(w io.Writer, r *report, show []showcase) {
+func DrawWaterfalls(w io.Writer, r *Report, show []Showcase) {
 	for _, s := range show {
-		root := r.find(s)
+		root := r.Find(s)
 		if root == nil {
-			fmt.Fprintf(w, "\n━━ %s — %s: no such trace was recorded\n", s.key, s.title)
+			fmt.Fprintf(w, "\n━━ %s — %s: no such trace was recorded\n", s.Key, s.Title)
 			continue
 		}
-		title := s.key + " — " + s.title
-		if s.step != "" {
-			title = "[" + s.step + "] " + title
+		title := s.Key + " — " + s.Title
+		if s.Step != "" {
+			title = "[" + s.Step + "] " + title
 		}
-		drawTrace(w, r.ix, root, title)
+		drawTrace(w, r.Index, root, title)
 	}
 }
 
@@ -207,11 +207,11 @@ func drawTrace(w io.Writer, ix *spancheck.Index, root *spancheck.Span, title str
 	}
 	total := t1.Sub(t0)
 	fmt.Fprintf(w, "\n━━ %s  (trace %s)\n", title, root.TraceID)
-	fmt.Fprintf(w, "   %-*s %10s %10s  |%-*s| %s\n", labelW, "span", "start", "took", barWidth, "0", ms(total))
+	fmt.Fprintf(w, "   %-*s %10s %10s  |%-*s| %s\n", labelW, "span", "start", "took", barWidth, "0", Ms(total))
 	for _, rw := range rows {
 		s := rw.span
 		fmt.Fprintf(w, "   %s%s %10s %10s  |%s|\n", rw.label, strings.Repeat(" ", labelW-len([]rune(rw.label))),
-			"+"+ms(s.Start.Sub(t0)), ms(s.Duration()), bar(s.Start.Sub(t0), s.End.Sub(t0), total))
+			"+"+Ms(s.Start.Sub(t0)), Ms(s.Duration()), bar(s.Start.Sub(t0), s.End.Sub(t0), total))
 	}
 	for _, l := range root.Links {
 		fmt.Fprintf(w, "   %s\n", describeLink(ix, root, l.SpanID(), t0))
@@ -240,7 +240,7 @@ func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0
 		}
 		n := ""
 		if c := s.Attr(tracing.KeyListCount); c != "" {
-			n = ", " + plural(atoiOr(c), "object") + " " + how
+			n = ", " + Plural(AtoiOr(c), "object") + " " + how
 		}
 		return fmt.Sprintf("root links to %s: %s as one queue entry (queued %s, popped %s%s; trace %s)\n"+
 			"   every object of that entry has a trace like this one, %s",
@@ -252,12 +252,12 @@ func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0
 
 func signedMs(d time.Duration) string {
 	if d < 0 {
-		return "-" + ms(-d)
+		return "-" + Ms(-d)
 	}
-	return "+" + ms(d)
+	return "+" + Ms(d)
 }
 
-func atoiOr(s string) int {
+func AtoiOr(s string) int {
 	var n int
 	_, _ = fmt.Sscan(s, &n)
 	return n
@@ -294,7 +294,7 @@ func detail(s *spancheck.Span) string {
 			add("links to %d other deltas' roots", n)
 		}
 	case s.Name == tracing.SpanAddCh:
-		add("%s", shortListener(s.Attr(tracing.KeyListener)))
+		add("%s", ShortListener(s.Attr(tracing.KeyListener)))
 	case s.Name == tracing.SpanPop:
 		add("pending=%s", s.Attr(tracing.KeyListenerPending))
 	}
@@ -304,7 +304,7 @@ func detail(s *spancheck.Span) string {
 	return "  " + strings.Join(parts, ", ")
 }
 
-func shortListener(l string) string { return strings.TrimPrefix(strings.TrimPrefix(l, "*"), "main.") }
+func ShortListener(l string) string { return strings.TrimPrefix(strings.TrimPrefix(l, "*"), "main.") }
 
 func bar(from, to, total time.Duration) string {
 	if total <= 0 {
@@ -324,7 +324,7 @@ func bar(from, to, total time.Duration) string {
 	return string(cells)
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond)) }
+func Ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond)) }
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
@@ -349,7 +349,7 @@ func stageOf(name string) string {
 	return name
 }
 
-func drawSummary(w io.Writer, r *report, pastLimit int) {
+func DrawSummary(w io.Writer, r *Report, pastLimit int) {
 	type stat struct {
 		n          int
 		sum, worst time.Duration
@@ -358,8 +358,8 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 	roots := map[string]int{}
 	var waits []*spancheck.Span
 	perListener := map[string]*stat{}
-	for i := range r.spans {
-		s := &r.spans[i]
+	for i := range r.Spans {
+		s := &r.Spans[i]
 		if s.IsRoot() {
 			roots[s.Name]++
 			continue
@@ -379,7 +379,7 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 			waits = append(waits, s)
 		}
 		if spancheck.IsHandlerCall(s) {
-			l := shortListener(s.Attr(tracing.KeyListener))
+			l := ShortListener(s.Attr(tracing.KeyListener))
 			if perListener[l] == nil {
 				perListener[l] = &stat{}
 			}
@@ -389,7 +389,7 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 		}
 	}
 	fmt.Fprintf(w, "\n━━ Summary\n")
-	fmt.Fprintf(w, "   %d spans, %d handler calls", len(r.spans), len(r.chains))
+	fmt.Fprintf(w, "   %d spans, %d handler calls", len(r.Spans), len(r.Chains))
 	if pastLimit > 0 {
 		fmt.Fprintf(w, " (and %d spans past the in-memory limit, exported but not summarised)", pastLimit)
 	}
@@ -415,10 +415,10 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 		if mean > slowestMean {
 			slowest, slowestMean = name, mean
 		}
-		fmt.Fprintf(w, "   %-18s %8d %12s %12s\n", name, st.n, ms(mean), ms(st.worst))
+		fmt.Fprintf(w, "   %-18s %8d %12s %12s\n", name, st.n, Ms(mean), Ms(st.worst))
 	}
 	if slowest != "" {
-		fmt.Fprintf(w, "   slowest stage on average: %s (%s)\n", slowest, ms(slowestMean))
+		fmt.Fprintf(w, "   slowest stage on average: %s (%s)\n", slowest, Ms(slowestMean))
 	}
 	if len(perListener) > 0 {
 		fmt.Fprintf(w, "\n   %-24s %8s %12s %12s\n", "listener", "calls", "mean call", "max call")
@@ -429,7 +429,7 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 		slices.Sort(names)
 		for _, n := range names {
 			st := perListener[n]
-			fmt.Fprintf(w, "   %-24s %8d %12s %12s\n", n, st.n, ms(st.sum/time.Duration(st.n)), ms(st.worst))
+			fmt.Fprintf(w, "   %-24s %8d %12s %12s\n", n, st.n, Ms(st.sum/time.Duration(st.n)), Ms(st.worst))
 		}
 	}
 	slices.SortFunc(waits, func(a, b *spancheck.Span) int { return cmp.Compare(b.Duration(), a.Duration()) })
@@ -438,9 +438,9 @@ func drawSummary(w io.Writer, r *report, pastLimit int) {
 		for _, s := range waits[:min(5, len(waits))] {
 			who := ""
 			if l := s.Attr(tracing.KeyListener); l != "" {
-				who = " in " + shortListener(l)
+				who = " in " + ShortListener(l)
 			}
-			fmt.Fprintf(w, "   %12s  %-16s %s%s\n", ms(s.Duration()), s.Name, s.Attr(tracing.KeyObjectKey), who)
+			fmt.Fprintf(w, "   %12s  %-16s %s%s\n", Ms(s.Duration()), s.Name, s.Attr(tracing.KeyObjectKey), who)
 		}
 	}
 	fmt.Fprintln(w)
