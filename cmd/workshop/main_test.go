@@ -513,9 +513,10 @@ FAIL	example.com/x	30.012s`, "\n"))
 	}
 }
 
-// 10 MB: a hundred thousand lines, far past any cut, yet printed through
-// go test -json within kit.CallTimeout on a loaded machine (40 MB takes
-// about 12 s there, past it: the checker then says ByNode did not return).
+// 1 MB: ten thousand lines, a hundred times past the cut. Not more: the
+// lines pass through go test -json within the call's kit.CallTimeout, and
+// 10 MB took past it on a loaded two-core machine, where the checker then
+// (rightly) says ByNode did not return instead of what this test reads.
 func TestAnAnswerPrintingMegabytesDoesNotHideTheCheckersMessage(t *testing.T) {
 	root, ex := sharedCourse(t)
 	answer(t, root, ex["01-store/1-bynode"], `package bynode
@@ -527,12 +528,12 @@ import (
 
 var printed bool
 
-// ByNode prints 10 MB once, and is wrong.
+// ByNode prints 1 MB once, and is wrong.
 func ByNode(obj any) ([]string, error) {
 	if !printed {
 		printed = true
 		line := strings.Repeat("x", 99)
-		for range 100_000 {
+		for range 10_000 {
 			fmt.Println(line)
 		}
 	}
