@@ -80,11 +80,10 @@ func TestOTLPEndpointDownIsReportedNotWaitedOn(t *testing.T) {
 	url := dead.URL
 	dead.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
-	old := flushTimeout
-	flushTimeout = 500 * time.Millisecond
-	t.Cleanup(func() { flushTimeout = old })
+	var h hooks
+	h.flushTimeout = 500 * time.Millisecond
 
-	r := runDemo(t, context.Background(), "--scenario", "basic", "--exporter", "otlp", "--quiet")
+	r := runDemoWith(t, h, context.Background(), "--scenario", "basic", "--exporter", "otlp", "--quiet")
 	assert.Equal(t, 1, r.code)
 	assert.True(t, strings.HasPrefix(r.stderr, "trace-demo: exporting spans failed:"), r.stderr)
 	assert.Contains(t, r.stderr, "OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,109 +17,14 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// The order lesson's columns are what the handlers were really
-// called with. The RealFIFO's handler gets every event in the API server's
-// order (its initial state, then each write); the DeltaFIFO's gets each key's changes
-// in a row, keys in first-arrival order, so its column differs from the
-// server's while every key's own calls keep the server's order. Both
-// columns are checked against the handler-call spans too, so they cannot
-// be anything but recorded calls.
-func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
-	var res *orderResult
-	testHookOrder = func(r *orderResult) { res = r }
-	t.Cleanup(func() { testHookOrder = nil })
-	var rep *terminal.Report
-	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
-	t.Cleanup(func() { testHookReport = nil })
-
-	r := runDemo(t, context.Background(), "--scenario", "order")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.NotNil(t, res)
-	require.NotNil(t, rep)
-	assert.Empty(t, rep.Broken)
-
-	// The server's column: the three listed pods, then the six writes.
-	require.Len(t, res.server, len(orderPods)+len(orderWrites))
-	var ops []string
-	for _, c := range res.server {
-		ops = append(ops, c.op+" "+c.key)
-	}
-	assert.Equal(t, []string{
-		"LISTED lessons/order-a", "LISTED lessons/order-b", "LISTED lessons/order-c",
-		"MODIFIED lessons/order-a", "MODIFIED lessons/order-b", "MODIFIED lessons/order-a",
-		"DELETED lessons/order-b", "MODIFIED lessons/order-c", "MODIFIED lessons/order-a",
-	}, ops)
-
-	// RealFIFO: the server's order, call for call, resourceVersions too.
-	assert.True(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "RealFIFO column:\n%v\nserver:\n%v", res.realFIFO, res.server)
-
-	// DeltaFIFO: the same calls per key, but not in the server's order:
-	// a key's changes in a row (merged), keys in the order of the initial state.
-	assert.False(t, sameCalls(res.deltaFIFO, res.asHandlerCalls()), "the DeltaFIFO column equals the server's: nothing merged")
-	assert.True(t, res.merged(), "DeltaFIFO column shows no merge:\n%v", res.deltaFIFO)
-	perKey := func(cs []call, key string) []call {
-		return slices.DeleteFunc(slices.Clone(cs), func(c call) bool { return c.key != key })
-	}
-	for _, n := range orderPods {
-		k := lessonNamespace + "/" + n
-		assert.True(t, sameCalls(perKey(res.deltaFIFO, k), perKey(res.asHandlerCalls(), k)), "%s: a key's own calls keep the server's order", k)
-	}
-	var firstSeen []string
-	for _, g := range groups(res.deltaFIFO) {
-		if !slices.Contains(firstSeen, g[0].key) {
-			firstSeen = append(firstSeen, g[0].key)
-		}
-	}
-	assert.Equal(t, []string{"lessons/order-a", "lessons/order-b", "lessons/order-c"}, firstSeen, "keys in first-arrival (initial state) order")
-
-	// The columns are the handler-call spans of each informer, in order.
-	for informer, col := range map[string][]call{"pods-order-realfifo": res.realFIFO, "pods-order-deltafifo": res.deltaFIFO} {
-		var fromSpans []string
-		for _, c := range rep.Chains {
-			h := c.Spans[0]
-			if h.Attr(tracing.KeyInformerName) == informer && strings.HasPrefix(h.Attr(tracing.KeyObjectKey), lessonNamespace+"/order-") {
-				fromSpans = append(fromSpans, h.Name+" "+h.Attr(tracing.KeyObjectKey))
-			}
-		}
-		var fromCol []string
-		for _, c := range col {
-			fromCol = append(fromCol, c.op+" "+c.key)
-		}
-		assert.Equal(t, fromCol, fromSpans, "%s: column vs handler-call spans", informer)
-	}
-
-	// What the reader sees: both columns and the verdict.
-	assert.Contains(t, r.stdout, "API server (state, writes)   RealFIFO: handler calls      DeltaFIFO: handler calls")
-	assert.Contains(t, r.stdout, "· order: RealFIFO: 9 handler calls in the server's order; DeltaFIFO merged each key's changes: order-a×")
-	assert.Regexp(t, `┘ order-[abc]: [2-4] calls in a row`, r.stdout)
-	assert.Contains(t, r.stdout, "━━ [order] lessons/order-a")
-}
-
-// The helpers behind the order lesson's verdict can say "no": a column in
-// the server's order shows no merge, and a reordered one is not "in order".
-func TestOrderVerdictCanFail(t *testing.T) {
-	a, b := "lessons/order-a", "lessons/order-b"
-	res := &orderResult{server: []call{{"LISTED", a, "1"}, {"LISTED", b, "2"}, {"MODIFIED", a, "3"}, {"DELETED", b, ""}}}
-	res.realFIFO = res.asHandlerCalls()
-	res.deltaFIFO = res.asHandlerCalls()
-	assert.False(t, res.merged(), "the server's own order is no merge")
-	assert.Contains(t, res.summary(), "DeltaFIFO merged nothing this time")
-	res.deltaFIFO = []call{{"OnAdd", a, "1"}, {"OnUpdate", a, "3"}, {"OnAdd", b, "2"}, {"OnDelete", b, "2"}}
-	assert.True(t, res.merged())
-	res.realFIFO = res.deltaFIFO
-	assert.Contains(t, res.summary(), "RealFIFO: 4 handler calls NOT in the server's order")
-	res.realFIFO = []call{{"OnAdd", a, "1"}, {"OnAdd", b, "2"}, {"OnUpdate", a, "4"}, {"OnDelete", b, ""}}
-	assert.False(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "a different resourceVersion is a different call")
-}
-
 // The coalesce lesson teaches the DeltaFIFO, so it runs on one whatever
 // --queue says: on the default (RealFIFO) run its HandleDeltas spans belong
 // to a DeltaFIFO informer of its own, and the lesson says so.
 func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 	var rep *terminal.Report
-	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
-	t.Cleanup(func() { testHookReport = nil })
-	r := runDemo(t, context.Background(), "--scenario", "coalesce")
+	var h hooks
+	h.report = func(_ *options, r *terminal.Report) { rep = r }
+	r := runDemoWith(t, h, context.Background(), "--scenario", "coalesce")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "queue realfifo")
 	assert.Contains(t, r.stdout, "on a DeltaFIFO")
@@ -153,9 +56,9 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 // reflector cycle), and the handlers got a DeletedFinalStateUnknown.
 func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
 	var rep *terminal.Report
-	testHookReport = func(_ *options, r *terminal.Report) { rep = r }
-	t.Cleanup(func() { testHookReport = nil })
-	r := runDemo(t, context.Background(), "--scenario", "relist")
+	var h hooks
+	h.report = func(_ *options, r *terminal.Report) { rep = r }
+	r := runDemoWith(t, h, context.Background(), "--scenario", "relist")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotNil(t, rep)
 	assert.Empty(t, rep.Broken)
@@ -196,30 +99,34 @@ func TestRelistLessonShowsTheAtomicRelistEntry(t *testing.T) {
 	assert.Contains(t, r.stdout, "· relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown (auditHandler, metricsHandler, slowHandler)")
 }
 
-// --cluster takes --queue too, where the factory lets the demo choose it
-// (InformerFor, for the typed resources); for any other resource it says
-// why it cannot.
+// --cluster takes --queue too: the demo builds the informer itself
+// through the factory's InformerFor, for a typed resource (pods) and, under
+// the unstructured type, for any other (secrets, which chapter 6 has no
+// typed informer for).
 func TestClusterRunTakesTheQueue(t *testing.T) {
 	srv := startServer(t)
 	_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "listed"}})
 	require.NoError(t, err)
+	_, err = srv.Create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "listed"}})
+	require.NoError(t, err)
 	for _, c := range []struct {
-		queue, want, not string
+		resource, queue, want, not string
 	}{
-		{"", tracing.SpanRealFIFOReplacedAll, tracing.SpanQueued},
-		{"deltafifo", tracing.SpanQueued, tracing.SpanRealFIFOQueued},
+		{"pods", "", tracing.SpanRealFIFOReplacedAll, tracing.SpanQueued},
+		{"pods", "deltafifo", tracing.SpanQueued, tracing.SpanRealFIFOQueued},
+		{"secrets", "deltafifo", tracing.SpanQueued, tracing.SpanRealFIFOQueued},
 	} {
-		t.Run("queue="+c.queue, func(t *testing.T) {
+		t.Run(c.resource+"/queue="+c.queue, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			out := filepath.Join(t.TempDir(), "spans.json")
-			testHookSynced = func(store.Store) { cancel() }
-			t.Cleanup(func() { testHookSynced = nil })
-			args := []string{"--kubeconfig", kubeconfig(t, srv.URL, false), "--namespace", "prod", "--out", out}
+			var h hooks
+			h.synced = func(store.Store) { cancel() }
+			args := []string{"--kubeconfig", kubeconfig(t, srv.URL, false), "--namespace", "prod", "--resource", c.resource, "--out", out}
 			if c.queue != "" {
 				args = append(args, "--queue", c.queue)
 			}
-			r := runDemo(t, ctx, args...)
+			r := runDemoWith(t, h, ctx, args...)
 			require.Equal(t, 0, r.code, r.stderr)
 			want := c.queue
 			if want == "" {
@@ -239,8 +146,4 @@ func TestClusterRunTakesTheQueue(t *testing.T) {
 			assert.NotContains(t, names, c.not)
 		})
 	}
-	r := runDemo(t, context.Background(), "--kubeconfig", kubeconfig(t, srv.URL, false), "--resource", "statefulsets", "--queue", "deltafifo", "--exporter", "none")
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "--queue deltafifo: chapter 6's factory has no queue option")
-	assert.Contains(t, r.stderr, "configmaps, deployments, endpoints, pods, replicasets")
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/livecontrols"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
@@ -60,7 +62,7 @@ func TestCtrlCDuringABurstEndsTheDemo(t *testing.T) {
 	}, time.Minute, 10*time.Millisecond)
 	go func() {
 		// Its answer does not matter: the demo stops under it.
-		if res, err := http.Post(d.URL+fmt.Sprintf("api/control/burst?n=%d", maxBurst), "", nil); err == nil {
+		if res, err := http.Post(d.URL+fmt.Sprintf("api/control/burst?n=%d", livecontrols.MaxBurst), "", nil); err == nil {
 			res.Body.Close()
 		}
 	}()
@@ -68,7 +70,7 @@ func TestCtrlCDuringABurstEndsTheDemo(t *testing.T) {
 		return procState(t, d).Pipeline.HandleDeltas > before.Pipeline.HandleDeltas+100
 	}, time.Minute, 10*time.Millisecond, "the burst under way")
 	interruptWithin(t, d)
-	assert.NotContains(t, d.Output(), fmt.Sprintf("%d updates of demo/web-1 written", maxBurst))
+	assert.NotContains(t, d.Output(), fmt.Sprintf("%d updates of demo/web-1 written", livecontrols.MaxBurst))
 }
 
 // Ctrl-C while the lesson script runs ends the demo within moments: every
@@ -134,8 +136,8 @@ func TestLessonScriptRunsTwice(t *testing.T) {
 	res := d.stop()
 	assert.Equal(t, 0, res.code, res.stderr)
 	assert.NotContains(t, res.stderr, "lesson ", "no lesson failed")
-	for _, line := range []string{"· coalesce", "· order:", "· slow-handler: *main.tunableHandler took", "· relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown",
-		"· late-handler: *main.lateHandler#", "· resync: *main.lateHandler#"} {
+	for _, line := range []string{"· coalesce", "· order:", "· slow-handler: *demo.tunableHandler took", "· relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown",
+		"· late-handler: *demo.lateHandler#", "· resync: *demo.lateHandler#"} {
 		assert.Equal(t, 2, strings.Count(res.stdout, line), "%q once per run; stdout:\n%s", line, res.stdout)
 	}
 }
@@ -149,11 +151,11 @@ func TestSlowHandlerBurstsAreCapped(t *testing.T) {
 	d.waitState(t, "synced", func(st liveview.State) bool { return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3) })
 	code, r := d.press(t, "slow")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	limit := int(maxDrain / liveSlowDelay)
+	limit := int(livecontrols.MaxDrain / livecontrols.SlowDelay)
 
 	code, r = d.pressN(t, "burst", limit+1)
 	assert.Equal(t, http.StatusBadRequest, code, r.Message)
-	assert.Contains(t, r.Message, fmt.Sprintf("refused: a burst of %d is more than %d, what %s, at 10ms per call, handles in 1m0s: make the handler fast", limit+1, limit, tunableListener))
+	assert.Contains(t, r.Message, fmt.Sprintf("refused: a burst of %d is more than %d, what %s, at 10ms per call, handles in 1m0s: make the handler fast", limit+1, limit, demo.TunableListener))
 
 	code, r = d.pressN(t, "burst", limit/2)
 	require.Equal(t, http.StatusOK, code, r.Message)

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
@@ -33,10 +34,18 @@ type liveDemo struct {
 
 func startLiveDemo(t *testing.T, args ...string) *liveDemo {
 	t.Helper()
+	return startLiveDemoWith(t, hooks{}, args...)
+}
+
+// startLiveDemoWith is startLiveDemo with hooks into the run.
+func startLiveDemoWith(t *testing.T, h hooks, args ...string) *liveDemo {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb demoproc.LockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb) }()
+	go func() {
+		done <- runWith(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb, h)
+	}()
 	urlRe := regexp.MustCompile(`live view: (http://\S+)`)
 	var url string
 	require.Eventually(t, func() bool {
@@ -134,7 +143,7 @@ func TestLiveViewCreatePodShowsEventCountersAndWaterfall(t *testing.T) {
 	assert.Equal(t, 1, r0.Streamed, "demo/web-1")
 	require.Len(t, r0.Requests, 1)
 	assert.Equal(t, "STREAM from the latest · 1 object · bookmark rv "+r0.Bookmark, r0.Requests[0].String())
-	for i, name := range []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.tunableHandler#2"} {
+	for i, name := range []string{"demo.auditHandler#0", "demo.metricsHandler#1", "*demo.tunableHandler#2"} {
 		assert.Equal(t, name, p.Listeners[i].Name)
 	}
 
@@ -343,9 +352,9 @@ func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
 // span store stay at their bounds.
 func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
 	const n = 3000
-	liveTraces = n / 4 // so that the store must evict
-	t.Cleanup(func() { liveTraces = 5000 })
-	d := startLiveDemo(t)
+	var h hooks
+	h.liveTraces = n / 4 // so that the store must evict
+	d := startLiveDemoWith(t, h)
 	// The cache is written before distribute: wait for the LIST's change
 	// to be counted by HandleDeltas and handled by every listener (the
 	// controls are attached by then).
@@ -364,7 +373,7 @@ func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
 	})
 	assert.Equal(t, totalCalls(before)+3*n, totalCalls(st.Pipeline), "calls == events * listeners: %+v\n%+v", before, st.Pipeline)
 	assert.Len(t, st.Events, liveview.EventWindow)
-	assert.LessOrEqual(t, st.TracesKept, liveTraces)
+	assert.LessOrEqual(t, st.TracesKept, h.liveTraces)
 	assert.Positive(t, st.TracesEvicted, "old traces were evicted")
 	assert.Equal(t, "MODIFIED", st.Events[0].Type)
 }
@@ -457,14 +466,14 @@ func TestLiveViewAddedHandlerGetsOneCallPerCachedObjectAndNoResync(t *testing.T)
 	})
 	code, r = d.press(t, "add-handler")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	assert.Equal(t, "added *main.extraHandler#3: it is given every cached object as a synthetic add", r.Message)
+	assert.Equal(t, "added *demo.extraHandler#3: it is given every cached object as a synthetic add", r.Message)
 	d.waitState(t, "the new listener's synthetic adds", func(st liveview.State) bool {
 		ls := st.Pipeline.Listeners
 		return len(ls) == 4 && ls[3].Calls == 2
 	})
-	// Three resync periods: a listener with the factory's default would
-	// have had a resync of each pod by now.
-	time.Sleep(3 * resyncPeriod)
+	// Three of the factory's default resync periods (1 s): a listener with
+	// that default would have had a resync of each pod by now.
+	time.Sleep(3 * time.Second)
 	st := d.state(t)
 	require.Len(t, st.Pipeline.Listeners, 4)
 	assert.Equal(t, uint64(2), st.Pipeline.Listeners[3].Calls, "one call per cached object, then nothing while nothing changes")
@@ -492,8 +501,8 @@ func TestLiveViewControllerRowShowsTheWorkqueue(t *testing.T) {
 		}
 	}
 	require.Len(t, rows, 1)
-	assert.True(t, strings.HasPrefix(rows[0].Name, "*main.controllerHandler#"), rows[0].Name)
+	assert.True(t, strings.HasPrefix(rows[0].Name, demo.ControllerListener), rows[0].Name)
 	w := *rows[0].Workqueue
 	assert.Equal(t, liveview.WorkqueueState{Name: "demo-controller", Adds: 6, Merged: 4, Reconciles: 2, LastMicros: w.LastMicros}, w)
-	assert.GreaterOrEqual(t, w.LastMicros, float64(controllerDelay.Microseconds()))
+	assert.GreaterOrEqual(t, w.LastMicros, float64((200 * time.Millisecond).Microseconds()), "the lesson's reconcile takes 200 ms")
 }

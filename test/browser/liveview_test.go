@@ -426,7 +426,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p := openPage(t, d, "embedded")
 	p.do("the pipeline's boxes", chromedp.WaitVisible(chromedp.CSS("#st-reflector")), chromedp.WaitVisible(chromedp.CSS("#st-distribute")))
 
-	listeners := []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.tunableHandler#2"}
+	listeners := []string{"demo.auditHandler#0", "demo.metricsHandler#1", "*demo.tunableHandler#2"}
 	s := p.waitFor("the informer synced and watching, its controls shown", func(s shown) bool {
 		return s.Phase == "WATCH" && s.Indexer == 1 && s.settled(3, 1) && slices.Contains(s.Controls, "create-pod")
 	})
@@ -605,14 +605,14 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p.press("controller")
 	s = p.waitFor("the controller's row with its workqueue", func(s shown) bool {
 		for _, l := range s.Listeners {
-			if strings.HasPrefix(l.Name, "*main.controllerHandler#") && strings.HasPrefix(l.Reconcile, "2 reconciles") {
+			if strings.HasPrefix(l.Name, "*demo.controllerHandler#") && strings.HasPrefix(l.Reconcile, "2 reconciles") {
 				return true
 			}
 		}
 		return false
 	})
 	for _, l := range s.Listeners {
-		if !strings.HasPrefix(l.Name, "*main.controllerHandler#") {
+		if !strings.HasPrefix(l.Name, "*demo.controllerHandler#") {
 			assert.Empty(t, l.Workqueue, "%s has no workqueue", l.Name)
 			continue
 		}
@@ -651,7 +651,7 @@ func TestLiveViewOnTheRealClusterInChromium(t *testing.T) {
 	s := p.waitFor("the cluster's three configmaps cached and handled", func(s shown) bool {
 		return s.Indexer == 3 && s.settled(3, 3)
 	})
-	everyStageDrawn(t, s, []string{"main.auditHandler#0", "main.metricsHandler#1", "*main.slowHandler#2"})
+	everyStageDrawn(t, s, []string{"demo.auditHandler#0", "demo.metricsHandler#1", "*demo.slowHandler#2"})
 	assert.Equal(t, "RealFIFO", s.QueueKind)
 	assert.Contains(t, s.Source, "cluster ")
 	assert.NotEmpty(t, s.RV, "the last synced resourceVersion")

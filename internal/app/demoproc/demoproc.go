@@ -77,7 +77,7 @@ type Proc struct {
 }
 
 // urlRe finds the line the live view prints once it listens
-// (cmd/trace-demo/ui.go).
+// (internal/app/liveview/session.go).
 var urlRe = regexp.MustCompile(`live view: (http://\S+)`)
 
 // Start runs bin (from [Build]) as `trace-demo --ui --ui-addr 127.0.0.1:0`

@@ -170,3 +170,14 @@ func (s *SafeWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// FirstLine is err's message up to its first line break: an exporter joins
+// one error per span, and a full disk must not print one line per span.
+func FirstLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		n := strings.Count(msg, "\n")
+		return fmt.Sprintf("%s (and %d more like it)", msg[:i], n)
+	}
+	return msg
+}

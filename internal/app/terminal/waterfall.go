@@ -445,3 +445,34 @@ func DrawSummary(w io.Writer, r *Report, pastLimit int) {
 	}
 	fmt.Fprintln(w)
 }
+
+// Result is what a run hands to the closing view: which traces to draw,
+// how many calls the main informer's handlers counted themselves (the
+// summary's span counts miss the objects a trace filter left out), and the
+// main informer's name, for the summary's headline.
+type Result struct {
+	Show         []Showcase
+	HandlerCalls int64
+	Informer     string
+}
+
+// RecordedOnly keeps the waterfalls whose trace was recorded: with a trace
+// filter, the run's showcases may be about objects it left out.
+func RecordedOnly(r *Report, show []Showcase) []Showcase {
+	var out []Showcase
+	for _, s := range show {
+		if r.Find(s) != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SelectionNote says, under the summary of a filtered run, that its span
+// counts cover only the selected objects, and gives the handler calls as
+// the handlers counted them.
+func SelectionNote(what string, r *Report, handlerCalls int64) string {
+	return fmt.Sprintf("   only the objects selected by %s were traced: the spans and waterfalls above are theirs alone\n"+
+		"   (%s, %s); the informer's handlers counted %s in all, traced or not",
+		what, Plural(r.Roots, "delta"), Plural(len(r.Chains), "traced handler call"), Plural(int(handlerCalls), "call"))
+}

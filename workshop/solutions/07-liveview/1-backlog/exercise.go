@@ -11,8 +11,8 @@
 // The page draws the informer at work: the reflector, the queue (a
 // RealFIFO), HandleDeltas, the indexer, and a row per listener: addCh,
 // pending (the listener's ring buffer), nextCh, handler. Of its three
-// handlers, main.auditHandler#0 and main.metricsHandler#1 return at once;
-// *main.tunableHandler#2 is the one the buttons make slow or fast.
+// handlers, demo.auditHandler#0 and demo.metricsHandler#1 return at once;
+// *demo.tunableHandler#2 is the one the buttons make slow or fast.
 //
 // Predict first, then look, on a fresh run (restart the demo if you have
 // pressed buttons already): press "make the handler slow" (10 ms per call
@@ -20,7 +20,7 @@
 // pod, written one after another).
 //
 //   - Box: at the moment the two fast handlers have made their 200 calls,
-//     which box holds most of the updates *main.tunableHandler#2 has not
+//     which box holds most of the updates *demo.tunableHandler#2 has not
 //     handled yet? One of "queue", "addCh", "pending".
 //   - Listener: the row that box is in, as the page names it ("" for the
 //     queue, which is no listener's).
@@ -35,6 +35,6 @@ package backlog
 // Your predictions.
 var (
 	Box      = "pending"                // the slow listener's ring buffer: unbounded, so distribute never waits
-	Listener = "*main.tunableHandler#2" // only the slow one's row; the others and the queue are empty
+	Listener = "*demo.tunableHandler#2" // only the slow one's row; the others and the queue are empty
 	Calls    = [3]int{200, 200, 200}    // every update reaches every handler: nothing merged or dropped
 )

@@ -30,7 +30,7 @@ package lateroot
 var (
 	Rows      = 3                 // one synthetic add per cached object
 	Root      = "AddEventHandler" // not a ListAndWatch root: nothing came from the server
-	Listeners = []string{"*main.extraHandler#3"}
+	Listeners = []string{"*demo.extraHandler#3"}
 	// The replay reads the cache and goes straight to the new listener's
 	// addCh: the queue and HandleDeltas are not involved.
 	HandleDeltas = 0

@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -25,8 +25,11 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/informers"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
@@ -34,8 +37,26 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
-// The cluster run: the same informer, handlers and spans as the embedded
-// run, on a real API server found the way kubectl finds it.
+// Options are a cluster run's: the command line's cluster flags, and what
+// the rest of the run hands over.
+type Options struct {
+	Kubeconfig, Context string // --kubeconfig, --context
+	Namespace           string // --namespace ("": all)
+	Resource            string // --resource ("": pods, or configmaps with Generate)
+	Generate            bool   // --generate
+	Duration            time.Duration
+	Queue               string // --queue
+	Objects             int    // --objects: how many objects to draw
+	TraceFilter         deltafifo.TraceFilter
+	// Live is the run's live view, nil without --ui.
+	Live *liveview.Session
+	// SyncTimeout bounds the wait for the informer's first sync (0: a
+	// minute).
+	SyncTimeout time.Duration
+	// OnSynced, if set, is given the informer's store once it has synced
+	// (tests).
+	OnSynced func(store.Store)
+}
 
 const (
 	// preflightTimeout bounds the first LIST and WATCH, which tell an
@@ -50,9 +71,8 @@ const (
 // catch up with the cache before the informer stops.
 const interruptedCatchUp = time.Second
 
-// syncTimeout bounds the wait for the informer's first sync; a variable so
-// that a test can shorten it.
-var syncTimeout = 60 * time.Second
+// defaultSyncTimeout bounds the wait for the informer's first sync.
+const defaultSyncTimeout = 60 * time.Second
 
 // knownResources maps the names a user types to a GroupVersionResource;
 // anything else is given as group/version/resource (or version/resource for
@@ -72,7 +92,7 @@ var knownResources = map[string]schema.GroupVersionResource{
 	"daemonsets":   {Group: "apps", Version: "v1", Resource: "daemonsets"},
 }
 
-func parseResource(s string) (schema.GroupVersionResource, error) {
+func ParseResource(s string) (schema.GroupVersionResource, error) {
 	if gvr, ok := knownResources[strings.ToLower(s)]; ok {
 		return gvr, nil
 	}
@@ -89,10 +109,10 @@ func parseResource(s string) (schema.GroupVersionResource, error) {
 
 // loadConfig finds the cluster as kubectl does: --kubeconfig, else
 // KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
-func loadConfig(o *options) (*rest.Config, string, error) {
+func loadConfig(o Options) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+	rules.ExplicitPath = o.Kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
@@ -103,8 +123,8 @@ func loadConfig(o *options) (*rest.Config, string, error) {
 	where := cfg.Host
 	if raw, err := cc.RawConfig(); err == nil {
 		ctx := raw.CurrentContext
-		if o.context != "" {
-			ctx = o.context
+		if o.Context != "" {
+			ctx = o.Context
 		}
 		if ctx != "" {
 			where = fmt.Sprintf("%s (context %s)", cfg.Host, ctx)
@@ -198,77 +218,77 @@ func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionRe
 	return nil
 }
 
-func runCluster(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry) (result, error) {
+// Run watches a real cluster, found by kubeconfig loading rules, with the
+// demo's informer and handlers, optionally making its own traffic
+// (Generate); it stops at ctx's end (Ctrl-C or --duration), once the
+// handlers have caught up with the cache, and returns the objects to draw.
+func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Telemetry) (terminal.Result, error) {
+	syncTimeout := o.SyncTimeout
+	if syncTimeout == 0 {
+		syncTimeout = defaultSyncTimeout
+	}
 	cfg, where, err := loadConfig(o)
 	if err != nil {
-		return result{}, err
+		return terminal.Result{}, err
 	}
-	resource := o.resource
+	resource := o.Resource
 	if resource == "" {
 		resource = "pods"
-		if o.generate {
+		if o.Generate {
 			resource = "configmaps"
 		}
 	}
-	gvr, err := parseResource(resource)
+	gvr, err := ParseResource(resource)
 	if err != nil {
-		return result{}, err
+		return terminal.Result{}, err
 	}
-	if o.generate && gvr != knownResources["configmaps"] {
-		return result{}, fmt.Errorf("--generate makes ConfigMaps; drop --resource %s or set it to configmaps", resource)
-	}
-	if _, typed := typedExamples[gvr]; !typed && queueKind(o.queue) != processor.RealFIFOQueue {
-		return result{}, fmt.Errorf("--queue %s: chapter 6's factory has no queue option, and the demo can choose the queue only for the resources it has typed informers for (%s); %s runs on the RealFIFO: drop --queue",
-			o.queue, strings.Join(typedResourceNames(), ", "), gvr.GroupResource())
+	if o.Generate && gvr != knownResources["configmaps"] {
+		return terminal.Result{}, fmt.Errorf("--generate makes ConfigMaps; drop --resource %s or set it to configmaps", resource)
 	}
 	client, err := factory.NewForConfig(cfg)
 	if err != nil {
-		return result{}, fmt.Errorf("client for %s: %w", where, err)
+		return terminal.Result{}, fmt.Errorf("client for %s: %w", where, err)
 	}
 	rc, err := client.UnstructuredClient(gvr.GroupVersion())
 	if err != nil {
-		return result{}, fmt.Errorf("client for %s: %w", where, err)
+		return terminal.Result{}, fmt.Errorf("client for %s: %w", where, err)
 	}
 	core, _ := client.RESTClient(corev1.SchemeGroupVersion)
 
-	namespace := o.namespace
+	namespace := o.Namespace
 	var gen *generator
-	if o.generate {
+	if o.Generate {
 		gen = &generator{core: core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
 		if err := gen.createNamespace(ctx); err != nil {
-			return result{}, explain(ctx, err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
+			return terminal.Result{}, explain(ctx, err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
 		}
 		defer gen.cleanup(u)
 		namespace = gen.ns
 	}
 	if err := preflight(ctx, rc, gvr, namespace, where); err != nil {
-		return result{}, err
+		return terminal.Result{}, err
 	}
 	nsText := "all namespaces"
 	if namespace != "" {
 		nsText = "namespace " + namespace
 	}
-	u.Status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.queue)
+	u.Status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.Queue)
 
 	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.TP))
 	var inf processor.SharedIndexInformer
 	var probe *liveview.ReflectorProbe
-	if o.live != nil {
+	if q := informers.QueueKind(o.Queue); o.Live != nil || q != processor.RealFIFOQueue || o.TraceFilter != nil {
 		// The page's reflector box needs a probe around the ListerWatcher,
-		// which only an informer the demo builds can have.
-		inf, probe = probedResourceInformerFor(f, gvr, namespace, queueKind(o.queue), tel.TP, o.traceFilter)
-	} else if q := queueKind(o.queue); q != processor.RealFIFOQueue {
-		// The factory's informers run on the RealFIFO; another queue only
-		// through InformerFor (see filteredInformerFor).
-		inf = filteredInformerFor(f, gvr, namespace, q, tel.TP, o.traceFilter)
-	} else if o.traceFilter != nil {
-		// Only an informer the demo builds takes a trace filter;
-		// parseFlags has checked gvr is one it can build.
-		inf = filteredInformerFor(f, gvr, namespace, q, tel.TP, o.traceFilter)
+		// another queue than the RealFIFO and a trace filter an informer
+		// the demo builds (parseFlags has checked that it can).
+		var err error
+		if inf, probe, err = informers.For(f, client, informers.Spec{Resource: gvr, Namespace: namespace, Queue: q, TracerProvider: tel.TP, TraceFilter: o.TraceFilter}); err != nil {
+			return terminal.Result{}, err
+		}
 	} else {
 		gi, err := f.ForResource(gvr)
 		if err != nil {
-			return result{}, err
+			return terminal.Result{}, err
 		}
 		inf = gi.Informer()
 	}
@@ -291,15 +311,12 @@ func runCluster(ctx context.Context, o *options, u *terminal.Printer, tel *telem
 			u.Warn("%v (the informer retries)", e)
 		}
 	})
-	audit := auditHandler{newSeen()}
-	handlers := []stateful{audit, metricsHandler{newSeen()}, newSlowHandler(clusterSlowDelay)}
-	for _, h := range handlers {
-		if _, err := inf.AddEventHandler(h.(processor.ResourceEventHandler)); err != nil {
-			return result{}, err
-		}
+	handlers := demo.NewHandlers(clusterSlowDelay)
+	if err := handlers.AddTo(inf); err != nil {
+		return terminal.Result{}, err
 	}
-	if o.live != nil {
-		o.live.attach(inf, probe, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.queue, nil)
+	if o.Live != nil {
+		o.Live.Attach(inf, probe, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.Queue, nil)
 	}
 	// The informer has a context of its own: Ctrl-C (ctx) first lets the
 	// handlers catch up with the cache, so the waterfall shows whole paths,
@@ -332,68 +349,68 @@ func runCluster(ctx context.Context, o *options, u *terminal.Printer, tel *telem
 			continue
 		}
 		if e, fatal := lastErr.get(); fatal {
-			return result{}, e
+			return terminal.Result{}, e
 		}
 		if ctx.Err() != nil {
-			return result{}, errors.New("stopped before the informer synced")
+			return terminal.Result{}, errors.New("stopped before the informer synced")
 		}
 		if e, _ := lastErr.get(); e != nil {
 			// Not fatal, so printed as a warning already.
-			return result{}, fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
+			return terminal.Result{}, fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
 		}
-		return result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
+		return terminal.Result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
 			gvr.Resource, syncTimeout, where, lastSeen(tel.Collector, inf.GetStore().ListKeys()))
 	}
 	u.Status("synced: %s in the cache", terminal.Plural(len(inf.GetStore().ListKeys()), "object"))
-	if testHookSynced != nil {
-		testHookSynced(inf.GetStore())
+	if o.OnSynced != nil {
+		o.OnSynced(inf.GetStore())
 	}
 
 	if gen != nil {
 		u.Lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
 		if err := gen.run(ctx); err != nil && ctx.Err() == nil {
-			return result{}, explain(ctx, err, where, gvr, namespace, "create")
+			return terminal.Result{}, explain(ctx, err, where, gvr, namespace, "create")
 		}
 		if ctx.Err() == nil {
-			if err := until(ctx, "the generated changes to reach the handlers", func() bool {
+			if err := demo.Until(ctx, "the generated changes to reach the handlers", func() bool {
 				want, err := gen.serverState(ctx)
-				return err == nil && maps.Equal(audit.state(), want)
+				return err == nil && maps.Equal(handlers.Seen(), want)
 			}); err != nil && ctx.Err() == nil {
-				return result{}, err
+				return terminal.Result{}, err
 			}
 		}
-		if o.duration > 0 {
+		if o.Duration > 0 {
 			<-ctx.Done()
 		}
 	} else {
-		if o.duration > 0 {
-			u.Status("watching for %v (Ctrl-C stops sooner)", o.duration)
+		if o.Duration > 0 {
+			u.Status("watching for %v (Ctrl-C stops sooner)", o.Duration)
 		} else {
 			u.Status("watching; Ctrl-C stops and draws the waterfall")
 		}
 		<-ctx.Done()
 	}
 	// After Ctrl-C the user is waiting: the handlers get a moment, not
-	// stepTimeout (--duration's end waits for them).
+	// the 20 s of any other wait (--duration's end waits for them).
 	catchUp := context.Background()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		var cancel context.CancelFunc
 		catchUp, cancel = context.WithTimeout(catchUp, interruptedCatchUp)
 		defer cancel()
 	}
-	if err := until(catchUp, "every handler to catch up with the cache", func() bool {
+	if err := demo.Until(catchUp, "every handler to catch up with the cache", func() bool {
 		want := map[string]string{}
 		for _, obj := range inf.GetStore().List() {
-			k, rv := keyAndRV(obj)
+			k, rv := demo.KeyAndRV(obj)
 			want[k] = rv
 		}
-		return caughtUp(handlers, want)
+		return handlers.CaughtUp(want)
 	}); err != nil {
 		u.Warn("stopping with notifications still queued for a handler: %v", err)
 	}
 	stopInformer()
 	f.Shutdown()
-	return result{show: pickObjects(tel.Collector, o.objects), handlerCalls: countedCalls(handlers)}, nil
+	return terminal.Result{Show: pickObjects(tel.Collector, o.Objects), HandlerCalls: handlers.Calls()}, nil
 }
 
 // failedVerb is the request an error from the reflector is about: it says
@@ -449,10 +466,6 @@ func lastSeen(c *telemetry.Collector, cached []string) string {
 	return fmt.Sprintf("%s arrived in the cache and the last span to end was %q, %v before the demo gave up",
 		terminal.Plural(len(cached), "object"), last.Name, time.Since(last.End).Round(time.Millisecond))
 }
-
-// testHookSynced, when set by a test, is called once the cluster informer
-// has synced: the moment a test may start changing objects.
-var testHookSynced func(store.Store)
 
 // pickObjects chooses what the waterfall draws on a cluster: for up to n
 // objects, preferring ones that changed while watched, each trace in turn.

@@ -1,6 +1,7 @@
-package main
+package demo
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"sync"
@@ -10,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 )
 
 // The demo's handlers. Each is its own type because the contract's
 // informer.listener is the handler's type name plus an index: a reader of a
-// waterfall sees "*main.slowHandler#2", not "ResourceEventHandlerFuncs#2".
+// waterfall sees "*demo.slowHandler#2", not "ResourceEventHandlerFuncs#2".
 
 // seen records, per object key, the resourceVersion a handler last saw (and
 // forgets deleted keys), so the demo can wait until a handler has caught up
@@ -165,20 +167,40 @@ func (h metricsHandler) OnUpdate(old, obj any) { h.update(old, obj) }
 func (h metricsHandler) OnDelete(obj any)      { h.delete(obj) }
 func (h metricsHandler) handlerState() *seen   { return h.seen }
 
-// slowHandler takes delay per call, as a handler that calls out to an API
-// would. Its notifications wait in its own ring buffer (the pop span); the
-// informer and the other listeners go on (processor.go: processorListener).
+// slowHandler takes its delay per call, as a handler that calls out to an
+// API would. Its notifications wait in its own ring buffer (the pop span);
+// the informer and the other listeners go on (processor.go:
+// processorListener). The scripted run's third handler.
 type slowHandler struct {
 	*seen
-	delay time.Duration
+	delay
 }
 
-func newSlowHandler(d time.Duration) *slowHandler { return &slowHandler{seen: newSeen(), delay: d} }
-
-func (h *slowHandler) OnAdd(obj any, _ bool) { time.Sleep(h.delay); h.add(obj) }
-func (h *slowHandler) OnUpdate(old, obj any) { time.Sleep(h.delay); h.update(old, obj) }
-func (h *slowHandler) OnDelete(obj any)      { time.Sleep(h.delay); h.delete(obj) }
+func (h *slowHandler) OnAdd(obj any, _ bool) { h.wait(); h.add(obj) }
+func (h *slowHandler) OnUpdate(old, obj any) { h.wait(); h.update(old, obj) }
+func (h *slowHandler) OnDelete(obj any)      { h.wait(); h.delete(obj) }
 func (h *slowHandler) handlerState() *seen   { return h.seen }
+
+// delay is a third handler's time per call, changed while it runs: the
+// slow-handler lesson makes the live view's tunable handler slow for its
+// duration, and the page's button at any time.
+type delay struct{ d atomic.Int64 }
+
+func (d *delay) wait() {
+	if t := d.Delay(); t > 0 {
+		time.Sleep(t)
+	}
+}
+
+// Delay is the handler's time per call now.
+func (d *delay) Delay() time.Duration { return time.Duration(d.d.Load()) }
+
+// SetDelay sets it and returns what it was.
+func (d *delay) SetDelay(t time.Duration) time.Duration { return time.Duration(d.d.Swap(int64(t))) }
+
+// restoreDelay sets it back to prev if it is still t: a button pressed
+// meanwhile wins.
+func (d *delay) restoreDelay(t, prev time.Duration) { d.d.CompareAndSwap(int64(t), int64(prev)) }
 
 // lateHandler is added after the informer has synced: it is given the cache's
 // objects as synthetic adds (root span AddEventHandler), and it is the one
@@ -189,3 +211,92 @@ func (h lateHandler) OnAdd(obj any, _ bool) { h.add(obj) }
 func (h lateHandler) OnUpdate(old, obj any) { h.update(old, obj) }
 func (h lateHandler) OnDelete(obj any)      { h.delete(obj) }
 func (h lateHandler) handlerState() *seen   { return h.seen }
+
+// TunableListener is the page's name for the tunable handler's listener:
+// its type and its index among the informer's handlers.
+const TunableListener = "*demo.tunableHandler#2"
+
+// tunableHandler is the live view's third handler: fast until the page's
+// button (or the slow-handler lesson, for its duration) makes it slow, to
+// show its ring buffer filling while the others stay empty.
+type tunableHandler struct {
+	*seen
+	delay
+}
+
+func (h *tunableHandler) OnAdd(obj any, _ bool) { h.wait(); h.add(obj) }
+func (h *tunableHandler) OnUpdate(old, obj any) { h.wait(); h.update(old, obj) }
+func (h *tunableHandler) OnDelete(obj any)      { h.wait(); h.delete(obj) }
+func (h *tunableHandler) handlerState() *seen   { return h.seen }
+
+// extraHandler is a handler added from the page (and removable from it).
+type extraHandler struct{ *seen }
+
+func (h extraHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+
+func (h extraHandler) OnUpdate(old, obj any) { h.update(old, obj) }
+
+func (h extraHandler) OnDelete(obj any) { h.delete(obj) }
+
+// AddExtraHandler adds to the main informer a handler of its own
+// (*demo.extraHandler), with no resync: the live view's "add a handler".
+// It returns the registration and the listener's name.
+func (e *Env) AddExtraHandler() (processor.ResourceEventHandlerRegistration, string, error) {
+	// No resync, as the page's other listeners: AddEventHandler would take
+	// the factory's 1 s default (there for the resync lesson) and put a
+	// resync row in the event list every second.
+	reg, err := e.informer.AddEventHandlerWithResyncPeriod(&extraHandler{newSeen()}, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	name := "*demo.extraHandler"
+	if st, err := processor.ReadStats(e.informer); err == nil && len(st.Listeners) > 0 {
+		name = st.Listeners[len(st.Listeners)-1].Name // sorted by index: the newest is last
+	}
+	return reg, name, nil
+}
+
+// Handlers are the three handlers the demo gives an informer it watches
+// (the cluster mode's too): two fast ones and one that takes slow per
+// call. Each keeps what it has seen, so the demo can wait until they have
+// caught up instead of sleeping.
+type Handlers struct {
+	audit auditHandler
+	all   []stateful
+}
+
+// NewHandlers makes the three, the third taking slow per call.
+func NewHandlers(slow time.Duration) *Handlers {
+	s := &slowHandler{seen: newSeen()}
+	s.SetDelay(slow)
+	h := &Handlers{audit: auditHandler{newSeen()}}
+	h.all = []stateful{h.audit, metricsHandler{newSeen()}, s}
+	return h
+}
+
+// AddTo adds them to inf, with inf's default resync.
+func (h *Handlers) AddTo(inf processor.SharedIndexInformer) error {
+	for _, x := range h.all {
+		if _, err := inf.AddEventHandler(x.(processor.ResourceEventHandler)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Seen is what the first of them has seen: key → resourceVersion.
+func (h *Handlers) Seen() map[string]string { return h.audit.state() }
+
+// CaughtUp reports whether every one of them has seen exactly want.
+func (h *Handlers) CaughtUp(want map[string]string) bool { return caughtUp(h.all, want) }
+
+// Calls is how many calls they counted, traced or not.
+func (h *Handlers) Calls() int64 { return countedCalls(h.all) }
+
+// KeyAndRV is an object's store key and resourceVersion, a tombstone's
+// by its last known state.
+func KeyAndRV(obj any) (key, rv string) { return keyAndRV(obj) }
+
+// Until polls cond until it holds; it gives up with an error naming what
+// was awaited after 20 s, and at once when ctx ends.
+func Until(ctx context.Context, what string, cond func() bool) error { return until(ctx, what, cond) }

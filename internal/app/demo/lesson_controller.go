@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"fmt"
@@ -13,8 +13,6 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
-	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
-	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // The controller lesson (opt-in: --scenario controller; not part of
@@ -35,16 +33,21 @@ const (
 	controllerUpdates = 5
 )
 
-// optInScenarios are lessons --scenario accepts that "all" does not run.
-var optInScenarios = []string{"controller"}
-
 func init() {
-	lessons["controller"] = fmt.Sprintf("a controller (handler → traced workqueue → a worker, %v a reconcile) on the informer; demo/%s is created, then updated %d times while its first reconcile runs.",
-		controllerDelay, controllerPod, controllerUpdates)
-	lookFor["controller"] = "  Look for: the create's trace goes on past the handler: OnAdd → workqueue.add → workqueue.queued →\n" +
-		"  workqueue.process (the reconcile). Of the burst, the first update's add waits (the key is being\n" +
-		"  processed: it is queued again at Done); the others find it waiting and merge: their workqueue.add has\n" +
-		"  workqueue.coalesced=true and ends their trace, and the second workqueue.process links to each of them."
+	register(Lesson{
+		Name:  "controller",
+		Order: 90,
+		OptIn: true,
+		Text: func(*Env) string {
+			return fmt.Sprintf("a controller (handler → traced workqueue → a worker, %v a reconcile) on the informer; demo/%s is created, then updated %d times while its first reconcile runs.",
+				controllerDelay, controllerPod, controllerUpdates)
+		},
+		LookFor: "  Look for: the create's trace goes on past the handler: OnAdd → workqueue.add → workqueue.queued →\n" +
+			"  workqueue.process (the reconcile). Of the burst, the first update's add waits (the key is being\n" +
+			"  processed: it is queued again at Done); the others find it waiting and merge: their workqueue.add has\n" +
+			"  workqueue.coalesced=true and ends their trace, and the second workqueue.process links to each of them.",
+		Run: controllerLesson,
+	})
 }
 
 // demoController is the lesson's controller.
@@ -57,7 +60,7 @@ type demoController struct {
 }
 
 // controllerHandler enqueues the keys of labelled pods. A pointer, so its
-// listener is "*main.controllerHandler#N".
+// listener is "*demo.controllerHandler#N".
 type controllerHandler struct {
 	q workqueue.TypedRateLimitingInterface[string]
 }
@@ -88,7 +91,7 @@ func (c *demoController) stop()                    { c.queue.ShutDown(); <-c.don
 
 // startController adds the lesson's handler to the informer and starts its
 // worker; e.shutdown stops it.
-func (e *embedded) startController() error {
+func (e *Env) startController() error {
 	q := dropin.NewTracedQueue("demo-controller", workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "demo-controller"}))
 	tq := q.(*dropin.TracedQueue[string])
@@ -112,49 +115,62 @@ func (e *embedded) startController() error {
 			q.Done(key)
 		}
 	}()
-	e.controller = c
+	e.controller.Store(c)
 	return nil
 }
 
-func (e *embedded) controllerLesson() error {
-	if e.controller == nil {
+func controllerLesson(e *Env) (Outcome, error) {
+	if e.controller.Load() == nil {
 		if err := e.startController(); err != nil {
-			return err
+			return Outcome{}, err
 		}
 	}
-	c := e.controller
-	key := demoNamespace + "/" + controllerPod
-	if err := e.deleteIfThere(apiserver.Pods, demoNamespace, controllerPod); err != nil {
-		return err
+	c := e.controller.Load()
+	key := Namespace + "/" + controllerPod
+	if err := e.deleteIfThere(apiserver.Pods, Namespace, controllerPod); err != nil {
+		return Outcome{}, err
 	}
 	if err := e.until("the controller to be idle", func() bool { st := c.stats(); return st.Depth == 0 && st.Processing == 0 }); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	before, reconciledBefore := c.stats(), c.count(key)
 	if _, err := e.srv.Create(e.pod(controllerPod, map[string]string{controllerLabel: "true"})); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	if err := e.until("the create's reconcile to begin", func() bool { return c.stats().Processing == 1 }); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	for v := range controllerUpdates {
-		if err := e.update(controllerPod, fmt.Sprint(v+1)); err != nil {
-			return err
+		if err := e.UpdatePod(controllerPod, fmt.Sprint(v+1)); err != nil {
+			return Outcome{}, err
 		}
 	}
 	if err := e.until("the burst's reconciles to end", func() bool {
 		st := c.stats()
 		return st.Adds-before.Adds == controllerUpdates+1 && st.Depth == 0 && st.Processing == 0
 	}); err != nil {
-		return err
+		return Outcome{}, err
 	}
 	after := c.stats()
-	e.controllerNote = fmt.Sprintf("controller: demo/%s: 1 create and %d quick updates made %d adds and %s; the workqueue merged %d adds into a wait already there (workqueue.add coalesced=true); a reconcile took %v",
-		controllerPod, controllerUpdates, after.Adds-before.Adds, terminal.Plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, terminal.Ms(after.ProcessLast))
-	ns := demoNamespace + "/"
-	e.show = append(e.show, terminal.Show("a controller's reconcile: the create, from the watch to workqueue.process", ns+controllerPod, terminal.RootIs("ListAndWatch watch", "ADDED")))
-	e.show = append(e.show, terminal.Show("the first update of the burst: its add waits while the key is processed", ns+controllerPod, func(r *spancheck.Span) bool {
-		return r.Name == "ListAndWatch watch" && r.Attr(tracing.KeyEventType) == "MODIFIED"
-	}))
-	return nil
+	out := Outcome{Line: fmt.Sprintf("controller: demo/%s: 1 create and %d quick updates made %d adds and %s; the workqueue merged %d adds into a wait already there (workqueue.add coalesced=true); a reconcile took %v",
+		controllerPod, controllerUpdates, after.Adds-before.Adds, terminal.Plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, terminal.Ms(after.ProcessLast))}
+	out.Show = []terminal.Showcase{
+		terminal.Show("a controller's reconcile: the create, from the watch to workqueue.process", key, terminal.RootIs("ListAndWatch watch", "ADDED")),
+		terminal.Show("the first update of the burst: its add waits while the key is processed", key, terminal.RootIs("ListAndWatch watch", "MODIFIED")),
+	}
+	return out, nil
+}
+
+// ControllerListener is the prefix of the controller lesson's listener's
+// name.
+const ControllerListener = "*demo.controllerHandler#"
+
+// ControllerStats are the controller lesson's workqueue's counters; false
+// until the lesson has run.
+func (e *Env) ControllerStats() (dropin.QueueStats, bool) {
+	c := e.controller.Load()
+	if c == nil {
+		return dropin.QueueStats{}, false
+	}
+	return c.stats(), true
 }

@@ -1,4 +1,4 @@
-package main
+package liveview_test
 
 import (
 	"context"
@@ -12,18 +12,22 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/informers"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 )
 
 const (
-	benchPods    = 10   // listed, then updated in turn
-	benchUpdates = 5000 // watch events per iteration
+	benchNamespace = "demo"
+	benchPods      = 10   // listed, then updated in turn
+	benchUpdates   = 5000 // watch events per iteration
 )
 
 // benchCounter counts one handler's calls and says when it has seen want.
@@ -50,7 +54,7 @@ func (dropExporter) Shutdown(context.Context) error                             
 
 // BenchmarkLiveView measures what the live view adds to a traced embedded
 // run (docs/performance.md keeps the figure). Both variants run the demo's own informer
-// (probedInformerFor, the RealFIFO, three handlers) on the embedded API
+// (informers.For, the RealFIFO, three handlers) on the embedded API
 // server, with every span recorded and sent through the demo's export
 // queue to an exporter that drops them; per iteration
 // benchPods pods are listed and benchUpdates updates written and handled
@@ -74,16 +78,15 @@ func BenchmarkLiveView(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer srv.Stop()
-			e := &embedded{srv: srv}
 			for i := range benchPods {
-				if err := e.create(fmt.Sprint("web-", i)); err != nil {
+				if _, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: fmt.Sprint("web-", i)}}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			v := 0
 			cpu := cputime.Process()
 			for b.Loop() {
-				v = benchLiveIteration(b, e, live, v)
+				v = benchLiveIteration(b, srv, live, v)
 			}
 			cpu = cputime.Process() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(benchPods+benchUpdates)), "ns/event")
@@ -95,23 +98,29 @@ func BenchmarkLiveView(b *testing.B) {
 // benchLiveIteration runs one informer from its initial state (streamed)
 // to its last update's handler calls; v numbers the updates across
 // iterations.
-func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
+func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) int {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(telemetry.NewExportQueue(dropExporter{})))
-	e.tp, e.tel = tp, &telemetry.Telemetry{TP: tp}
-	var l *liveUI
+	var l *liveview.Session
 	stopPoll := func() {}
 	if live {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
 		}
-		l = serveLive(ln, "http://"+ln.Addr().String()+"/", "", &options{}, terminal.NewPrinter(io.Discard, io.Discard, true), e.tel, io.Discard)
-		stopPoll = pollLikeThePage(l.url, l.spans)
+		l = liveview.ServeSession(ln, "http://"+ln.Addr().String()+"/", liveview.SessionOptions{TracerProvider: tp, Traces: 5000,
+			SpansDropped: func() int64 { return 0 }, Warn: func(string, ...any) {}, Stdout: io.Discard})
+		stopPoll = pollLikeThePage(l.URL(), l.Spans())
 	}
-	if err := e.newFactory(); err != nil {
+	client, err := factory.NewForConfig(srv.Config())
+	if err != nil {
 		b.Fatal(err)
 	}
-	inf, probe := probedInformerFor(e.factory, demoNamespace, processor.RealFIFOQueue, e.tel, nil)
+	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(benchNamespace), factory.WithTracerProvider(tp))
+	inf, probe, err := informers.For(f, client, informers.Spec{Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: benchNamespace,
+		Queue: processor.RealFIFOQueue, TracerProvider: tp})
+	if err != nil {
+		b.Fatal(err)
+	}
 	hs := make([]*benchCounter, 3)
 	for i := range hs {
 		hs[i] = &benchCounter{want: benchPods + benchUpdates, done: make(chan struct{})}
@@ -120,9 +129,9 @@ func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e.factory.Start(ctx.Done())
+	f.Start(ctx.Done())
 	if l != nil {
-		l.attach(inf, probe, "bench", "embedded", nil)
+		l.Attach(inf, probe, "bench", "embedded", nil)
 	}
 	// Updates written before the initial state is in would be folded into
 	// it: wait for the streamed pods to reach every handler.
@@ -133,7 +142,7 @@ func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 	}
 	for i := range benchUpdates {
 		v++
-		if err := e.update(fmt.Sprint("web-", i%benchPods), fmt.Sprint(v)); err != nil {
+		if err := update(srv, fmt.Sprint("web-", i%benchPods), fmt.Sprint(v)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -141,10 +150,10 @@ func benchLiveIteration(b *testing.B, e *embedded, live bool, v int) int {
 		<-h.done
 	}
 	cancel()
-	e.factory.Shutdown()
+	f.Shutdown()
 	stopPoll()
 	if l != nil {
-		l.stop()
+		l.Stop()
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {
 		b.Fatal(err)
@@ -185,4 +194,16 @@ func pollLikeThePage(url string, spans *liveview.SpanStore) (stop func()) {
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+// update sets the label v of pod name, as the demo's updates do.
+func update(srv *apiserver.Server, name, v string) error {
+	obj, err := srv.Get(apiserver.Pods, benchNamespace, name)
+	if err != nil {
+		return err
+	}
+	p := obj.(*corev1.Pod).DeepCopy()
+	p.Labels = map[string]string{"v": v}
+	_, err = srv.Update(p)
+	return err
 }

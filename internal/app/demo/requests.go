@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 )
 
 // The reflector's requests, as the relist and fallback lessons report them:
@@ -16,7 +15,7 @@ import (
 // the live view's reflector box lists), never written in advance.
 
 // requestsSent is how many requests the reflector has sent so far.
-func (e *embedded) requestsSent() int {
+func (e *Env) requestsSent() int {
 	st := e.probe.State()
 	return st.Streams + st.Lists + st.Watches
 }
@@ -24,7 +23,7 @@ func (e *embedded) requestsSent() int {
 // requestsAfter returns the requests sent after the first since ones that
 // the probe still holds (its last liveview.RecentRequests), and how many
 // more it no longer holds.
-func (e *embedded) requestsAfter(since int) (reqs []liveview.ProbedRequest, dropped int) {
+func (e *Env) requestsAfter(since int) (reqs []liveview.ProbedRequest, dropped int) {
 	st := e.probe.State()
 	n := st.Streams + st.Lists + st.Watches - since
 	reqs = st.Requests
@@ -36,7 +35,7 @@ func (e *embedded) requestsAfter(since int) (reqs []liveview.ProbedRequest, drop
 
 // requestsSince says what the reflector sent after the first since
 // requests, one after the other, then what that amounts to.
-func (e *embedded) requestsSince(since int) string {
+func (e *Env) requestsSince(since int) string {
 	reqs, dropped := e.requestsAfter(since)
 	if len(reqs) == 0 {
 		return "the reflector sent no request"
@@ -110,50 +109,17 @@ func fellBack(reqs []liveview.ProbedRequest) bool {
 	return false
 }
 
-// forceRelist makes the reflector fetch the whole state again, as a
+// ForceRelist makes the reflector fetch the whole state again, as a
 // kube-apiserver whose history has moved on would: a write the pod watch
 // does not see moves the server past the reflector's resourceVersion,
 // compacting there and closing the watches makes the rewatch fail with
 // 410 Expired.
-func (e *embedded) forceRelist() error {
+func (e *Env) ForceRelist() error {
 	e.bumps++
-	if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: fmt.Sprint("bump-", e.bumps)}}); err != nil {
+	if _, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: fmt.Sprint("bump-", e.bumps)}}); err != nil {
 		return err
 	}
 	e.srv.Compact()
 	e.srv.CloseWatches()
 	return nil
-}
-
-// fallbackLesson switches streaming off on the API server (as a
-// kube-apiserver whose WatchList feature is off), forces a relist, and
-// waits until the reflector has fallen back: its stream refused with 422
-// Invalid, a LIST, then a WATCH. The server streams again afterwards.
-func (e *embedded) fallbackLesson() error {
-	// A change on the open watch first: a watch closed within a second of
-	// its start with no event is a "very short watch", which the reflector
-	// answers without the rewatch this lesson wants to show refused.
-	if err := e.update("web-1", "fallback"); err != nil {
-		return err
-	}
-	if err := e.handlersCaughtUp("demo/web-1's MODIFIED"); err != nil {
-		return err
-	}
-	since := e.requestsSent()
-	e.srv.SetWatchListEnabled(false)
-	defer e.srv.SetWatchListEnabled(true)
-	if err := e.forceRelist(); err != nil {
-		return err
-	}
-	if err := e.until("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
-		reqs, _ := e.requestsAfter(since)
-		return fellBack(reqs) && e.probe.State().Phase == liveview.VerbWatch
-	}); err != nil {
-		return fmt.Errorf("%w; %s", err, e.requestsSince(since))
-	}
-	e.requestsLine = "fallback: " + e.requestsSince(since)
-	show := terminal.Show("listed after the refused stream (STREAM 422 → LIST → Replaced)", demoNamespace+"/web-1", terminal.RootIs("ListAndWatch list", "LISTED"))
-	show.Last = true
-	e.show = append(e.show, show)
-	return e.handlersCaughtUp("the fallback's list to reach every handler")
 }

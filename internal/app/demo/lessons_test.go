@@ -1,0 +1,186 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// scriptRun is what runScript saw of a scripted run.
+type scriptRun struct {
+	stdout   string
+	outcomes map[string]Outcome
+	report   *terminal.Report // the run's spans, analysed
+}
+
+// runScript runs lessons as trace-demo's scripted run does, every lesson
+// shown in full, and returns what it printed, each lesson's outcome and
+// its spans analysed.
+func runScript(t *testing.T, lessons ...string) scriptRun {
+	t.Helper()
+	tel, err := telemetry.New(context.Background(), "none", "", io.Discard)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	run := scriptRun{outcomes: map[string]Outcome{}}
+	_, err = RunScript(context.Background(), ScriptOptions{
+		Options: Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false)},
+		Lessons: lessons,
+		Show:    func(string) Show { return Show{LookFor: true, Detail: true} },
+		Outcome: func(name string, o Outcome) { run.outcomes[name] = o },
+	})
+	require.NoError(t, err, out.String())
+	require.NoError(t, tel.Shutdown(context.Background()))
+	spans, _ := tel.Collector.Snapshot()
+	run.stdout, run.report = out.String(), terminal.Analyse(spans)
+	return run
+}
+
+// The slow-handler lesson's "3ms per call" and the numbers agree: the run
+// prints the per-call time of the calls the handler sleeps on, and the
+// lesson says which calls it skips.
+func TestSlowHandlerLessonMatchesItsNumbers(t *testing.T) {
+	r := runScript(t, "slow-handler")
+	m := regexp.MustCompile(`slowHandler took ([0-9.]+)ms per call on demo/busy \(([0-9]+) calls: ([0-9]+) OnAdd for its create, ([0-9]+) OnUpdate for the five updates\)`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	perCall, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, perCall, float64(slowDelay)/float64(time.Millisecond), "each call sleeps %v", slowDelay)
+	assert.Equal(t, "6", m[2], "its ADDED and the five updates")
+	assert.Equal(t, "1", m[3], "the sixth call is the create's, and the line says so")
+	assert.Equal(t, "5", m[4])
+}
+
+// The embedded runs stop and compact their own API server in the relist
+// lesson and the page's controls: a refused WATCH and a 410 are the lesson,
+// said only with --verbose; anything else the reflector reports is a
+// warning on stderr (before, all of it went to log/slog, outside the
+// demo's output).
+func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
+	refused := fmt.Errorf("pods: the API server refused the connection for the watch of *v1.Pod: %w", syscall.ECONNREFUSED)
+	expired := apierrors.NewResourceExpired("too old resource version: 624 (627)")
+	other := apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("no"))
+	for _, verbose := range []bool{false, true} {
+		var out, errOut bytes.Buffer
+		h := watchErrors(terminal.NewPrinter(&out, &errOut, false), verbose)
+		h(nil, refused)
+		h(nil, expired)
+		if verbose {
+			assert.Equal(t, "· reflector: "+refused.Error()+"\n· reflector: "+expired.Error()+"\n", out.String())
+		} else {
+			assert.Empty(t, out.String())
+		}
+		assert.Empty(t, errOut.String())
+		h(nil, other)
+		assert.Equal(t, "trace-demo: reflector: "+other.Error()+" (the informer retries)\n", errOut.String())
+	}
+}
+
+// The order lesson's columns are what the handlers were really
+// called with. The RealFIFO's handler gets every event in the API server's
+// order (its initial state, then each write); the DeltaFIFO's gets each key's changes
+// in a row, keys in first-arrival order, so its column differs from the
+// server's while every key's own calls keep the server's order. Both
+// columns are checked against the handler-call spans too, so they cannot
+// be anything but recorded calls.
+func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
+	r := runScript(t, "order")
+	res, rep := r.outcomes["order"].order, r.report
+	require.NotNil(t, res)
+	assert.Empty(t, rep.Broken)
+
+	// The server's column: the three listed pods, then the six writes.
+	require.Len(t, res.server, len(orderPods)+len(orderWrites))
+	var ops []string
+	for _, c := range res.server {
+		ops = append(ops, c.op+" "+c.key)
+	}
+	assert.Equal(t, []string{
+		"LISTED lessons/order-a", "LISTED lessons/order-b", "LISTED lessons/order-c",
+		"MODIFIED lessons/order-a", "MODIFIED lessons/order-b", "MODIFIED lessons/order-a",
+		"DELETED lessons/order-b", "MODIFIED lessons/order-c", "MODIFIED lessons/order-a",
+	}, ops)
+
+	// RealFIFO: the server's order, call for call, resourceVersions too.
+	assert.True(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "RealFIFO column:\n%v\nserver:\n%v", res.realFIFO, res.server)
+
+	// DeltaFIFO: the same calls per key, but not in the server's order:
+	// a key's changes in a row (merged), keys in the order of the initial state.
+	assert.False(t, sameCalls(res.deltaFIFO, res.asHandlerCalls()), "the DeltaFIFO column equals the server's: nothing merged")
+	assert.True(t, res.merged(), "DeltaFIFO column shows no merge:\n%v", res.deltaFIFO)
+	perKey := func(cs []call, key string) []call {
+		return slices.DeleteFunc(slices.Clone(cs), func(c call) bool { return c.key != key })
+	}
+	for _, n := range orderPods {
+		k := lessonNamespace + "/" + n
+		assert.True(t, sameCalls(perKey(res.deltaFIFO, k), perKey(res.asHandlerCalls(), k)), "%s: a key's own calls keep the server's order", k)
+	}
+	var firstSeen []string
+	for _, g := range groups(res.deltaFIFO) {
+		if !slices.Contains(firstSeen, g[0].key) {
+			firstSeen = append(firstSeen, g[0].key)
+		}
+	}
+	assert.Equal(t, []string{"lessons/order-a", "lessons/order-b", "lessons/order-c"}, firstSeen, "keys in first-arrival (initial state) order")
+
+	// The columns are the handler-call spans of each informer, in order.
+	for informer, col := range map[string][]call{"pods-order-realfifo": res.realFIFO, "pods-order-deltafifo": res.deltaFIFO} {
+		var fromSpans []string
+		for _, c := range rep.Chains {
+			h := c.Spans[0]
+			if h.Attr(tracing.KeyInformerName) == informer && strings.HasPrefix(h.Attr(tracing.KeyObjectKey), lessonNamespace+"/order-") {
+				fromSpans = append(fromSpans, h.Name+" "+h.Attr(tracing.KeyObjectKey))
+			}
+		}
+		var fromCol []string
+		for _, c := range col {
+			fromCol = append(fromCol, c.op+" "+c.key)
+		}
+		assert.Equal(t, fromCol, fromSpans, "%s: column vs handler-call spans", informer)
+	}
+
+	// What the reader sees: both columns and the verdict.
+	assert.Contains(t, r.stdout, "API server (state, writes)   RealFIFO: handler calls      DeltaFIFO: handler calls")
+	assert.Contains(t, r.stdout, "· order: RealFIFO: 9 handler calls in the server's order; DeltaFIFO merged each key's changes: order-a×")
+	assert.Regexp(t, `┘ order-[abc]: [2-4] calls in a row`, r.stdout)
+	// The waterfall it offers is there to draw.
+	show := r.outcomes["order"].Show
+	require.Len(t, show, 1)
+	assert.Equal(t, "order", show[0].Step)
+	assert.NotNil(t, rep.Find(show[0]), "no trace for %s", show[0].Title)
+}
+
+// The helpers behind the order lesson's verdict can say "no": a column in
+// the server's order shows no merge, and a reordered one is not "in order".
+func TestOrderVerdictCanFail(t *testing.T) {
+	a, b := "lessons/order-a", "lessons/order-b"
+	res := &orderResult{server: []call{{"LISTED", a, "1"}, {"LISTED", b, "2"}, {"MODIFIED", a, "3"}, {"DELETED", b, ""}}}
+	res.realFIFO = res.asHandlerCalls()
+	res.deltaFIFO = res.asHandlerCalls()
+	assert.False(t, res.merged(), "the server's own order is no merge")
+	assert.Contains(t, res.summary(), "DeltaFIFO merged nothing this time")
+	res.deltaFIFO = []call{{"OnAdd", a, "1"}, {"OnUpdate", a, "3"}, {"OnAdd", b, "2"}, {"OnDelete", b, "2"}}
+	assert.True(t, res.merged())
+	res.realFIFO = res.deltaFIFO
+	assert.Contains(t, res.summary(), "RealFIFO: 4 handler calls NOT in the server's order")
+	res.realFIFO = []call{{"OnAdd", a, "1"}, {"OnAdd", b, "2"}, {"OnUpdate", a, "4"}, {"OnDelete", b, ""}}
+	assert.False(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "a different resourceVersion is a different call")
+}
