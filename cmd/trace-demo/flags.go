@@ -101,63 +101,73 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.check(set); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// check refuses flags that contradict each other or the mode, saying
+// what to do instead, and fills in what follows from them (the exporter,
+// --cluster, the trace filter); set holds the flags given.
+func (o *options) check(set map[string]bool) error {
 	if o.kubeconfig != "" || o.context != "" {
 		o.cluster = true
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case o.exporter == "" && o.out != "":
 		o.exporter = "stdout"
 	case o.exporter == "":
 		o.exporter = "none"
 	case o.exporter == "stdout" && o.out == "":
-		return nil, errors.New("--exporter stdout writes to --out: give a file (or - for standard output, with --quiet)")
+		return errors.New("--exporter stdout writes to --out: give a file (or - for standard output, with --quiet)")
 	case o.exporter != "stdout" && o.out != "":
-		return nil, fmt.Errorf("--out is for stdouttrace JSON: drop --exporter %s, or drop --out", o.exporter)
+		return fmt.Errorf("--out is for stdouttrace JSON: drop --exporter %s, or drop --out", o.exporter)
 	}
 	// The waterfall and the JSON cannot share standard output: a reader
 	// would get neither whole. Refusing is clearer than splitting them
 	// across stdout and stderr behind the user's back.
 	if o.out == "-" && !o.quiet {
-		return nil, errors.New("--out - writes the spans as JSON to standard output, where the waterfall goes too: add --quiet, or give a file")
+		return errors.New("--out - writes the spans as JSON to standard output, where the waterfall goes too: add --quiet, or give a file")
 	}
 	if o.quiet && o.verbose {
-		return nil, errors.New("--quiet and --verbose contradict each other: pick one")
+		return errors.New("--quiet and --verbose contradict each other: pick one")
 	}
 	if o.cluster {
 		if set["scenario"] {
-			return nil, errors.New("--scenario is for the embedded server only: drop --cluster/--kubeconfig/--context, or drop --scenario")
+			return errors.New("--scenario is for the embedded server only: drop --cluster/--kubeconfig/--context, or drop --scenario")
 		}
 		if o.generate && o.namespace != "" {
-			return nil, errors.New("--generate works in a namespace of its own; drop --namespace")
+			return errors.New("--generate works in a namespace of its own; drop --namespace")
 		}
 	} else {
 		for _, f := range []string{"namespace", "resource", "generate", "objects"} {
 			if set[f] {
-				return nil, fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
+				return fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
 		}
 		if set["duration"] && !o.ui {
-			return nil, errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
+			return errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
 		if o.scenario != "all" && !slices.Contains(demo.Names(), o.scenario) && !slices.Contains(demo.OptInNames(), o.scenario) {
-			return nil, fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(append(demo.Names(), demo.OptInNames()...), ", "))
+			return fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(append(demo.Names(), demo.OptInNames()...), ", "))
 		}
 	}
 	if err := checkUIFlags(o, set); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkTraceFlags(o); err != nil {
-		return nil, err
+		return err
 	}
 	if o.queue != processor.RealFIFOQueue.String() && o.queue != processor.DeltaFIFOQueue.String() {
-		return nil, fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.RealFIFOQueue, processor.DeltaFIFOQueue)
+		return fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.RealFIFOQueue, processor.DeltaFIFOQueue)
 	}
 	if o.objects < 0 || o.duration < 0 {
-		return nil, errors.New("--objects and --duration cannot be negative")
+		return errors.New("--objects and --duration cannot be negative")
 	}
-	return o, nil
+	return nil
 }
 
 // addTraceFlags defines the selective tracing flags.

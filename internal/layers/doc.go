@@ -5,7 +5,7 @@
 //	  ↑
 //	chapters/01-store ← 02-lister ← … ← 06-factory   (each only earlier ones)
 //	  ↑
-//	dropin, internal/app/* (above the chapters: the live view)
+//	dropin, internal/app/* (above the chapters: the demo's parts)
 //	  ↑
 //	cmd/*, examples/*, workshop/*, test/*
 //

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -223,14 +224,73 @@ func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionRe
 // (Generate); it stops at ctx's end (Ctrl-C or --duration), once the
 // handlers have caught up with the cache, and returns the objects to draw.
 func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Telemetry) (terminal.Result, error) {
-	syncTimeout := o.SyncTimeout
-	if syncTimeout == 0 {
-		syncTimeout = defaultSyncTimeout
-	}
-	cfg, where, err := loadConfig(o)
-	if err != nil {
+	r := &run{o: o, u: u, tel: tel}
+	if err := r.connect(); err != nil {
 		return terminal.Result{}, err
 	}
+	if o.Generate {
+		r.gen = &generator{core: r.core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
+		if err := r.gen.createNamespace(ctx); err != nil {
+			return terminal.Result{}, explain(ctx, err, r.where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
+		}
+		defer r.gen.cleanup(u)
+		r.namespace = r.gen.ns
+	}
+	if err := preflight(ctx, r.rc, r.gvr, r.namespace, r.where); err != nil {
+		return terminal.Result{}, err
+	}
+	if err := r.buildInformer(ctx); err != nil {
+		return terminal.Result{}, err
+	}
+	// The informer has a context of its own: Ctrl-C (ctx) first lets the
+	// handlers catch up with the cache, so the waterfall shows whole paths,
+	// and only then stops the informer.
+	infCtx, stopInformer := context.WithCancel(context.Background())
+	defer func() { stopInformer(); r.factory.Shutdown() }()
+	r.factory.Start(infCtx.Done())
+	if err := r.waitForSync(ctx); err != nil {
+		return terminal.Result{}, err
+	}
+	if err := r.workload(ctx); err != nil {
+		return terminal.Result{}, err
+	}
+	r.catchUp(ctx)
+	stopInformer()
+	r.factory.Shutdown()
+	return terminal.Result{Show: pickObjects(tel.Collector, o.Objects), HandlerCalls: r.handlers.Calls()}, nil
+}
+
+// run is one cluster run, filled in step by step.
+type run struct {
+	o   Options
+	u   *terminal.Printer
+	tel *telemetry.Telemetry
+
+	// connect's:
+	where     string // the server, and the kubeconfig context, for messages
+	gvr       schema.GroupVersionResource
+	client    *factory.Client
+	rc        rest.Interface // gvr's unstructured client, for the preflight
+	core      rest.Interface
+	namespace string
+	gen       *generator // with Generate
+
+	// buildInformer's:
+	factory  factory.SharedInformerFactory
+	informer processor.SharedIndexInformer
+	handlers *demo.Handlers
+	lastErr  lastError
+}
+
+// connect loads the kubeconfig, works out the resource and makes the
+// clients.
+func (r *run) connect() error {
+	o := r.o
+	cfg, where, err := loadConfig(o)
+	if err != nil {
+		return err
+	}
+	r.where, r.namespace = where, o.Namespace
 	resource := o.Resource
 	if resource == "" {
 		resource = "pods"
@@ -238,59 +298,48 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 			resource = "configmaps"
 		}
 	}
-	gvr, err := ParseResource(resource)
-	if err != nil {
-		return terminal.Result{}, err
+	if r.gvr, err = ParseResource(resource); err != nil {
+		return err
 	}
-	if o.Generate && gvr != knownResources["configmaps"] {
-		return terminal.Result{}, fmt.Errorf("--generate makes ConfigMaps; drop --resource %s or set it to configmaps", resource)
+	if o.Generate && r.gvr != knownResources["configmaps"] {
+		return fmt.Errorf("--generate makes ConfigMaps; drop --resource %s or set it to configmaps", resource)
 	}
-	client, err := factory.NewForConfig(cfg)
-	if err != nil {
-		return terminal.Result{}, fmt.Errorf("client for %s: %w", where, err)
+	if r.client, err = factory.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("client for %s: %w", where, err)
 	}
-	rc, err := client.UnstructuredClient(gvr.GroupVersion())
-	if err != nil {
-		return terminal.Result{}, fmt.Errorf("client for %s: %w", where, err)
+	if r.rc, err = r.client.UnstructuredClient(r.gvr.GroupVersion()); err != nil {
+		return fmt.Errorf("client for %s: %w", where, err)
 	}
-	core, _ := client.RESTClient(corev1.SchemeGroupVersion)
+	r.core, _ = r.client.RESTClient(corev1.SchemeGroupVersion)
+	return nil
+}
 
-	namespace := o.Namespace
-	var gen *generator
-	if o.Generate {
-		gen = &generator{core: core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
-		if err := gen.createNamespace(ctx); err != nil {
-			return terminal.Result{}, explain(ctx, err, where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
-		}
-		defer gen.cleanup(u)
-		namespace = gen.ns
-	}
-	if err := preflight(ctx, rc, gvr, namespace, where); err != nil {
-		return terminal.Result{}, err
-	}
+// buildInformer makes the factory and the informer, with the demo's
+// handlers and a watch error handler that explains what the reflector
+// retries, and attaches it to the live view.
+func (r *run) buildInformer(ctx context.Context) error {
+	o := r.o
 	nsText := "all namespaces"
-	if namespace != "" {
-		nsText = "namespace " + namespace
+	if r.namespace != "" {
+		nsText = "namespace " + r.namespace
 	}
-	u.Status("cluster %s: %s in %s; queue %s", where, gvr.Resource, nsText, o.Queue)
-
-	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(namespace), factory.WithTracerProvider(tel.TP))
-	var inf processor.SharedIndexInformer
+	r.u.Status("cluster %s: %s in %s; queue %s", r.where, r.gvr.Resource, nsText, o.Queue)
+	r.factory = factory.NewSharedInformerFactoryWithOptions(r.client, 0, factory.WithNamespace(r.namespace), factory.WithTracerProvider(r.tel.TP))
 	var probe *liveview.ReflectorProbe
 	if q := informers.QueueKind(o.Queue); o.Live != nil || q != processor.RealFIFOQueue || o.TraceFilter != nil {
 		// The page's reflector box needs a probe around the ListerWatcher,
 		// another queue than the RealFIFO and a trace filter an informer
-		// the demo builds (parseFlags has checked that it can).
+		// the demo builds; the factory's own takes none of them.
 		var err error
-		if inf, probe, err = informers.For(f, client, informers.Spec{Resource: gvr, Namespace: namespace, Queue: q, TracerProvider: tel.TP, TraceFilter: o.TraceFilter}); err != nil {
-			return terminal.Result{}, err
+		if r.informer, probe, err = informers.For(r.factory, r.client, informers.Spec{Resource: r.gvr, Namespace: r.namespace, Queue: q, TracerProvider: r.tel.TP, TraceFilter: o.TraceFilter}); err != nil {
+			return err
 		}
 	} else {
-		gi, err := f.ForResource(gvr)
+		gi, err := r.factory.ForResource(r.gvr)
 		if err != nil {
-			return terminal.Result{}, err
+			return err
 		}
-		inf = gi.Informer()
+		r.informer = gi.Informer()
 	}
 	// The reflector retries list and watch errors by itself; show them, so
 	// that a cluster that goes away mid-run is not a silent stall. The
@@ -301,32 +350,32 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 	// repeats the one before (the reflector retrying a server that keeps
 	// failing) is not printed again. Reports once the user has stopped
 	// the run are the informer being stopped, not trouble.
-	var lastErr lastError
-	_ = inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
+	_ = r.informer.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || ctx.Err() != nil {
 			return
 		}
-		e := explain(ctx, err, where, gvr, namespace, failedVerb(err))
-		if fatal, repeated := lastErr.set(e, err); !fatal && !repeated {
-			u.Warn("%v (the informer retries)", e)
+		e := explain(ctx, err, r.where, r.gvr, r.namespace, failedVerb(err))
+		if fatal, repeated := r.lastErr.set(e, err); !fatal && !repeated {
+			r.u.Warn("%v (the informer retries)", e)
 		}
 	})
-	handlers := demo.NewHandlers(clusterSlowDelay)
-	if err := handlers.AddTo(inf); err != nil {
-		return terminal.Result{}, err
+	r.handlers = demo.NewHandlers(clusterSlowDelay)
+	if err := r.handlers.AddTo(r.informer); err != nil {
+		return err
 	}
 	if o.Live != nil {
-		o.Live.Attach(inf, probe, gvr.Resource+" in "+nsText, "cluster "+where+"; queue "+o.Queue, nil)
+		o.Live.Attach(r.informer, probe, r.gvr.Resource+" in "+nsText, "cluster "+r.where+"; queue "+o.Queue, nil)
 	}
-	// The informer has a context of its own: Ctrl-C (ctx) first lets the
-	// handlers catch up with the cache, so the waterfall shows whole paths,
-	// and only then stops the informer.
-	infCtx, stopInformer := context.WithCancel(context.Background())
-	defer func() { stopInformer(); f.Shutdown() }()
-	f.Start(infCtx.Done())
-	// Wait for the sync, but not on an error no retry will cure: a LIST or
-	// WATCH that RBAC forbids, or credentials the server rejects, fail the
-	// run at once with the reflector's own reason.
+	return nil
+}
+
+// waitForSync waits for the informer's first sync, but not on an error no
+// retry will cure.
+func (r *run) waitForSync(ctx context.Context) error {
+	syncTimeout := cmp.Or(r.o.SyncTimeout, defaultSyncTimeout)
+	inf, u, tel, gvr, where, o := r.informer, r.u, r.tel, r.gvr, r.where, r.o
+	// A LIST or WATCH that RBAC forbids, or credentials the server
+	// rejects, fail the run at once with the reflector's own reason.
 	syncCtx, stopSync := context.WithTimeout(ctx, syncTimeout)
 	defer stopSync()
 	go func() {
@@ -337,46 +386,53 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 			case <-syncCtx.Done():
 				return
 			case <-t.C:
-				if lastErr.isFatal() {
+				if r.lastErr.isFatal() {
 					stopSync()
 					return
 				}
 			}
 		}
 	}()
-	for _, ok := range f.WaitForCacheSync(syncCtx.Done()) {
+	for _, ok := range r.factory.WaitForCacheSync(syncCtx.Done()) {
 		if ok {
 			continue
 		}
-		if e, fatal := lastErr.get(); fatal {
-			return terminal.Result{}, e
+		if e, fatal := r.lastErr.get(); fatal {
+			return e
 		}
 		if ctx.Err() != nil {
-			return terminal.Result{}, errors.New("stopped before the informer synced")
+			return errors.New("stopped before the informer synced")
 		}
-		if e, _ := lastErr.get(); e != nil {
+		if e, _ := r.lastErr.get(); e != nil {
 			// Not fatal, so printed as a warning already.
-			return terminal.Result{}, fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
+			return fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
 		}
-		return terminal.Result{}, fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
+		return fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
 			gvr.Resource, syncTimeout, where, lastSeen(tel.Collector, inf.GetStore().ListKeys()))
 	}
 	u.Status("synced: %s in the cache", terminal.Plural(len(inf.GetStore().ListKeys()), "object"))
 	if o.OnSynced != nil {
 		o.OnSynced(inf.GetStore())
 	}
+	return nil
+}
 
+// workload makes the generator's changes and waits for the handlers to
+// see them, or just watches, until ctx ends (with Generate and no
+// --duration: when the changes are seen).
+func (r *run) workload(ctx context.Context) error {
+	gen, u, o, gvr, namespace, where, handlers := r.gen, r.u, r.o, r.gvr, r.namespace, r.where, r.handlers
 	if gen != nil {
 		u.Lesson("generate", fmt.Sprintf("%d rounds in %s: create a ConfigMap, update it twice in a row, delete the previous one.", generateRounds, gen.ns))
 		if err := gen.run(ctx); err != nil && ctx.Err() == nil {
-			return terminal.Result{}, explain(ctx, err, where, gvr, namespace, "create")
+			return explain(ctx, err, where, gvr, namespace, "create")
 		}
 		if ctx.Err() == nil {
 			if err := demo.Until(ctx, "the generated changes to reach the handlers", func() bool {
 				want, err := gen.serverState(ctx)
 				return err == nil && maps.Equal(handlers.Seen(), want)
 			}); err != nil && ctx.Err() == nil {
-				return terminal.Result{}, err
+				return err
 			}
 		}
 		if o.Duration > 0 {
@@ -390,6 +446,13 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 		}
 		<-ctx.Done()
 	}
+	return nil
+}
+
+// catchUp gives the handlers time to catch up with the cache before the
+// informer stops.
+func (r *run) catchUp(ctx context.Context) {
+	inf, u, handlers := r.informer, r.u, r.handlers
 	// After Ctrl-C the user is waiting: the handlers get a moment, not
 	// the 20 s of any other wait (--duration's end waits for them).
 	catchUp := context.Background()
@@ -408,9 +471,6 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 	}); err != nil {
 		u.Warn("stopping with notifications still queued for a handler: %v", err)
 	}
-	stopInformer()
-	f.Shutdown()
-	return terminal.Result{Show: pickObjects(tel.Collector, o.Objects), HandlerCalls: handlers.Calls()}, nil
 }
 
 // failedVerb is the request an error from the reflector is about: it says

@@ -44,7 +44,7 @@ func Run(ctx context.Context, o demo.Options, s *liveview.Session) (terminal.Res
 	defer e.Stop()
 	le := &liveEmbedded{env: e, session: s, printer: o.Printer, ctx: ctx}
 	srv := e.Server()
-	s.Attach(e.Informer(), e.Probe(), "pods in namespace "+demo.Namespace,
+	s.Attach(le.env.Informer(), e.Probe(), "pods in namespace "+demo.Namespace,
 		fmt.Sprintf("embedded API server at %s; queue %s", e.URL(), e.Queue()), le.controls())
 	s.SetSourceNote(func() string {
 		if srv.WatchListEnabled() {
@@ -85,130 +85,157 @@ func lookFor(lesson string) string {
 // controls are the page's buttons on the embedded server. Each runs under
 // busy, so two presses never interleave their writes.
 func (le *liveEmbedded) controls() []liveview.Control {
-	e := le.env
-	srv := e.Server()
 	return []liveview.Control{
 		{Name: "create-pod", Label: "create a pod", LookFor: lookFor("basic"),
-			Do: le.locked(func(context.Context, int) (string, error) {
-				le.made++
-				name := fmt.Sprintf("live-%d", le.made)
-				if err := e.CreatePod(name); err != nil {
-					return "", err
-				}
-				le.created = append(le.created, name)
-				return "created " + demo.Namespace + "/" + name + " (ADDED)", nil
-			})},
+			Do: le.locked(le.createPod)},
 		{Name: "update-pod", Label: "update a pod", LookFor: "one MODIFIED event: HandleDeltas counts one more change, each handler one more call",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				le.made++
-				return "updated " + demo.Namespace + "/web-1 (MODIFIED)", e.UpdatePod("web-1", fmt.Sprint(le.made))
-			})},
+			Do: le.locked(le.updatePod)},
 		{Name: "delete-pod", Label: "delete a pod", LookFor: "one DELETED event: the indexer shrinks by one, every handler gets OnDelete",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				if len(le.created) == 0 {
-					return "", fmt.Errorf("no pod created from the page is left to delete: create one first")
-				}
-				name := le.created[len(le.created)-1]
-				le.created = le.created[:len(le.created)-1]
-				return "deleted " + demo.Namespace + "/" + name + " (DELETED)", e.DeletePod(name)
-			})},
+			Do: le.locked(le.deletePod)},
 		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1", Max: MaxBurst,
 			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + demo.TunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not. " + burstLimits,
 			Do:      le.locked(le.burst)},
 		{Name: "slow", Label: "make the handler slow",
 			LookFor: "from its next call on, " + demo.TunableListener + " takes " + SlowDelay.String() + " (its max time shows it); after a burst its pending grows while the other listeners' stay at 0 and the queue empties: one slow handler never delays the others or the queue. In its events' waterfalls its pop span (informer.listener.pending > 0) is the long one",
-			Do: func(context.Context, int) (string, error) {
-				e.Third().SetDelay(SlowDelay)
-				return fmt.Sprintf("%s now takes %v per call", demo.TunableListener, SlowDelay), nil
-			}},
+			Do:      le.slow},
 		{Name: "fast", Label: "make the handler fast", LookFor: demo.TunableListener + "'s pending drains within moments; its mean time falls as fast calls add up, its max stays",
-			Do: func(context.Context, int) (string, error) {
-				e.Third().SetDelay(0)
-				return demo.TunableListener + " now returns at once", nil
-			}},
+			Do: le.fast},
 		{Name: "add-handler", Label: "add a handler", LookFor: lookFor("late-handler") + " Its row appears last, with one call per cached object",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				reg, name, err := e.AddExtraHandler()
-				if err != nil {
-					return "", err
-				}
-				le.extras = append(le.extras, reg)
-				return "added " + name + ": it is given every cached object as a synthetic add", nil
-			})},
+			Do: le.locked(le.addHandler)},
 		{Name: "remove-handler", Label: "remove a handler", LookFor: "the last *demo.extraHandler row disappears; the others go on",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				if len(le.extras) == 0 {
-					return "", fmt.Errorf("no handler added from the page to remove")
-				}
-				reg := le.extras[len(le.extras)-1]
-				le.extras = le.extras[:len(le.extras)-1]
-				return "removed the last *demo.extraHandler", e.Informer().RemoveEventHandler(reg)
-			})},
+			Do: le.locked(le.removeHandler)},
 		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector WATCHes again from the last resourceVersion it saw, without a new stream or LIST, losing and repeating nothing; but a watch that ended within a second with no event is a \"very short watch\": then it backs off and fetches the whole state again (a new STREAM)",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				srv.CloseWatches()
-				return "every watch of the API server ended", nil
-			})},
+			Do: le.locked(le.dropWatch)},
 		{Name: "relist", Label: "compact + force a 410 relist",
 			LookFor: "the rewatch from a compacted resourceVersion ends with ERROR Expired (410), so after a backoff the reflector fetches the whole state again: a new STREAM, not a LIST (where the server cannot stream: the refused STREAM, then LIST and WATCH); on the RealFIFO the state is one ReplacedAll entry, and every object still gets its own trace (LISTED) linked to the entry's RealFIFO.ReplacedAll span",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				if err := e.ForceRelist(); err != nil {
-					return "", err
-				}
-				return "history compacted and watches closed: the rewatch gets 410 Expired", nil
-			})},
+			Do:      le.locked(le.relist)},
 		{Name: "no-stream", Label: "server cannot stream (on/off)",
 			LookFor: "switched on, the server refuses every stream with 422 Invalid, as a kube-apiserver whose WatchList feature is off, and the control forces a relist: the rewatch ends with ERROR Expired, the new STREAM is refused (422 Invalid), and the reflector falls back to the classic LIST, then WATCH; its objects come as \"ListAndWatch list\" roots. Switched off, the server streams again: the open watch goes on, and the next relist is a STREAM",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				if !srv.WatchListEnabled() {
-					srv.SetWatchListEnabled(true)
-					return "the server streams again; the reflector keeps its watch, and its next relist streams", nil
-				}
-				srv.SetWatchListEnabled(false)
-				if err := e.ForceRelist(); err != nil {
-					return "", err
-				}
-				return "the server now refuses streams (422 Invalid); history compacted and watches closed: the reflector's next stream is refused", nil
-			})},
+			Do:      le.locked(le.noStream)},
 		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a new stream or LIST (history was kept; a request sent while the server is down fails with connection refused and is retried)",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				srv.Stop()
-				return "API server stopped and started again", srv.Restart()
-			})},
+			Do: le.locked(le.restart)},
 		{Name: "controller", Label: "run a controller",
 			LookFor: "a *demo.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
-			Do: le.locked(func(context.Context, int) (string, error) {
-				l, _ := demo.Find("controller")
-				out, err := l.Run(e)
-				if err != nil {
-					return "", err
-				}
-				le.session.SetWorkqueue(func() (string, liveview.WorkqueueState, bool) {
-					st, ok := e.ControllerStats()
-					if !ok {
-						return "", liveview.WorkqueueState{}, false
-					}
-					return demo.ControllerListener, liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
-						Merged: st.Merged, Reconciles: st.Processed, LastMicros: float64(st.ProcessLast.Nanoseconds()) / 1e3}, true
-				})
-				return out.Line, nil
-			})},
+			Do:      le.locked(le.controller)},
 		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs, and its result after it; watch the boxes move. The script can run again: each lesson makes its objects anew",
-			Do: func(context.Context, int) (string, error) {
-				if !le.busy.TryLock() {
-					return "", liveview.Busy("busy: another control or the lesson script is running")
-				}
-				if err := le.ctx.Err(); err != nil {
-					le.busy.Unlock()
-					return "", fmt.Errorf("the demo is stopping: %w", err)
-				}
-				go func() {
-					defer le.busy.Unlock()
-					le.runLessons()
-				}()
-				return "lesson script started: " + strings.Join(demo.Names(), ", "), nil
-			}},
+			Do: le.lessons},
 	}
+}
+
+func (le *liveEmbedded) createPod(context.Context, int) (string, error) {
+	le.made++
+	name := fmt.Sprintf("live-%d", le.made)
+	if err := le.env.CreatePod(name); err != nil {
+		return "", err
+	}
+	le.created = append(le.created, name)
+	return "created " + demo.Namespace + "/" + name + " (ADDED)", nil
+}
+
+func (le *liveEmbedded) updatePod(context.Context, int) (string, error) {
+	le.made++
+	return "updated " + demo.Namespace + "/web-1 (MODIFIED)", le.env.UpdatePod("web-1", fmt.Sprint(le.made))
+}
+
+func (le *liveEmbedded) deletePod(context.Context, int) (string, error) {
+	if len(le.created) == 0 {
+		return "", fmt.Errorf("no pod created from the page is left to delete: create one first")
+	}
+	name := le.created[len(le.created)-1]
+	le.created = le.created[:len(le.created)-1]
+	return "deleted " + demo.Namespace + "/" + name + " (DELETED)", le.env.DeletePod(name)
+}
+
+func (le *liveEmbedded) slow(context.Context, int) (string, error) {
+	le.env.Third().SetDelay(SlowDelay)
+	return fmt.Sprintf("%s now takes %v per call", demo.TunableListener, SlowDelay), nil
+}
+
+func (le *liveEmbedded) fast(context.Context, int) (string, error) {
+	le.env.Third().SetDelay(0)
+	return demo.TunableListener + " now returns at once", nil
+}
+
+func (le *liveEmbedded) addHandler(context.Context, int) (string, error) {
+	reg, name, err := le.env.AddExtraHandler()
+	if err != nil {
+		return "", err
+	}
+	le.extras = append(le.extras, reg)
+	return "added " + name + ": it is given every cached object as a synthetic add", nil
+}
+
+func (le *liveEmbedded) removeHandler(context.Context, int) (string, error) {
+	if len(le.extras) == 0 {
+		return "", fmt.Errorf("no handler added from the page to remove")
+	}
+	reg := le.extras[len(le.extras)-1]
+	le.extras = le.extras[:len(le.extras)-1]
+	return "removed the last *demo.extraHandler", le.env.Informer().RemoveEventHandler(reg)
+}
+
+func (le *liveEmbedded) dropWatch(context.Context, int) (string, error) {
+	le.env.Server().CloseWatches()
+	return "every watch of the API server ended", nil
+}
+
+func (le *liveEmbedded) relist(context.Context, int) (string, error) {
+	if err := le.env.ForceRelist(); err != nil {
+		return "", err
+	}
+	return "history compacted and watches closed: the rewatch gets 410 Expired", nil
+}
+
+func (le *liveEmbedded) noStream(context.Context, int) (string, error) {
+	if !le.env.Server().WatchListEnabled() {
+		le.env.Server().SetWatchListEnabled(true)
+		return "the server streams again; the reflector keeps its watch, and its next relist streams", nil
+	}
+	le.env.Server().SetWatchListEnabled(false)
+	if err := le.env.ForceRelist(); err != nil {
+		return "", err
+	}
+	return "the server now refuses streams (422 Invalid); history compacted and watches closed: the reflector's next stream is refused", nil
+}
+
+func (le *liveEmbedded) restart(context.Context, int) (string, error) {
+	le.env.Server().Stop()
+	return "API server stopped and started again", le.env.Server().Restart()
+}
+
+// controller runs the controller lesson and adds its workqueue to its
+// listener's row.
+func (le *liveEmbedded) controller(context.Context, int) (string, error) {
+	l, _ := demo.Find("controller")
+	out, err := l.Run(le.env)
+	if err != nil {
+		return "", err
+	}
+	le.session.SetWorkqueue(func() (string, liveview.WorkqueueState, bool) {
+		st, ok := le.env.ControllerStats()
+		if !ok {
+			return "", liveview.WorkqueueState{}, false
+		}
+		return demo.ControllerListener, liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
+			Merged: st.Merged, Reconciles: st.Processed, LastMicros: float64(st.ProcessLast.Nanoseconds()) / 1e3}, true
+	})
+	return out.Line, nil
+}
+
+// lessons starts the lesson script, which holds busy until it is done.
+func (le *liveEmbedded) lessons(context.Context, int) (string, error) {
+	if !le.busy.TryLock() {
+		return "", liveview.Busy("busy: another control or the lesson script is running")
+	}
+	if err := le.ctx.Err(); err != nil {
+		le.busy.Unlock()
+		return "", fmt.Errorf("the demo is stopping: %w", err)
+	}
+	go func() {
+		defer le.busy.Unlock()
+		le.runLessons()
+	}()
+	return "lesson script started: " + strings.Join(demo.Names(), ", "), nil
 }
 
 // locked runs f under busy, with a context that ends with the request or

@@ -26,3 +26,13 @@ func ExamplePrinter() {
 	// · synced: 3 pods
 	// trace-demo: reflector: connection refused\x1b[0m
 }
+
+func ExampleShortListener() {
+	fmt.Println(terminal.ShortListener("*demo.slowHandler#2"))
+	fmt.Println(terminal.ShortListener("main.auditHandler#0"))
+	fmt.Println(terminal.ShortListener("*cache.ResourceEventHandlerFuncs#1"))
+	// Output:
+	// slowHandler#2
+	// auditHandler#0
+	// ResourceEventHandlerFuncs#1
+}

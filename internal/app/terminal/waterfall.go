@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -304,7 +305,18 @@ func detail(s *spancheck.Span) string {
 	return "  " + strings.Join(parts, ", ")
 }
 
-func ShortListener(l string) string { return strings.TrimPrefix(strings.TrimPrefix(l, "*"), "main.") }
+// ShortListener is a listener's name as a waterfall's narrow column
+// shows it: the handler's type without its pointer and package
+// ("*demo.slowHandler#2" → "slowHandler#2"); the full name is in the
+// span's informer.listener.
+func ShortListener(l string) string {
+	l = strings.TrimPrefix(l, "*")
+	typ, _, _ := strings.Cut(l, "#")
+	if i := strings.LastIndexByte(typ, '.'); i >= 0 {
+		l = l[i+1:]
+	}
+	return l
+}
 
 func bar(from, to, total time.Duration) string {
 	if total <= 0 {
@@ -350,64 +362,82 @@ func stageOf(name string) string {
 }
 
 func DrawSummary(w io.Writer, r *Report, pastLimit int) {
-	type stat struct {
-		n          int
-		sum, worst time.Duration
-	}
-	stats := map[string]*stat{}
-	roots := map[string]int{}
-	var waits []*spancheck.Span
-	perListener := map[string]*stat{}
-	for i := range r.Spans {
-		s := &r.Spans[i]
-		if s.IsRoot() {
-			roots[s.Name]++
-			continue
-		}
-		if spancheck.IsDropped(s) {
-			continue // waited until the stop, not until a pop
-		}
-		st := stats[stageOf(s.Name)]
-		if st == nil {
-			st = &stat{}
-			stats[stageOf(s.Name)] = st
-		}
-		st.n++
-		st.sum += s.Duration()
-		st.worst = max(st.worst, s.Duration())
-		if waitStages[s.Name] {
-			waits = append(waits, s)
-		}
-		if spancheck.IsHandlerCall(s) {
-			l := ShortListener(s.Attr(tracing.KeyListener))
-			if perListener[l] == nil {
-				perListener[l] = &stat{}
-			}
-			perListener[l].n++
-			perListener[l].sum += s.Duration()
-			perListener[l].worst = max(perListener[l].worst, s.Duration())
-		}
-	}
+	sum := summarise(r)
 	fmt.Fprintf(w, "\n━━ Summary\n")
 	fmt.Fprintf(w, "   %d spans, %d handler calls", len(r.Spans), len(r.Chains))
 	if pastLimit > 0 {
 		fmt.Fprintf(w, " (and %d spans past the in-memory limit, exported but not summarised)", pastLimit)
 	}
 	fmt.Fprintf(w, "\n   %s\n", r.contractLine())
-	var rootNames []string
-	for n := range roots {
-		rootNames = append(rootNames, n)
-	}
-	slices.Sort(rootNames)
 	fmt.Fprintf(w, "   traces by root:")
-	for _, n := range rootNames {
-		fmt.Fprintf(w, "  %s %d", n, roots[n])
+	for _, n := range slices.Sorted(maps.Keys(sum.roots)) {
+		fmt.Fprintf(w, "  %s %d", n, sum.roots[n])
 	}
 	fmt.Fprintln(w)
+	sum.drawStages(w)
+	sum.drawListeners(w)
+	sum.drawLongestWaits(w)
+	fmt.Fprintln(w)
+}
+
+// stat is the count, total and longest duration of some spans.
+type stat struct {
+	n          int
+	sum, worst time.Duration
+}
+
+func (st *stat) add(d time.Duration) {
+	st.n++
+	st.sum += d
+	st.worst = max(st.worst, d)
+}
+
+// summary is what DrawSummary draws, gathered from a report's spans.
+type summary struct {
+	stages    map[string]*stat // by stageOf
+	roots     map[string]int   // traces by root span name
+	listeners map[string]*stat // handler calls by listener
+	waits     []*spancheck.Span
+}
+
+func summarise(r *Report) summary {
+	sum := summary{stages: map[string]*stat{}, roots: map[string]int{}, listeners: map[string]*stat{}}
+	for i := range r.Spans {
+		s := &r.Spans[i]
+		if s.IsRoot() {
+			sum.roots[s.Name]++
+			continue
+		}
+		if spancheck.IsDropped(s) {
+			continue // waited until the stop, not until a pop
+		}
+		stage := stageOf(s.Name)
+		if sum.stages[stage] == nil {
+			sum.stages[stage] = &stat{}
+		}
+		sum.stages[stage].add(s.Duration())
+		if waitStages[s.Name] {
+			sum.waits = append(sum.waits, s)
+		}
+		if spancheck.IsHandlerCall(s) {
+			l := ShortListener(s.Attr(tracing.KeyListener))
+			if sum.listeners[l] == nil {
+				sum.listeners[l] = &stat{}
+			}
+			sum.listeners[l].add(s.Duration())
+		}
+	}
+	slices.SortFunc(sum.waits, func(a, b *spancheck.Span) int { return cmp.Compare(b.Duration(), a.Duration()) })
+	return sum
+}
+
+// drawStages is a row per stage of the contract, in the path's order, and
+// the slowest on average.
+func (sum summary) drawStages(w io.Writer) {
 	fmt.Fprintf(w, "\n   %-18s %8s %12s %12s\n", "stage", "events", "mean", "max")
 	slowest, slowestMean := "", time.Duration(-1)
 	for _, name := range stageOrder {
-		st := stats[name]
+		st := sum.stages[name]
 		if st == nil {
 			continue
 		}
@@ -420,30 +450,33 @@ func DrawSummary(w io.Writer, r *Report, pastLimit int) {
 	if slowest != "" {
 		fmt.Fprintf(w, "   slowest stage on average: %s (%s)\n", slowest, Ms(slowestMean))
 	}
-	if len(perListener) > 0 {
-		fmt.Fprintf(w, "\n   %-24s %8s %12s %12s\n", "listener", "calls", "mean call", "max call")
-		var names []string
-		for n := range perListener {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			st := perListener[n]
-			fmt.Fprintf(w, "   %-24s %8d %12s %12s\n", n, st.n, Ms(st.sum/time.Duration(st.n)), Ms(st.worst))
-		}
+}
+
+// drawListeners is a row per listener: its handler's calls and times.
+func (sum summary) drawListeners(w io.Writer) {
+	if len(sum.listeners) == 0 {
+		return
 	}
-	slices.SortFunc(waits, func(a, b *spancheck.Span) int { return cmp.Compare(b.Duration(), a.Duration()) })
-	if len(waits) > 0 {
-		fmt.Fprintf(w, "\n   longest waits:\n")
-		for _, s := range waits[:min(5, len(waits))] {
-			who := ""
-			if l := s.Attr(tracing.KeyListener); l != "" {
-				who = " in " + ShortListener(l)
-			}
-			fmt.Fprintf(w, "   %12s  %-16s %s%s\n", Ms(s.Duration()), s.Name, s.Attr(tracing.KeyObjectKey), who)
-		}
+	fmt.Fprintf(w, "\n   %-24s %8s %12s %12s\n", "listener", "calls", "mean call", "max call")
+	for _, n := range slices.Sorted(maps.Keys(sum.listeners)) {
+		st := sum.listeners[n]
+		fmt.Fprintf(w, "   %-24s %8d %12s %12s\n", n, st.n, Ms(st.sum/time.Duration(st.n)), Ms(st.worst))
 	}
-	fmt.Fprintln(w)
+}
+
+// drawLongestWaits is the five longest waits in a queue or a listener.
+func (sum summary) drawLongestWaits(w io.Writer) {
+	if len(sum.waits) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n   longest waits:\n")
+	for _, s := range sum.waits[:min(5, len(sum.waits))] {
+		who := ""
+		if l := s.Attr(tracing.KeyListener); l != "" {
+			who = " in " + ShortListener(l)
+		}
+		fmt.Fprintf(w, "   %12s  %-16s %s%s\n", Ms(s.Duration()), s.Name, s.Attr(tracing.KeyObjectKey), who)
+	}
 }
 
 // Result is what a run hands to the closing view: which traces to draw,
