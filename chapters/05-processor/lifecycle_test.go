@@ -3,6 +3,8 @@ package processor
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,22 +97,41 @@ func (p *panicky) OnAdd(obj any, _ bool) {
 func (p *panicky) OnUpdate(_, _ any) {}
 func (p *panicky) OnDelete(any)      {}
 
+// A handler's panic is handled as upstream: with utilruntime.ReallyCrash
+// (the default) it is re-raised and ends the process; with it off, it is
+// logged, the handler keeps running, and its next notification waits a
+// second. ReallyCrash is a process-wide variable, so each case runs in a
+// process of its own (this test binary, run again): flipping it here would
+// race with every informer of the other tests still winding down.
 func TestHandlerPanicIsHandledAsUpstream(t *testing.T) {
-	// With utilruntime.ReallyCrash (the default) the panic is re-raised and
-	// crashes the process, as upstream. With it off, the panic is logged, the
-	// handler keeps running, and its next notification waits a second.
-	old := utilruntime.ReallyCrash
-	utilruntime.ReallyCrash = false
-	defer func() { utilruntime.ReallyCrash = old }()
-
-	srv, inf := newInformer(t, 0)
-	_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
-	_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}})
-	h := &panicky{}
-	_, err := inf.AddEventHandler(h)
-	require.NoError(t, err)
-	runInformer(t, inf)
-	until(t, "second add delivered after the panic", func() bool { return h.calls.Load() == 2 })
+	if mode := os.Getenv("PROCESSOR_PANIC_TEST"); mode != "" {
+		if mode == "logged" {
+			utilruntime.ReallyCrash = false // this process is the test's alone
+		}
+		srv, inf := newInformer(t, 0)
+		_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+		_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}})
+		h := &panicky{}
+		_, err := inf.AddEventHandler(h)
+		require.NoError(t, err)
+		runInformer(t, inf)
+		until(t, "second add delivered after the panic", func() bool { return h.calls.Load() == 2 })
+		return
+	}
+	for _, mode := range []string{"crash", "logged"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHandlerPanicIsHandledAsUpstream$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "PROCESSOR_PANIC_TEST="+mode)
+		out, err := cmd.CombinedOutput()
+		if mode == "crash" {
+			require.Error(t, err, "the panic must end the process:\n%s", out)
+			assert.Contains(t, string(out), "panic: handler bug")
+			assert.NotContains(t, string(out), "--- PASS")
+			continue
+		}
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "handler bug", "the panic is logged")
+		assert.Contains(t, string(out), "--- PASS: TestHandlerPanicIsHandledAsUpstream")
+	}
 }
 
 func TestManyHandlersAddedAndRemovedWhileEventsFlow(t *testing.T) {
