@@ -57,10 +57,10 @@ type Config struct {
 	WatchErrorHandlerWithContext reflector.WatchErrorHandlerWithContext
 	// WatchListPageSize is the reflector's LIST page size.
 	WatchListPageSize int64
-	// PopBatchSize, if above 1, makes processLoop pop up to this many queued
-	// keys per lock hold (DeltaFIFO.PopBatch) from a queue that is not a
+	// KeysPerPop, if above 1, makes processLoop pop up to this many queued
+	// keys per lock hold (DeltaFIFO.PopKeys) from a queue that is not a
 	// QueueWithBatch or when ProcessBatch is nil. Not in client-go's Config.
-	PopBatchSize int
+	KeysPerPop int
 	// Name is the informer's name in spans; default ObjectDescription.
 	Name string
 	// TracerProvider for the reflector's spans.
@@ -155,7 +155,7 @@ func (c *controller) RunWithContext(ctx context.Context) {
 //
 //   - a [QueueWithBatch] (the RealFIFO) with Config.ProcessBatch set:
 //     PopBatch, as upstream's processLoop with InOrderInformersBatchProcess;
-//   - a DeltaFIFO with Config.PopBatchSize above 1: DeltaFIFO.PopBatch, our
+//   - a DeltaFIFO with Config.KeysPerPop above 1: DeltaFIFO.PopKeys, our
 //     own batching of the DeltaFIFO path;
 //   - otherwise Pop, one entry (or one key's Deltas) per call.
 //
@@ -169,16 +169,16 @@ func (c *controller) processLoop(ctx context.Context) {
 	realBatcher, realBatched := c.config.Queue.(QueueWithBatch)
 	realBatched = realBatched && c.config.ProcessBatch != nil
 	keyBatcher, keyBatched := c.config.Queue.(interface {
-		PopBatch(PopProcessFunc, int) (int, error)
+		PopKeys(PopProcessFunc, int) (int, error)
 	})
-	keyBatched = keyBatched && c.config.PopBatchSize > 1
+	keyBatched = keyBatched && c.config.KeysPerPop > 1
 	for ctx.Err() == nil {
 		var err error
 		switch {
 		case realBatched:
 			err = realBatcher.PopBatch(c.config.ProcessBatch, process)
 		case keyBatched:
-			_, err = keyBatcher.PopBatch(process, c.config.PopBatchSize)
+			_, err = keyBatcher.PopKeys(process, c.config.KeysPerPop)
 		default:
 			_, err = c.config.Queue.Pop(process)
 		}

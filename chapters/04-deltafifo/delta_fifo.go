@@ -356,18 +356,20 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 	return f.popOne_locked(process)
 }
 
-// PopBatch is Pop for up to max keys at once: it waits for a key, then pops
+// PopKeys is Pop for up to max keys at once: it waits for a key, then pops
 // every queued key (up to max), one after another, each exactly as Pop
 // would, under one hold of the lock. It returns how many it popped and the
 // first process error (the rest are still popped and processed).
 //
 // Not in client-go's DeltaFIFO: it borrows the idea of the RealFIFO's
-// PopBatch (client-go's default informer path since 1.35). Each pop costs a
+// PopBatch (client-go's default informer path since 1.35), under a name of
+// its own, because it is not that method: PopBatch hands a run of entries
+// to one batch call, PopKeys calls process once per key. Each pop costs a
 // lock hand-over and usually a goroutine wake-up between the reflector and
 // the consumer; popping what is already queued in one go saves those, and
 // changes nothing a consumer can observe: the same keys, in the same order,
 // with the same Deltas and isInInitialList.
-func (f *DeltaFIFO) PopBatch(process PopProcessFunc, max int) (int, error) {
+func (f *DeltaFIFO) PopKeys(process PopProcessFunc, max int) (int, error) {
 	f.lock.Lock()
 	defer f.unlock()
 	if err := f.waitForItems_locked(); err != nil {

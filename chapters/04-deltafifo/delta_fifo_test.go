@@ -220,7 +220,7 @@ func TestProcessErrorDoesNotRequeue(t *testing.T) {
 	assert.Empty(t, popAll(t, f))
 }
 
-func TestPopBatchIsPopRepeated(t *testing.T) {
+func TestPopKeysIsPopRepeated(t *testing.T) {
 	single := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
 	batch := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
 	for _, f := range []*DeltaFIFO{single, batch} {
@@ -230,7 +230,7 @@ func TestPopBatchIsPopRepeated(t *testing.T) {
 	}
 	want := popAll(t, single)
 	var got []string
-	n, err := batch.PopBatch(func(obj any, initial bool) error {
+	n, err := batch.PopKeys(func(obj any, initial bool) error {
 		d := obj.(Deltas)
 		key, _ := batch.KeyOf(d)
 		s := key + ":"
@@ -246,6 +246,6 @@ func TestPopBatchIsPopRepeated(t *testing.T) {
 	assert.Equal(t, want[2:], popAll(t, batch), "the rest pops as usual")
 
 	batch.Close()
-	_, err = batch.PopBatch(func(any, bool) error { return nil }, 5)
+	_, err = batch.PopKeys(func(any, bool) error { return nil }, 5)
 	assert.ErrorIs(t, err, ErrFIFOClosed)
 }

@@ -71,7 +71,7 @@ type side struct {
 	// way to ask, so its Pop is only called when ours has something.
 	queueLen  func() int
 	invariant func() error
-	// popBatch is ours only: DeltaFIFO.PopBatch, compared with as many
+	// popBatch is ours only: DeltaFIFO.PopKeys, compared with as many
 	// single pops of client-go's queue.
 	popBatch func(max int) ([]popped, error)
 }
@@ -113,7 +113,7 @@ func ours(known bool, replaced, transform bool, preload []any) side {
 		},
 		popBatch: func(max int) ([]popped, error) {
 			var got []popped
-			_, err := q.PopBatch(oursProcess(cache, &got), max)
+			_, err := q.PopKeys(oursProcess(cache, &got), max)
 			return got, err
 		},
 	}
@@ -271,7 +271,7 @@ func runDifferential(data []byte) (int, error) {
 		select {
 		case want := <-ch:
 			if got.desc != want.desc || got.initial != want.initial {
-				return fmt.Errorf("step %d PopBatch:\n ours:      %q initial=%v\n client-go: %q initial=%v", step, got.desc, got.initial, want.desc, want.initial)
+				return fmt.Errorf("step %d PopKeys:\n ours:      %q initial=%v\n client-go: %q initial=%v", step, got.desc, got.initial, want.desc, want.initial)
 			}
 			pops++
 			return nil

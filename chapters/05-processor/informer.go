@@ -21,10 +21,10 @@ import (
 
 const tracerName = "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 
-// popBatchSize is how many queued keys the informer pops per lock hold on
-// the DeltaFIFO path (DeltaFIFO.PopBatch, ours). The RealFIFO path pops with
+// keysPerPop is how many queued keys the informer pops per lock hold on
+// the DeltaFIFO path (DeltaFIFO.PopKeys, ours). The RealFIFO path pops with
 // the RealFIFO's own batching (up to 1,000 entries, upstream's rules).
-const popBatchSize = 100
+const keysPerPop = 100
 
 // minimumResyncPeriod: a handler asking to be resynced more often than once
 // a second gets once a second; resyncing is a full pass over the cache.
@@ -382,8 +382,8 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			TraceFilter:           s.traceFilter,
 		})
 		// Pop what is queued in batches of keys, our own answer to the
-		// RealFIFO's batch pops; see DeltaFIFO.PopBatch.
-		cfg.PopBatchSize = popBatchSize
+		// RealFIFO's batch pops; see DeltaFIFO.PopKeys.
+		cfg.KeysPerPop = keysPerPop
 	default:
 		// newQueueFIFO of v0.37.2 with its gates at their defaults. Atomic
 		// events need no KnownObjects (the consumer reconciles a relist
