@@ -27,6 +27,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // inProcessLW lists and watches the embedded server without HTTP, so both
@@ -102,31 +103,11 @@ func (r *recorder) log() []string {
 // its cache's map order, and a streamed initial state in its temporary
 // store's map order (ours: in key order).
 func normalized(calls []string) []string {
-	out := slices.Clone(calls)
-	for i := 0; i < len(out); {
-		j := i
-		for j < len(out) && strings.HasPrefix(out[j], "delete-tombstone ") {
-			j++
-		}
-		if j == i {
-			for j < len(out) && strings.HasSuffix(out[j], " initial=true") {
-				j++
-			}
-		}
-		if j == i {
-			for j < len(out) && isResync(out[j]) {
-				j++
-			}
-		}
-		if j > i {
-			slices.Sort(out[i:j])
-			i = j
-		} else {
-			i++
-		}
-	}
-	return out
+	return testutil.SortRuns(calls, isTombstone, isInitial, isResync)
 }
+
+func isTombstone(call string) bool { return strings.HasPrefix(call, "delete-tombstone ") }
+func isInitial(call string) bool   { return strings.HasSuffix(call, " initial=true") }
 
 // isResync: an update from a resourceVersion to itself.
 func isResync(call string) bool {

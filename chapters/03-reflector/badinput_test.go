@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // What the reflector does with bad input from the server: refuse it, report it once, recover, and never lose a delete.
@@ -30,7 +31,7 @@ func TestBadResourceVersionOnAWatchEventIsRefusedAndRelists(t *testing.T) {
 			s, errs := newRecordingStore(), &errorLog{}
 			r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 			run(t, r)
-			eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+			testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 			synced := r.LastSyncResourceVersion()
 
 			// The next watch request is held, so the delete below happens
@@ -41,15 +42,15 @@ func TestBadResourceVersionOnAWatchEventIsRefusedAndRelists(t *testing.T) {
 			bad.ResourceVersion = rv
 			bad.Labels = map[string]string{"bad": "true"}
 			e.srv.InjectWatchEvent(apiserver.Pods, watch.Modified, bad)
-			eventually(t, "bad event seen", func() bool { return r.LastSyncResourceVersion() != synced || len(errs.all()) > 0 })
+			testutil.Eventually(t, "bad event seen", func() bool { return r.LastSyncResourceVersion() != synced || len(errs.all()) > 0 })
 			e.srv.CloseWatches()
-			eventually(t, "re-watch held", func() bool { return len(e.requests("watch")) == 2 })
+			testutil.Eventually(t, "re-watch held", func() bool { return len(e.requests("watch")) == 2 })
 			require.NoError(t, e.srv.Delete(apiserver.Pods, "a", "p1"))
 			release()
 
 			_, err := e.srv.Create(pod("a", "marker"))
 			require.NoError(t, err)
-			eventually(t, "marker arrived", func() bool { return slices.Contains(s.keys(), "a/marker") })
+			testutil.Eventually(t, "marker arrived", func() bool { return slices.Contains(s.keys(), "a/marker") })
 			assert.Equal(t, []string{"a/marker", "a/p0"}, s.keys(), "the pod deleted while the watch was down left the store")
 			assert.NotEqual(t, rv, r.LastSyncResourceVersion())
 
@@ -75,17 +76,17 @@ func TestNamelessWatchEventIsRefusedAndReported(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 
 	for _, typ := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
 		nameless := pod("a", "")
 		nameless.ResourceVersion = e.srv.ResourceVersion()
 		e.srv.InjectWatchEvent(apiserver.Pods, typ, nameless)
 	}
-	eventually(t, "reported", func() bool { return len(errs.all()) == 3 })
+	testutil.Eventually(t, "reported", func() bool { return len(errs.all()) == 3 })
 	_, err := e.srv.Create(pod("a", "after"))
 	require.NoError(t, err)
-	eventually(t, "still watching", func() bool { return slices.Contains(s.keys(), "a/after") })
+	testutil.Eventually(t, "still watching", func() bool { return slices.Contains(s.keys(), "a/after") })
 
 	assert.Equal(t, []string{"a/after", "a/p0"}, s.keys(), "no object under an empty name")
 	assert.Equal(t, []string{"Replace", "Add"}, s.callsSnapshot(), "the nameless objects never reached the store")
@@ -117,10 +118,10 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 		s, errs := newRecordingStore(), &errorLog{}
 		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		run(t, r)
-		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 		_, err := e.srv.Create(pod("a", "live"))
 		require.NoError(t, err)
-		eventually(t, "watch event applied", func() bool { return len(s.keys()) > 0 })
+		testutil.Eventually(t, "watch event applied", func() bool { return len(s.keys()) > 0 })
 
 		assert.Equal(t, []string{"a/live"}, s.keys(), "no ConfigMap entered the Pod store")
 		require.Len(t, errs.all(), 1, "one report for the whole LIST: %v", errs.all())
@@ -146,7 +147,7 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 		s, errs := newRecordingStore(), &errorLog{}
 		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		run(t, r)
-		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 
 		assert.Equal(t, []string{"a/p0", "a/p1"}, s.keys())
 		require.Len(t, errs.all(), 1, "%v", errs.all())
@@ -179,7 +180,7 @@ func TestListItemsOfTheWrongGVKAreRefused(t *testing.T) {
 	r := NewReflectorWithOptions(lw, expected, s, ReflectorOptions{Backoff: fastBackoff, UseWatchList: listFirst})
 	r.SetWatchErrorHandler(errs.handler)
 	run(t, r)
-	eventually(t, "listed", func() bool { return r.LastSyncResourceVersion() == "5" })
+	testutil.Eventually(t, "listed", func() bool { return r.LastSyncResourceVersion() == "5" })
 	assert.Equal(t, []string{"a/p"}, s.keys())
 	require.Len(t, errs.all(), 1, "%v", errs.all())
 	assert.Contains(t, errs.all()[0].Error(), "refused 1 of 2 items of the LIST at resourceVersion 5: item 1 (a/c) is /v1, Kind=ConfigMap; this reflector stores only /v1, Kind=Pod")
@@ -205,7 +206,7 @@ func TestListWithABadResourceVersionIsNotRecordedAndRelists(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 
 	assert.Equal(t, []string{"a/p0", "a/p1"}, s.keys())
 	assert.Len(t, e.requests("list"), 2, "the bad LIST was followed by a relist")

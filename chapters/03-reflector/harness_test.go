@@ -19,6 +19,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // fastBackoff keeps HTTP tests quick; the real pacing is tested exactly,
@@ -175,13 +176,6 @@ func run(t *testing.T, r *Reflector) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// eventually polls cond; a condition on state the reflector converges to, not
-// a timing assertion (the limit is only there so a bug fails instead of hanging).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 20*time.Second, 5*time.Millisecond, what)
-}
-
 // requests returns the server's log of pod requests of the given verbs.
 func (e *env) requests(verbs ...string) []apiserver.Request {
 	var out []apiserver.Request
@@ -209,12 +203,12 @@ func (e *env) bookmark(r *Reflector) {
 	e.t.Helper()
 	// The request log records a watch before the server registers it; a
 	// bookmark sent in between would reach no one.
-	eventually(e.t, "watch registered", func() bool { return e.srv.WatchCount() > 0 })
+	testutil.Eventually(e.t, "watch registered", func() bool { return e.srv.WatchCount() > 0 })
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "rv-" + e.srv.ResourceVersion()}})
 	require.NoError(e.t, err)
 	e.srv.SendBookmarks()
 	want := e.srv.ResourceVersion()
-	eventually(e.t, "bookmark at RV "+want+" applied", func() bool { return r.LastSyncResourceVersion() == want })
+	testutil.Eventually(e.t, "bookmark at RV "+want+" applied", func() bool { return r.LastSyncResourceVersion() == want })
 }
 
 // forceRelist makes the reflector's next watch fail with 410 Expired: the
@@ -227,5 +221,5 @@ func (e *env) forceRelist() {
 	require.NoError(e.t, err)
 	e.srv.Compact()
 	e.srv.CloseWatches()
-	eventually(e.t, "relisted", func() bool { return len(e.requests("list")) > n })
+	testutil.Eventually(e.t, "relisted", func() bool { return len(e.requests("list")) > n })
 }

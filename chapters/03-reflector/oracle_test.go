@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +22,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 func TestSameCacheAsClientGoReflectorUnderFaults(t *testing.T) {
@@ -84,12 +84,12 @@ func TestSameCacheAsClientGoReflectorUnderFaults(t *testing.T) {
 			want = append(want, "a/"+p.Name+"@"+p.ResourceVersion)
 		}
 		slices.Sort(want)
-		if !waitFor(func() bool { return slices.Equal(contents(ours.List()), want) }) {
+		if !testutil.WaitFor(func() bool { return slices.Equal(contents(ours.List()), want) }) {
 			reqs := e.requests("list", "watch")
 			t.Fatalf("round %d: ours never equalled the server\n ours:   %v\n server: %v\n RV %s, errors %v\n last requests %+v",
 				round, contents(ours.List()), want, oursR.LastSyncResourceVersion(), oursErrs.all(), reqs[max(0, len(reqs)-6):])
 		}
-		eventually(t, fmt.Sprintf("round %d: client-go's equals the server", round), func() bool {
+		testutil.Eventually(t, fmt.Sprintf("round %d: client-go's equals the server", round), func() bool {
 			return slices.Equal(contents(theirs.List()), want)
 		})
 	}
@@ -103,15 +103,4 @@ func contents(objs []any) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func waitFor(cond func() bool) bool {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
 }

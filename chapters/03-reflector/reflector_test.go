@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 func TestFirstListAtZeroThenWatchFromTheListRV(t *testing.T) {
@@ -27,8 +28,8 @@ func TestFirstListAtZeroThenWatchFromTheListRV(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "store synced", func() bool { return len(s.keys()) == 3 })
-	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	testutil.Eventually(t, "store synced", func() bool { return len(s.keys()) == 3 })
+	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 
 	list := e.requests("list")[0]
 	assert.Equal(t, "0", list.Query.Get("resourceVersion"), "first LIST at RV 0: any recent state, from the watch cache")
@@ -51,11 +52,11 @@ func TestWatchExpiredRelistsAtLastSyncedRV(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 
 	_, err := e.srv.Create(pod("a", "late"))
 	require.NoError(t, err)
-	eventually(t, "event applied", func() bool { return r.LastSyncResourceVersion() == "4" })
+	testutil.Eventually(t, "event applied", func() bool { return r.LastSyncResourceVersion() == "4" })
 
 	// History compacted past RV 4 and the watch dropped: the re-watch from RV
 	// 4 gets an ERROR event with 410, which ends this ListAndWatch and causes a
@@ -79,7 +80,7 @@ func TestExpiredOrTooLargeListRetriesAtOnceWithEmptyRV(t *testing.T) {
 			e.srv.Inject(f)
 			s, errs := newRecordingStore(), &errorLog{}
 			run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-			eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+			testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 
 			lists := e.requests("list")
 			require.Len(t, lists, 2)
@@ -96,7 +97,7 @@ func TestPagingRules(t *testing.T) {
 		e.createPods("a", 1200)
 		s := newRecordingStore()
 		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst}))
-		eventually(t, "synced", func() bool { return len(s.keys()) == 1200 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 1200 })
 		lists := e.requests("list")
 		require.Len(t, lists, 3, "1200 objects in pages of 500")
 		assert.NotEmpty(t, lists[1].Query.Get("continue"))
@@ -109,7 +110,7 @@ func TestPagingRules(t *testing.T) {
 		e.createPods("a", 5)
 		s := newRecordingStore()
 		run(t, newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst}))
-		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
 		e.forceRelist()
 		assert.Empty(t, e.requests("list")[1].Query.Get("limit"))
 	})
@@ -120,7 +121,7 @@ func TestPagingRules(t *testing.T) {
 		r := newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst})
 		r.WatchListPageSize = 2
 		run(t, r)
-		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
 		assert.Len(t, e.requests("list"), 3)
 		assert.Equal(t, "2", e.requests("list")[0].Query.Get("limit"))
 	})
@@ -142,7 +143,7 @@ func TestPagingRules(t *testing.T) {
 		r := newTestReflector(lw, s, &errorLog{}, ReflectorOptions{UseWatchList: listFirst})
 		r.WatchListPageSize = 2
 		run(t, r)
-		eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 5 })
 		lists := e.requests("list")
 		require.GreaterOrEqual(t, len(lists), 3)
 		assert.NotEmpty(t, lists[1].Query.Get("continue"))
@@ -161,7 +162,7 @@ func TestReplaceHappensBeforeTheRVIsRecorded(t *testing.T) {
 	s.onReplace = func() { rvDuringReplace = append(rvDuringReplace, r.LastSyncResourceVersion()) }
 	s.failReplace = 1
 	run(t, r)
-	eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 
 	assert.Equal(t, []string{"", ""}, rvDuringReplace, "the RV is recorded only after Replace succeeds")
 	lists := e.requests("list")
@@ -176,14 +177,14 @@ func TestNormalWatchCloseReopensWithoutRelist(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
 
 	e.srv.CloseWatches()
-	eventually(t, "re-watched", func() bool { return len(e.requests("watch")) == 2 })
+	testutil.Eventually(t, "re-watched", func() bool { return len(e.requests("watch")) == 2 })
 	_, err := e.srv.Create(pod("a", "after"))
 	require.NoError(t, err)
-	eventually(t, "event after re-watch applied", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "event after re-watch applied", func() bool { return len(s.keys()) == 2 })
 	assert.Len(t, e.requests("list"), 1, "no relist")
 	assert.Equal(t, "3", e.requests("watch")[1].Query.Get("resourceVersion"), "re-watch from the bookmark's RV")
 	assert.Empty(t, errs.all())
@@ -206,7 +207,7 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
 
 	e.srv.Stop()
@@ -220,7 +221,7 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 	require.NoError(t, e.srv.Restart())
 	_, err := e.srv.Create(pod("a", "after-restart"))
 	require.NoError(t, err)
-	eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
 	assert.Len(t, e.requests("list"), 1, "connection refused is retried as a watch, not a relist")
 	// Each refused attempt is reported (upstream is silent): a server that
 	// never comes back must not leave the informer quietly without a watch.
@@ -240,10 +241,10 @@ func TestTooManyRequestsOnWatchBacksOffWithoutRelist(t *testing.T) {
 	e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
 	s, errs := newRecordingStore(), &errorLog{}
 	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	eventually(t, "third watch opened", func() bool { return len(e.requests("watch")) == 3 })
+	testutil.Eventually(t, "third watch opened", func() bool { return len(e.requests("watch")) == 3 })
 	_, err := e.srv.Create(pod("a", "b"))
 	require.NoError(t, err)
-	eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
 	w := e.requests("watch")
 	assert.Equal(t, []int{429, 429, 0}, []int{w[0].Fault, w[1].Fault, w[2].Fault})
 	assert.Len(t, e.requests("list"), 1)
@@ -258,9 +259,9 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 		e := newEnv(t)
 		s, errs := newRecordingStore(), &errorLog{}
 		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 		e.srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
-		eventually(t, "relisted", func() bool { return len(e.requests("list")) == 2 })
+		testutil.Eventually(t, "relisted", func() bool { return len(e.requests("list")) == 2 })
 		err := errs.find(apierrors.IsInternalError)
 		require.NotNil(t, err, "%v", errs.all())
 		assert.Contains(t, err.Error(), "etcd is having a bad day")
@@ -271,9 +272,9 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 		r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 		r.MaxInternalErrorRetryDuration = 10 * 60e9
 		run(t, r)
-		eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 		e.srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
-		eventually(t, "re-watched", func() bool { return len(e.requests("watch")) == 2 })
+		testutil.Eventually(t, "re-watched", func() bool { return len(e.requests("watch")) == 2 })
 		assert.Len(t, e.requests("list"), 1)
 		assert.Empty(t, errs.all())
 	})
@@ -285,11 +286,11 @@ func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other-resource"}})
 	require.NoError(t, err) // moves the server's RV to 3 without a pod event
 	e.srv.SendBookmarks()
-	eventually(t, "RV advanced", func() bool { return r.LastSyncResourceVersion() == "3" })
+	testutil.Eventually(t, "RV advanced", func() bool { return r.LastSyncResourceVersion() == "3" })
 	assert.Equal(t, []string{"Replace"}, s.callsSnapshot(), "a bookmark writes nothing to the store")
 	assert.Equal(t, []string{"a/p0"}, s.keys())
 }
@@ -298,15 +299,15 @@ func TestWrongTypeIsDroppedAndReported(t *testing.T) {
 	e := newEnv(t)
 	s, errs := newRecordingStore(), &errorLog{}
 	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.srv.InjectWatchEvent(apiserver.Pods, watch.Added,
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "intruder", ResourceVersion: "1"}})
-	eventually(t, "reported", func() bool { return len(errs.all()) == 1 })
+	testutil.Eventually(t, "reported", func() bool { return len(errs.all()) == 1 })
 	assert.Contains(t, errs.all()[0].Error(), "*v1.ConfigMap; this reflector stores only *v1.Pod")
 
 	_, err := e.srv.Create(pod("a", "real"))
 	require.NoError(t, err)
-	eventually(t, "still running", func() bool { return len(s.keys()) == 1 })
+	testutil.Eventually(t, "still running", func() bool { return len(s.keys()) == 1 })
 	assert.Equal(t, []string{"a/real"}, s.keys(), "the wrong object never reached the store")
 	assert.Len(t, e.requests("list"), 1, "dropping one event does not need a relist")
 }
@@ -315,14 +316,14 @@ func TestMalformedWatchDataIsReportedAndRecovered(t *testing.T) {
 	e := newEnv(t)
 	s, errs := newRecordingStore(), &errorLog{}
 	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.srv.InjectRawWatchData(apiserver.Pods, []byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":12}}}`+"\n"))
-	eventually(t, "reported", func() bool { return len(errs.all()) > 0 })
+	testutil.Eventually(t, "reported", func() bool { return len(errs.all()) > 0 })
 	assert.Contains(t, errs.all()[0].Error(), "unable to decode an event from the watch stream")
 
 	_, err := e.srv.Create(pod("a", "after"))
 	require.NoError(t, err)
-	eventually(t, "recovered", func() bool { return len(s.keys()) == 1 })
+	testutil.Eventually(t, "recovered", func() bool { return len(s.keys()) == 1 })
 }
 
 func TestForbiddenIsReportedClearlyAndRetried(t *testing.T) {
@@ -331,7 +332,7 @@ func TestForbiddenIsReportedClearlyAndRetried(t *testing.T) {
 	e.srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusForbidden})
 	s, errs := newRecordingStore(), &errorLog{}
 	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	eventually(t, "synced after the 403", func() bool { return len(s.keys()) == 1 })
+	testutil.Eventually(t, "synced after the 403", func() bool { return len(s.keys()) == 1 })
 	require.Len(t, errs.all(), 1)
 	err := errs.all()[0]
 	assert.True(t, apierrors.IsForbidden(err))
@@ -345,7 +346,7 @@ func TestWatchList(t *testing.T) {
 		s, errs := newRecordingStore(), &errorLog{}
 		r := newTestReflector(e.lw, s, errs, ReflectorOptions{})
 		run(t, r)
-		eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
 		assert.Empty(t, e.requests("list"))
 		w := e.requests("watch")[0]
 		assert.Equal(t, "true", w.Query.Get("sendInitialEvents"))
@@ -355,7 +356,7 @@ func TestWatchList(t *testing.T) {
 
 		_, err := e.srv.Create(pod("a", "live"))
 		require.NoError(t, err)
-		eventually(t, "same stream carries changes", func() bool { return len(s.keys()) == 4 })
+		testutil.Eventually(t, "same stream carries changes", func() bool { return len(s.keys()) == 4 })
 		assert.Len(t, e.requests("watch"), 1)
 	})
 	t.Run("a 429 is reported and retried as a watch-list", func(t *testing.T) {
@@ -364,7 +365,7 @@ func TestWatchList(t *testing.T) {
 		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
 		s, errs := newRecordingStore(), &errorLog{}
 		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
-		eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 		assert.Empty(t, e.requests("list"), "a 429 is retried, not answered with a LIST")
 		require.Len(t, errs.all(), 2, "%v", errs.all())
 		for _, err := range errs.all() {
@@ -378,7 +379,7 @@ func TestWatchList(t *testing.T) {
 		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
 		s, errs := newRecordingStore(), &errorLog{}
 		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
-		eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
+		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
 		assert.Len(t, e.requests("list"), 1)
 		assert.Empty(t, errs.all(), "the fallback is silent: the LIST worked")
 	})
@@ -392,7 +393,7 @@ func TestForbiddenWatchIsReportedAndRelists(t *testing.T) {
 	e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusForbidden})
 	s, errs := newRecordingStore(), &errorLog{}
 	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	eventually(t, "watching after the 403", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching after the 403", func() bool { return e.srv.WatchCount() == 1 })
 	require.Len(t, errs.all(), 1)
 	assert.True(t, apierrors.IsForbidden(errs.all()[0]))
 	assert.Contains(t, errs.all()[0].Error(), "failed to watch *v1.Pod: pods is forbidden")
@@ -410,14 +411,14 @@ func TestStopChannelEntryPoints(t *testing.T) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(stop) }()
-	eventually(t, "synced", func() bool { return len(s.keys()) == 1 })
+	testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 1 })
 	close(stop)
 	<-done // Run returns once stopCh is closed
 
 	stop2 := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() { errc <- r.ListAndWatch(stop2) }()
-	eventually(t, "second ListAndWatch watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "second ListAndWatch watching", func() bool { return e.srv.WatchCount() == 1 })
 	close(stop2)
 	assert.NoError(t, <-errc, "stopping is not an error")
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // Stopping a reflector while a request is in flight is not a failure:
@@ -30,7 +32,7 @@ func TestStopWhileARequestIsInFlightReportsNothing(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			got := make(chan error, 1)
 			go func() { got <- r.ListAndWatchWithContext(ctx) }()
-			eventually(t, "request held", func() bool { return len(e.requests(tc.verb)) == 1 })
+			testutil.Eventually(t, "request held", func() bool { return len(e.requests(tc.verb)) == 1 })
 			cancel()
 			assert.NoError(t, <-got, "ListAndWatch returns nil when stopped")
 
@@ -40,7 +42,7 @@ func TestStopWhileARequestIsInFlightReportsNothing(t *testing.T) {
 			ctx2, cancel2 := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); r.RunWithContext(ctx2) }()
-			eventually(t, "second request held", func() bool { return len(e.requests(tc.verb)) >= 2 })
+			testutil.Eventually(t, "second request held", func() bool { return len(e.requests(tc.verb)) >= 2 })
 			cancel2()
 			<-done
 			assert.Empty(t, errs.all(), "a stop reports nothing")

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -20,10 +21,10 @@ func TestCycleSpans(t *testing.T) {
 	e.createPods("a", 2)
 	r := newTestReflector(e.lw, newRecordingStore(), &errorLog{}, ReflectorOptions{Name: "pods", TracerProvider: tp, UseWatchList: listFirst})
 	run(t, r)
-	eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
 	e.forceRelist() // ends the first cycle with a 410
 
-	eventually(t, "first cycle ended", func() bool {
+	testutil.Eventually(t, "first cycle ended", func() bool {
 		for _, s := range rec.Ended() {
 			if s.Name() == tracing.SpanListAndWatchCycle {
 				return true

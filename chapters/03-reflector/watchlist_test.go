@@ -32,6 +32,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -100,7 +101,7 @@ func TestWatchListFallsBackToAListWhenTheServerCannotStream(t *testing.T) {
 	r := newTestReflector(lw, s, errs, ReflectorOptions{Name: "pods", TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
 	require.True(t, r.UsesWatchList(), "streaming is the default")
 	run(t, r)
-	eventually(t, "synced and watching", func() bool { return len(s.keys()) == 2 && e.srv.WatchCount() == 1 })
+	testutil.Eventually(t, "synced and watching", func() bool { return len(s.keys()) == 2 && e.srv.WatchCount() == 1 })
 
 	assert.Equal(t, []string{"WATCH rv= sendInitialEvents rvm=NotOlderThan", "LIST rv=0", "WATCH rv=3"}, log.all(),
 		"the stream is refused, so the classic conversation follows: LIST at 0, WATCH from the list's RV")
@@ -189,7 +190,7 @@ func TestWatchListStreamsAgainWhenTheStreamClosesBeforeItsBookmark(t *testing.T)
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(lw, s, errs, ReflectorOptions{})
 	run(t, r)
-	eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
+	testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 3 })
 
 	assert.Equal(t, []string{"WATCH rv= sendInitialEvents rvm=NotOlderThan", "WATCH rv= sendInitialEvents rvm=NotOlderThan"}, log.all(),
 		"an incomplete stream is streamed again, not answered with a LIST")
@@ -205,9 +206,9 @@ func TestWatchListAfterA410StreamsAgain(t *testing.T) {
 	s, errs := newRecordingStore(), &errorLog{}
 	r := newTestReflector(logged(e.lw, log, nil), s, errs, ReflectorOptions{})
 	run(t, r)
-	eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 	require.NoError(t, e.srv.Delete(apiserver.Pods, "a", "p0"))
-	eventually(t, "delete applied", func() bool { return len(s.keys()) == 1 })
+	testutil.Eventually(t, "delete applied", func() bool { return len(s.keys()) == 1 })
 	rv := r.LastSyncResourceVersion()
 
 	// The history is compacted past our RV and the watch dropped: the
@@ -218,7 +219,7 @@ func TestWatchListAfterA410StreamsAgain(t *testing.T) {
 	require.NoError(t, err)
 	e.srv.Compact()
 	e.srv.CloseWatches()
-	if !waitFor(func() bool { return len(log.all()) >= 3 }) {
+	if !testutil.WaitFor(func() bool { return len(log.all()) >= 3 }) {
 		t.Fatalf("not streamed again: requests %v, errors %v", log.all(), errs.all())
 	}
 	assert.Equal(t, []string{
@@ -227,7 +228,7 @@ func TestWatchListAfterA410StreamsAgain(t *testing.T) {
 		"WATCH rv=" + rv + " sendInitialEvents rvm=NotOlderThan",
 	}, log.all()[:3])
 	assert.NotContains(t, log.all(), "LIST rv="+rv, "no LIST at all")
-	eventually(t, "second Replace", func() bool { return slices.Equal(s.callsSnapshot(), []string{"Replace", "Delete", "Replace"}) })
+	testutil.Eventually(t, "second Replace", func() bool { return slices.Equal(s.callsSnapshot(), []string{"Replace", "Delete", "Replace"}) })
 	require.NotNil(t, errs.find(isExpiredError), "the 410 is reported: %v", errs.all())
 }
 
@@ -256,7 +257,7 @@ func TestAListerWatcherThatOptsOutIsListed(t *testing.T) {
 			r := newTestReflector(lw, s, &errorLog{}, ReflectorOptions{})
 			assert.Equal(t, tc.stream, r.UsesWatchList())
 			run(t, r)
-			eventually(t, "synced", func() bool { return len(s.keys()) == 1 })
+			testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 1 })
 			first := log.all()[0]
 			if tc.stream {
 				assert.Equal(t, "WATCH rv= sendInitialEvents rvm=NotOlderThan", first)
@@ -325,7 +326,7 @@ func TestWatchListGathersTheStreamThroughTheStoresTransformer(t *testing.T) {
 	s.onReplace = func() {}
 	r := newTestReflector(e.lw, s, &errorLog{}, ReflectorOptions{})
 	run(t, r)
-	eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
+	testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 	got = s.List()
 	for _, obj := range got {
 		assert.Equal(t, "yes", obj.(*corev1.Pod).Labels["slim"], "the temporary store held the transformed objects")
@@ -370,7 +371,7 @@ func TestWatchListSpan(t *testing.T) {
 	r := newTestReflector(e.lw, newRecordingStore(), &errorLog{}, ReflectorOptions{Name: "pods",
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
 	run(t, r)
-	eventually(t, "watching", func() bool { return r.LastSyncResourceVersion() == "3" })
+	testutil.Eventually(t, "watching", func() bool { return r.LastSyncResourceVersion() == "3" })
 	var wl sdktrace.ReadOnlySpan
 	for _, sp := range rec.Ended() {
 		if sp.Name() == tracing.SpanWatchList {

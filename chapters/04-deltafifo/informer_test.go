@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +16,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // calls records what an InformerProcessFunc was told, as "kind key rv".
@@ -87,11 +87,6 @@ func startInformerOn(t *testing.T, lw reflector.ListerWatcher, c *calls, opts ..
 	return ctrl, keys
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 20*time.Second, 5*time.Millisecond, what)
-}
-
 func TestInformerOverTheEmbeddedServer(t *testing.T) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	require.NoError(t, err)
@@ -101,7 +96,7 @@ func TestInformerOverTheEmbeddedServer(t *testing.T) {
 
 	c := &calls{}
 	ctrl, keys := startInformer(t, srv, c)
-	eventually(t, "synced", ctrl.HasSynced)
+	testutil.Eventually(t, "synced", ctrl.HasSynced)
 	assert.Equal(t, []string{"add ns/a@2 initial", "add ns/b@3 initial"}, c.snapshot())
 	assert.Equal(t, "3", ctrl.LastSyncResourceVersion())
 
@@ -109,7 +104,7 @@ func TestInformerOverTheEmbeddedServer(t *testing.T) {
 	pa.Labels = map[string]string{"v": "2"}
 	_, _ = srv.Update(pa)
 	_ = srv.Delete(apiserver.Pods, "ns", "b")
-	eventually(t, "watched", func() bool { return len(c.snapshot()) == 4 })
+	testutil.Eventually(t, "watched", func() bool { return len(c.snapshot()) == 4 })
 	assert.Equal(t, []string{"update ns/a@4", "delete ns/b@5"}, c.snapshot()[2:])
 	assert.Equal(t, []string{"ns/a"}, keys(), "the store holds what the handler was told")
 
@@ -120,7 +115,7 @@ func TestInformerOverTheEmbeddedServer(t *testing.T) {
 	_, _ = srv.Create(mk("c", ""))
 	srv.Compact()
 	require.NoError(t, srv.Restart())
-	eventually(t, "relisted", func() bool { return len(c.snapshot()) >= 6 })
+	testutil.Eventually(t, "relisted", func() bool { return len(c.snapshot()) >= 6 })
 	assert.ElementsMatch(t, []string{"delete-tombstone ns/a", "add ns/c@7"}, c.snapshot()[4:])
 	assert.Equal(t, []string{"ns/c"}, keys())
 }

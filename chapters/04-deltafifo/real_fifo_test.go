@@ -28,6 +28,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -935,8 +936,8 @@ func TestRealFIFOTracesAStreamedList(t *testing.T) {
 	}
 	c := &calls{}
 	ctrl, _ := startInformerOn(t, ourLW(srv), c, WithRealFIFO(), WithName("pods"), WithTracerProvider(tp))
-	eventually(t, "synced", ctrl.HasSynced)
-	eventually(t, "both handled", func() bool { return len(c.snapshot()) == 2 })
+	testutil.Eventually(t, "synced", ctrl.HasSynced)
+	testutil.Eventually(t, "both handled", func() bool { return len(c.snapshot()) == 2 })
 
 	ix := indexSpans(rec.Ended())
 	streams := ix.named(tracing.SpanWatchList)

@@ -25,6 +25,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -99,23 +100,23 @@ func testTracesThroughTheInformer(t *testing.T, source string) {
 		lw = listOnly(lw.(*reflector.ListWatch))
 	}
 	ctrl, _ := startInformerOn(t, lw, c, WithName("pods"), WithTracerProvider(tp))
-	eventually(t, "synced", ctrl.HasSynced)
+	testutil.Eventually(t, "synced", ctrl.HasSynced)
 
 	created, _ := srv.Create(mk("watched", ""))
 	p := created.(*corev1.Pod).DeepCopy()
 	p.Labels = map[string]string{"x": "y"}
 	_, _ = srv.Update(p)
-	eventually(t, "add and update handled", func() bool { return len(c.snapshot()) == 3 })
+	testutil.Eventually(t, "add and update handled", func() bool { return len(c.snapshot()) == 3 })
 	// The tombstone: a delete the watch misses.
 	srv.Stop()
 	_ = srv.Delete(apiserver.Pods, "ns", "watched")
 	_, _ = srv.Create(&corev1.ConfigMap{ObjectMeta: mk("rv-mover", "").ObjectMeta})
 	srv.Compact()
 	require.NoError(t, srv.Restart())
-	eventually(t, "tombstone handled", func() bool { return slices.Contains(c.snapshot(), "delete-tombstone ns/watched") })
+	testutil.Eventually(t, "tombstone handled", func() bool { return slices.Contains(c.snapshot(), "delete-tombstone ns/watched") })
 
 	var got map[string]chain
-	eventually(t, "all chains ended", func() bool {
+	testutil.Eventually(t, "all chains ended", func() bool {
 		got = chains(rec.Ended())
 		_, ok := got["TOMBSTONE ns/watched"].children[tracing.SpanHandleDeltas]
 		return ok

@@ -20,6 +20,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 func newInformer(t *testing.T, resync time.Duration) (*apiserver.Server, SharedIndexInformer) {
@@ -50,7 +51,7 @@ func TestLifecycleRules(t *testing.T) {
 	reg, err := inf.AddEventHandler(r)
 	require.NoError(t, err)
 	stop := runInformer(t, inf)
-	until(t, "synced", func() bool { return inf.HasSynced() && reg.HasSynced() })
+	testutil.Eventually(t, "synced", func() bool { return inf.HasSynced() && reg.HasSynced() })
 
 	assert.Error(t, inf.SetTransform(func(o any) (any, error) { return o, nil }), "SetTransform after start")
 	assert.Error(t, inf.SetWatchErrorHandler(func(*reflector.Reflector, error) {}), "SetWatchErrorHandler after start")
@@ -79,7 +80,7 @@ func TestResyncPeriodRules(t *testing.T) {
 	assert.Zero(t, none.(*processorListener).resyncPeriod)
 
 	runInformer(t, inf)
-	until(t, "synced", inf.HasSynced)
+	testutil.Eventually(t, "synced", inf.HasSynced)
 	late, err := inf.AddEventHandlerWithResyncPeriod(newRecorder(), 500*time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, time.Second, late.(*processorListener).resyncPeriod, "after Run, raised to the check period")
@@ -115,7 +116,7 @@ func TestHandlerPanicIsHandledAsUpstream(t *testing.T) {
 		_, err := inf.AddEventHandler(h)
 		require.NoError(t, err)
 		runInformer(t, inf)
-		until(t, "second add delivered after the panic", func() bool { return h.calls.Load() == 2 })
+		testutil.Eventually(t, "second add delivered after the panic", func() bool { return h.calls.Load() == 2 })
 		return
 	}
 	for _, mode := range []string{"crash", "logged"} {
@@ -137,7 +138,7 @@ func TestHandlerPanicIsHandledAsUpstream(t *testing.T) {
 func TestManyHandlersAddedAndRemovedWhileEventsFlow(t *testing.T) {
 	srv, inf := newInformer(t, 0)
 	runInformer(t, inf)
-	until(t, "synced", inf.HasSynced)
+	testutil.Eventually(t, "synced", inf.HasSynced)
 
 	stopWrites := make(chan struct{})
 	var writes sync.WaitGroup
@@ -163,7 +164,7 @@ func TestManyHandlersAddedAndRemovedWhileEventsFlow(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
-				until(t, "handler synced", reg.HasSynced)
+				testutil.Eventually(t, "handler synced", reg.HasSynced)
 				assert.NoError(t, inf.RemoveEventHandler(reg))
 				<-reg.(*processorListener).runFinished
 			}
@@ -177,7 +178,7 @@ func TestManyHandlersAddedAndRemovedWhileEventsFlow(t *testing.T) {
 	final := newRecorder()
 	reg, err := inf.AddEventHandler(final)
 	require.NoError(t, err)
-	until(t, "final handler equals the cache", func() bool {
+	testutil.Eventually(t, "final handler equals the cache", func() bool {
 		_, st := final.snapshot()
 		return reg.HasSynced() && assert.ObjectsAreEqual(cacheState(inf.GetStore().List()), st)
 	})

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // counting records the order of OnAdd calls; block, if set, holds the first
@@ -60,7 +62,7 @@ func TestDistributeNeverWaitsForASlowHandlerAndOrderIsKept(t *testing.T) {
 	}
 	// All n were distributed while slow's first OnAdd is still blocked:
 	// distribute never waited for it.
-	until(t, "fast handler got everything", func() bool { return fast.len() == n })
+	testutil.Eventually(t, "fast handler got everything", func() bool { return fast.len() == n })
 	assert.Zero(t, slow.len())
 	var maxPending int64
 	p.listenersLock.RLock()
@@ -71,7 +73,7 @@ func TestDistributeNeverWaitsForASlowHandlerAndOrderIsKept(t *testing.T) {
 	assert.Greater(t, maxPending, int64(notificationChunkSize), "the slow handler's buffer spanned more than one chunk")
 
 	close(slow.block)
-	until(t, "slow handler caught up", func() bool { return slow.len() == n })
+	testutil.Eventually(t, "slow handler caught up", func() bool { return slow.len() == n })
 	for i, v := range slow.got {
 		require.Equal(t, i, v, "per-listener order is kept")
 	}

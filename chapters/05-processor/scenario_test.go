@@ -33,6 +33,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // recorder is a handler that logs its calls and rebuilds state from them.
@@ -144,20 +145,7 @@ func cacheState(objs []any) map[string]string {
 // ranges over a map), in key order in ours. Everything else keeps its
 // order.
 func normalized(calls []string) []string {
-	out := slices.Clone(calls)
-	for i := 0; i < len(out); {
-		j := i
-		for j < len(out) && strings.HasPrefix(out[j], "delete-tombstone ") {
-			j++
-		}
-		if j > i {
-			slices.Sort(out[i:j])
-			i = j
-		} else {
-			i++
-		}
-	}
-	return out
+	return testutil.SortRuns(calls, func(call string) bool { return strings.HasPrefix(call, "delete-tombstone ") })
 }
 
 // sideBySide is ours and client-go's shared informer, each with the same
@@ -567,16 +555,11 @@ func startPair(t *testing.T, srv *apiserver.Server, resync time.Duration) *pair 
 	return p
 }
 
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 20*time.Second, 2*time.Millisecond, what)
-}
-
 // settled waits until both handlers' rebuilt states equal their caches and
 // the caches equal want, then requires the two call logs to be equal.
 func (p *pair) settled(t *testing.T, what string, want map[string]string) {
 	t.Helper()
-	until(t, what, func() bool {
+	testutil.Eventually(t, what, func() bool {
 		_, o := p.ours.snapshot()
 		_, th := p.theirs.snapshot()
 		return assert.ObjectsAreEqual(want, o) && assert.ObjectsAreEqual(want, th) &&
@@ -652,9 +635,9 @@ func TestScenarioOverHTTPAgainstClientGo(t *testing.T) {
 		Handler:    filtered,
 	})
 	require.NoError(t, err)
-	until(t, "filtered sees a", func() bool { _, st := filtered.snapshot(); return len(st) == 1 })
+	testutil.Eventually(t, "filtered sees a", func() bool { _, st := filtered.snapshot(); return len(st) == 1 })
 	pods["a"] = update(pods["a"], nil)
-	until(t, "filtered sees a leave", func() bool { _, st := filtered.snapshot(); return len(st) == 0 })
+	testutil.Eventually(t, "filtered sees a leave", func() bool { _, st := filtered.snapshot(); return len(st) == 0 })
 	p.settled(t, "a relabelled", want)
 
 	for _, r := range []*recorder{p.ours, p.theirs} {
@@ -675,7 +658,7 @@ func TestResyncDeliversSameRVUpdatesOnlyToDueHandlers(t *testing.T) {
 		calls, _ := r.snapshot()
 		return slices.Contains(calls, "update ns/a@2->2")
 	}
-	until(t, "both informers resync the default handler", func() bool { return resynced(p.ours) && resynced(p.theirs) })
+	testutil.Eventually(t, "both informers resync the default handler", func() bool { return resynced(p.ours) && resynced(p.theirs) })
 	// A real change after the resync, seen by quiet, closes the window: a
 	// listener's calls come in order, so a resync sent to quiet before it
 	// would be in quiet's calls by then. Checked at once, a resync still in
@@ -687,7 +670,7 @@ func TestResyncDeliversSameRVUpdatesOnlyToDueHandlers(t *testing.T) {
 	updated, err := srv.Update(changed)
 	require.NoError(t, err)
 	rv := updated.(*corev1.Pod).ResourceVersion
-	until(t, "quiet sees the change made after the resync", func() bool {
+	testutil.Eventually(t, "quiet sees the change made after the resync", func() bool {
 		calls, _ := quiet.snapshot()
 		return slices.Contains(calls, "update ns/a@2->"+rv)
 	})

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // gatedHandler blocks every call until the gate is closed.
@@ -49,7 +51,7 @@ func TestReadStats(t *testing.T) {
 				_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
 				require.NoError(t, err)
 			}
-			until(t, "the fast listener has every pod and the gated one holds n-2", func() bool {
+			testutil.Eventually(t, "the fast listener has every pod and the gated one holds n-2", func() bool {
 				st, _ = ReadStats(inf)
 				return len(st.Listeners) == 2 && st.Listeners[0].Calls == n && st.Listeners[1].AddCh+st.Listeners[1].Pending == n-2
 			})
@@ -63,7 +65,7 @@ func TestReadStats(t *testing.T) {
 			assert.Contains(t, st.Listeners[1].Name, "gatedHandler#1")
 
 			release()
-			until(t, "the gated listener has handled every pod", func() bool {
+			testutil.Eventually(t, "the gated listener has handled every pod", func() bool {
 				st, _ = ReadStats(inf)
 				return st.Listeners[1].Calls == n && st.Listeners[1].Pending == 0
 			})
@@ -93,7 +95,7 @@ func TestReadStatsNeverShowsAListenerAheadOfDistribute(t *testing.T) {
 	_, err := srv.Create(pod)
 	require.NoError(t, err)
 	runInformer(t, inf)
-	until(t, "synced", inf.HasSynced)
+	testutil.Eventually(t, "synced", inf.HasSynced)
 	const n = 2000
 	done := make(chan struct{})
 	go func() {

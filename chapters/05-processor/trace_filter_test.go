@@ -20,6 +20,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -161,7 +162,7 @@ func testTraceSelector(t *testing.T, q QueueKind) {
 	_, err = inf.AddEventHandler(h)
 	require.NoError(t, err)
 	stop := runInformer(t, inf)
-	until(t, "synced", inf.HasSynced)
+	testutil.Eventually(t, "synced", inf.HasSynced)
 
 	create("web-2", "web")
 	create("db-2", "db")
@@ -169,7 +170,7 @@ func testTraceSelector(t *testing.T, q QueueKind) {
 	update(db1)
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "web-2"))
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "db-2"))
-	until(t, "the watch events handled", func() bool {
+	testutil.Eventually(t, "the watch events handled", func() bool {
 		n := 0
 		for _, c := range h.log() {
 			if strings.HasPrefix(c, "delete ns/web-2@") || strings.HasPrefix(c, "delete ns/db-2@") || strings.HasPrefix(c, "update ns/db-1@") {
@@ -185,12 +186,12 @@ func testTraceSelector(t *testing.T, q QueueKind) {
 	_, _ = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "rv"}})
 	srv.Compact()
 	require.NoError(t, srv.Restart())
-	until(t, "both tombstones handled", func() bool { _, st := h.snapshot(); return len(st) == 2 })
+	testutil.Eventually(t, "both tombstones handled", func() bool { _, st := h.snapshot(); return len(st) == 2 })
 	late := newRecorder()
 	reg, err := inf.AddEventHandler(late)
 	require.NoError(t, err)
-	until(t, "late synced", reg.HasSynced)
-	until(t, "late handler's synthetic adds", func() bool { _, st := late.snapshot(); return len(st) == 2 })
+	testutil.Eventually(t, "late synced", reg.HasSynced)
+	testutil.Eventually(t, "late handler's synthetic adds", func() bool { _, st := late.snapshot(); return len(st) == 2 })
 	stop()
 
 	calls := append(h.log(), late.log()...)

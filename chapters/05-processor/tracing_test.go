@@ -22,6 +22,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -96,14 +97,14 @@ func testContractChain(t *testing.T, queue QueueKind) {
 		slowReg = reg
 	}
 	stop := runInformer(t, inf)
-	until(t, "synced", inf.HasSynced)
+	testutil.Eventually(t, "synced", inf.HasSynced)
 
 	// add, update, delete
 	sl := mkPod("sleepy")
-	until(t, "sleepy added", func() bool { _, st := slow.snapshot(); return st["ns/sleepy"] != "" })
+	testutil.Eventually(t, "sleepy added", func() bool { _, st := slow.snapshot(); return st["ns/sleepy"] != "" })
 	update(listed, "1")
 	require.NoError(t, srv.Delete(apiserver.Pods, "ns", "doomed"))
-	until(t, "delete delivered by the watch", func() bool {
+	testutil.Eventually(t, "delete delivered by the watch", func() bool {
 		calls, _ := handlers[0].snapshot()
 		return slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "delete ns/doomed@") })
 	})
@@ -113,7 +114,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 	<-slow.entered
 	sl = update(sl, "2")
 	update(sl, "3")
-	until(t, "two notifications waiting behind the held handler", func() bool {
+	testutil.Eventually(t, "two notifications waiting behind the held handler", func() bool {
 		return slowReg.(*processorListener).pendingLength.Load() >= 1
 	})
 	time.Sleep(sleep)
@@ -127,12 +128,12 @@ func testContractChain(t *testing.T, queue QueueKind) {
 	_, _ = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "rv"}})
 	srv.Compact()
 	require.NoError(t, srv.Restart())
-	until(t, "tombstone seen", func() bool {
+	testutil.Eventually(t, "tombstone seen", func() bool {
 		calls, _ := handlers[0].snapshot()
 		return slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "delete-tombstone ns/doomed-by-relist ") })
 	})
 	// resync (period 1s) and a late handler
-	until(t, "a resync reached a handler", func() bool {
+	testutil.Eventually(t, "a resync reached a handler", func() bool {
 		resyncTraces := map[trace.TraceID]bool{}
 		ended := rec.Ended()
 		for _, s := range ended {
@@ -150,7 +151,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 	late := newRecorder()
 	reg, err := inf.AddEventHandler(late)
 	require.NoError(t, err)
-	until(t, "late synced", reg.HasSynced)
+	testutil.Eventually(t, "late synced", reg.HasSynced)
 
 	// Every handler call span must be ended; count them against the calls.
 	all := []*recorder{handlers[0], handlers[1], slow.recorder, late}
@@ -171,7 +172,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 		}
 		return out
 	}
-	until(t, "a span per handler call", func() bool { return len(handlerSpansIn(rec.Ended())) >= totalCalls() })
+	testutil.Eventually(t, "a span per handler call", func() bool { return len(handlerSpansIn(rec.Ended())) >= totalCalls() })
 	// One snapshot for all that follows: resyncs go on meanwhile, and a
 	// handler span ended after the snapshot would have no parents in it.
 	ended := rec.Ended()
@@ -325,5 +326,5 @@ func popCoalesced(t *testing.T, inf SharedIndexInformer, tp trace.TracerProvider
 	}
 	_, err := q.Pop(inf.(*sharedIndexInformer).HandleDeltas)
 	require.NoError(t, err)
-	until(t, "coalesced seen", func() bool { _, st := h.snapshot(); return st["ns/coalesced"] == "1002" })
+	testutil.Eventually(t, "coalesced seen", func() bool { _, st := h.snapshot(); return st["ns/coalesced"] == "1002" })
 }

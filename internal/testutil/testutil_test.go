@@ -1,0 +1,32 @@
+package testutil_test
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
+)
+
+func tomb(c string) bool    { return strings.HasPrefix(c, "delete-tombstone ") }
+func initial(c string) bool { return strings.HasSuffix(c, " initial=true") }
+
+// A run is sorted only within itself and only for the kinds given; a run
+// of one kind ends where a call of another kind begins.
+func TestSortRunsSortsEachRunOnItsOwn(t *testing.T) {
+	calls := []string{"add b initial=true", "add a initial=true", "update x", "delete-tombstone d", "delete-tombstone c", "add z initial=true", "delete-tombstone b"}
+	assert.Equal(t, []string{"add b initial=true", "add a initial=true", "update x", "delete-tombstone c", "delete-tombstone d", "add z initial=true", "delete-tombstone b"},
+		testutil.SortRuns(calls, tomb))
+	assert.Equal(t, []string{"add a initial=true", "add b initial=true", "update x", "delete-tombstone c", "delete-tombstone d", "add z initial=true", "delete-tombstone b"},
+		testutil.SortRuns(calls, tomb, initial))
+	assert.Equal(t, "add b initial=true", calls[0], "the input is left as it was")
+	assert.Equal(t, calls, testutil.SortRuns(calls), "no kind, no change")
+}
+
+func TestWaitForSaysWhetherTheConditionCameTrue(t *testing.T) {
+	var n atomic.Int32
+	assert.True(t, testutil.WaitFor(func() bool { return n.Add(1) == 3 }))
+	assert.Equal(t, int32(3), n.Load(), "polled until true, not after")
+}
