@@ -3,11 +3,9 @@
 package tombstone
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -34,7 +32,7 @@ func theirs(update bool) string {
 		_ = q.Update(kit.Pod("", "x", kit.WithRV("9")))
 	}
 	_ = q.Replace(nil, "20")
-	return strings.Join(drainTheirs(q), " | ")
+	return strings.Join(kit.DrainClientGo(q), " | ")
 }
 
 func TestPredictions(t *testing.T) {
@@ -49,44 +47,6 @@ func TestPredictions(t *testing.T) {
 		if theirs(c.update) != got {
 			// Said only when the two disagree: a bug in chapter 4.
 			t.Errorf("%s: client-go's DeltaFIFO pops something else than chapter 4's (a bug of chapter 4: please report it)", c.name)
-		}
-	}
-}
-
-// describeTheirs describes a pop of client-go's queue the way
-// kit.DescribeDeltas describes ours.
-func describeTheirs(obj any) string {
-	ds := obj.(kcache.Deltas)
-	var parts []string
-	key := ""
-	for _, d := range ds {
-		switch o := d.Object.(type) {
-		case kcache.DeletedFinalStateUnknown:
-			key = o.Key
-			rv := "nil"
-			if o.Obj != nil {
-				rv = o.Obj.(*corev1.Pod).ResourceVersion
-			}
-			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", d.Type, rv))
-		case *corev1.Pod:
-			key = o.Namespace + "/" + o.Name
-			parts = append(parts, fmt.Sprintf("%s@%s", d.Type, o.ResourceVersion))
-		}
-	}
-	return key + ": " + strings.Join(parts, " ")
-}
-
-// drainTheirs closes client-go's queue and pops everything left.
-func drainTheirs(q interface {
-	Pop(kcache.PopProcessFunc) (any, error)
-	Close()
-}) []string {
-	q.Close()
-	var out []string
-	for {
-		_, err := q.Pop(func(obj any, _ bool) error { out = append(out, describeTheirs(obj)); return nil })
-		if err != nil {
-			return out
 		}
 	}
 }

@@ -3,9 +3,7 @@
 package pops
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,50 +35,12 @@ func TestPrediction(t *testing.T) {
 	theirs := kcache.NewRealFIFOWithOptions(kcache.RealFIFOOptions{KeyFunction: kcache.MetaNamespaceKeyFunc, AtomicEvents: true})
 	feed(ours)
 	feed(theirs)
-	got, gotTheirs := kit.Drain(ours), drainTheirs(theirs)
+	got, gotTheirs := kit.Drain(ours), kit.DrainClientGo(theirs)
 	if d := kit.DiffList(Pops, got); d != "" {
 		t.Errorf("Pops: you predicted %q, not what chapter 4's RealFIFO pops: %s", Pops, d)
 	}
 	if !slices.Equal(gotTheirs, got) {
 		// Said only when the two disagree: a bug in chapter 4.
 		t.Errorf("Pops: client-go's RealFIFO pops something else than chapter 4's (a bug of chapter 4: please report it)")
-	}
-}
-
-// describeTheirs describes a pop of client-go's queue the way
-// kit.DescribeDeltas describes ours.
-func describeTheirs(obj any) string {
-	ds := obj.(kcache.Deltas)
-	var parts []string
-	key := ""
-	for _, d := range ds {
-		switch o := d.Object.(type) {
-		case kcache.DeletedFinalStateUnknown:
-			key = o.Key
-			rv := "nil"
-			if o.Obj != nil {
-				rv = o.Obj.(*corev1.Pod).ResourceVersion
-			}
-			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", d.Type, rv))
-		case *corev1.Pod:
-			key = o.Namespace + "/" + o.Name
-			parts = append(parts, fmt.Sprintf("%s@%s", d.Type, o.ResourceVersion))
-		}
-	}
-	return key + ": " + strings.Join(parts, " ")
-}
-
-// drainTheirs closes client-go's queue and pops everything left.
-func drainTheirs(q interface {
-	Pop(kcache.PopProcessFunc) (any, error)
-	Close()
-}) []string {
-	q.Close()
-	var out []string
-	for {
-		_, err := q.Pop(func(obj any, _ bool) error { out = append(out, describeTheirs(obj)); return nil })
-		if err != nil {
-			return out
-		}
 	}
 }
