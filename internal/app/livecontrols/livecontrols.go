@@ -261,12 +261,13 @@ func (le *liveEmbedded) locked(f func(context.Context, int) (string, error)) fun
 // queue, and every listener's addCh and pending, which grow without bound,
 // as client-go's do): the page refuses a burst that would leave more than
 // maxBacklog waiting, or, with the tunable handler slow, more than it
-// drains in MaxDrain. Before, a slow handler and repeated bursts of 100,000
-// grew the demo past 600 MB, and the page showed the backlog for a quarter
-// of an hour.
+// drains in MaxDrain. Without them a slow handler and repeated bursts grew
+// the demo by hundreds of megabytes, and the page showed the backlog
+// draining for many minutes.
 const (
 	maxBacklog = MaxBurst
-	MaxDrain   = time.Minute
+	// MaxDrain is the longest the slow handler may take over what waits.
+	MaxDrain = time.Minute
 )
 
 // burstLimits is the part of the burst's "look for" that says what the

@@ -26,8 +26,8 @@ import (
 // and turns them into [spancheck.Span]s only when the page reads them: OnEnd
 // runs on the informer's goroutines for every span, and converting there
 // (an attribute map per span, about 17 spans an event) made the live view
-// cost a fifth more CPU on a traced embedded run (+23%, BenchmarkLiveView,
-// docs/performance.md), now about 3%; the page reads some 200 traces'
+// a large share of a traced run's CPU (BenchmarkLiveView; the figures are
+// in docs/performance.md), while the page reads only some 200 traces'
 // roots five times a second and one waterfall per click.
 type SpanStore struct {
 	maxTraces int

@@ -27,9 +27,9 @@ import (
 const MaxCollected = 500_000
 
 // UICollected is the bound with --ui, where the page (liveview.SpanStore)
-// is the viewer and the collector only feeds the closing summary: half a
-// million spans, about 30,000 traced events, were some 200 MB kept twice
-// for a summary of the run's first minutes.
+// is the viewer and the collector only feeds the closing summary: the
+// page's window and MaxCollected spans besides would keep the same spans
+// twice, hundreds of megabytes, for a summary of the run's first minutes.
 const UICollected = 100_000
 
 // Collector keeps every ended span for the waterfall and summary. It is a
