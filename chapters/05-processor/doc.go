@@ -65,7 +65,9 @@
 // (under blockDeltas and listenersLock read-locked, until that listener's
 // pop drains it, which it always does without taking any of them), and
 // AddEventHandler's synthetic adds (under startedLock and blockDeltas, the
-// same way).
+// same way). TestLocksAreTakenInTheDocumentedOrder (lockorder_test.go)
+// reads this package's source and fails on any function that takes these
+// locks out of order, itself or through a call.
 //
 // See [ExampleNewSharedIndexInformer], and docs/05-processor.md.
 package processor
