@@ -645,35 +645,48 @@ func TestScenarioOverHTTPAgainstClientGo(t *testing.T) {
 	}
 }
 
+// A resync reaches only the handlers due for one, ours as client-go's: in
+// fake time (synctest), three resync periods pass, the handler with the
+// informer's period gets a same-resourceVersion update each time it is
+// due, and the one that asked for none gets nothing, exactly.
 func TestResyncDeliversSameRVUpdatesOnlyToDueHandlers(t *testing.T) {
 	srv, err := apiserver.Start(apiserver.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
-	p := startPair(t, srv, time.Second)
-	quiet := newRecorder()
-	_, err = p.oursInf.AddEventHandlerWithResyncPeriod(quiet, 0)
-	require.NoError(t, err)
-	resynced := func(r *recorder) bool {
-		calls, _ := r.snapshot()
-		return slices.Contains(calls, "update ns/a@2->2")
-	}
-	testutil.Eventually(t, "both informers resync the default handler", func() bool { return resynced(p.ours) && resynced(p.theirs) })
-	// A real change after the resync, seen by quiet, closes the window: a
-	// listener's calls come in order, so a resync sent to quiet before it
-	// would be in quiet's calls by then. Checked at once, a resync still in
-	// quiet's buffer would pass unseen.
-	obj, err := srv.Get(apiserver.Pods, "ns", "a")
-	require.NoError(t, err)
-	changed := obj.(*corev1.Pod).DeepCopy()
-	changed.Labels = map[string]string{"v": "after-resync"}
-	updated, err := srv.Update(changed)
-	require.NoError(t, err)
-	rv := updated.(*corev1.Pod).ResourceVersion
-	testutil.Eventually(t, "quiet sees the change made after the resync", func() bool {
-		calls, _ := quiet.snapshot()
-		return slices.Contains(calls, "update ns/a@2->"+rv)
+	synctest.Test(t, func(t *testing.T) {
+		ours := NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, time.Second, nil)
+		theirs := kcache.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, time.Second, kcache.Indexers{})
+		due, theirDue, quiet := newRecorder(), newRecorder(), newRecorder()
+		_, err := ours.AddEventHandler(due)
+		require.NoError(t, err)
+		_, err = ours.AddEventHandlerWithResyncPeriod(quiet, 0)
+		require.NoError(t, err)
+		_, err = theirs.AddEventHandler(theirDue)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { ours.RunWithContext(ctx) })
+		wg.Go(func() { theirs.RunWithContext(ctx) })
+		synctest.Wait()
+		require.True(t, ours.HasSynced())
+
+		time.Sleep(3*time.Second + 500*time.Millisecond)
+		synctest.Wait()
+		resyncs := func(r *recorder) int {
+			calls, _ := r.snapshot()
+			n := 0
+			for _, c := range calls {
+				if c == "update ns/a@2->2" {
+					n++
+				}
+			}
+			return n
+		}
+		assert.Equal(t, 3, resyncs(due), "the handler with the informer's period, once a period")
+		assert.Equal(t, resyncs(theirDue), resyncs(due), "as often as client-go's")
+		assert.Zero(t, resyncs(quiet), "a handler with resync period 0 gets no resync updates")
+		cancel()
+		wg.Wait()
 	})
-	calls, _ := quiet.snapshot()
-	assert.NotContains(t, calls, "update ns/a@2->2", "a handler with resync period 0 gets no resync updates")
 }
