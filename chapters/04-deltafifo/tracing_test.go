@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -178,47 +179,50 @@ func keysOf(m map[string]chain) []string {
 	return out
 }
 
+// In fake time (synctest), so that the waits' lengths are exact.
 func TestCoalescedDeltasKeepTheirOwnTracesAndLinkEachOther(t *testing.T) {
-	rec, tp := recorder()
-	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", KnownObjects: store.NewStore(DeletionHandlingMetaNamespaceKeyFunc), TracerProvider: tp})
-	require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "1")))
-	time.Sleep(2 * time.Millisecond) // so the two waits differ measurably
-	require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "2")))
+	synctest.Test(t, func(t *testing.T) {
+		rec, tp := recorder()
+		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", KnownObjects: store.NewStore(DeletionHandlingMetaNamespaceKeyFunc), TracerProvider: tp})
+		require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "1")))
+		time.Sleep(2 * time.Millisecond) // fake time: the first delta waits exactly 2 ms longer
+		require.NoError(t, f.UpdateWithContext(context.Background(), mk("a", "2")))
 
-	var spans []trace.Span
-	_, err := f.Pop(func(obj any, initial bool) error {
-		_, spans = StartHandleDeltas(tp.Tracer("test"), f.Name(), "ns/a", obj.(Deltas), initial)
-		return nil
-	})
-	require.NoError(t, err)
-	for _, s := range spans {
-		s.End()
-	}
-
-	var roots, handled, queued []sdktrace.ReadOnlySpan
-	for _, s := range rec.Ended() {
-		switch s.Name() {
-		case "ListAndWatch watch":
-			roots = append(roots, s)
-		case tracing.SpanHandleDeltas:
-			handled = append(handled, s)
-		case tracing.SpanQueued:
-			queued = append(queued, s)
+		var spans []trace.Span
+		_, err := f.Pop(func(obj any, initial bool) error {
+			_, spans = StartHandleDeltas(tp.Tracer("test"), f.Name(), "ns/a", obj.(Deltas), initial)
+			return nil
+		})
+		require.NoError(t, err)
+		for _, s := range spans {
+			s.End()
 		}
-	}
-	require.Len(t, roots, 2, "one trace per delta")
-	require.Len(t, handled, 2)
-	require.Len(t, queued, 2)
-	assert.NotEqual(t, roots[0].SpanContext().TraceID(), roots[1].SpanContext().TraceID())
-	for i, h := range handled {
-		own, other := roots[i], roots[1-i]
-		assert.Equal(t, own.SpanContext().SpanID(), h.Parent().SpanID(), "HandleDeltas %d is parented on its own root", i)
-		require.Len(t, h.Links(), 1)
-		assert.Equal(t, other.SpanContext(), h.Links()[0].SpanContext, "and links to the other delta's root")
-		assert.Equal(t, "2", attr(h, tracing.KeyDeltasCount))
-	}
-	assert.Greater(t, queued[0].EndTime().Sub(queued[0].StartTime()), queued[1].EndTime().Sub(queued[1].StartTime()),
-		"the older delta waited longer: wait spans start when the wait began")
+
+		var roots, handled, queued []sdktrace.ReadOnlySpan
+		for _, s := range rec.Ended() {
+			switch s.Name() {
+			case "ListAndWatch watch":
+				roots = append(roots, s)
+			case tracing.SpanHandleDeltas:
+				handled = append(handled, s)
+			case tracing.SpanQueued:
+				queued = append(queued, s)
+			}
+		}
+		require.Len(t, roots, 2, "one trace per delta")
+		require.Len(t, handled, 2)
+		require.Len(t, queued, 2)
+		assert.NotEqual(t, roots[0].SpanContext().TraceID(), roots[1].SpanContext().TraceID())
+		for i, h := range handled {
+			own, other := roots[i], roots[1-i]
+			assert.Equal(t, own.SpanContext().SpanID(), h.Parent().SpanID(), "HandleDeltas %d is parented on its own root", i)
+			require.Len(t, h.Links(), 1)
+			assert.Equal(t, other.SpanContext(), h.Links()[0].SpanContext, "and links to the other delta's root")
+			assert.Equal(t, "2", attr(h, tracing.KeyDeltasCount))
+		}
+		assert.Equal(t, 2*time.Millisecond, queued[0].EndTime().Sub(queued[0].StartTime())-queued[1].EndTime().Sub(queued[1].StartTime()),
+			"the older delta waited 2 ms longer: wait spans start when the wait began")
+	})
 }
 
 func TestNoSpansWithoutARecordingProvider(t *testing.T) {
