@@ -3,7 +3,6 @@ package deltafifo
 import (
 	"context"
 	"fmt"
-	"iter"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -12,6 +11,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/chunkq"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -127,8 +127,8 @@ type RealFIFO struct {
 	// once it is released (see spanEnds). Always empty when not tracing.
 	ends spanEnds
 	// items are the queued entries, oldest first, in fixed-size chunks;
-	// see deltaChunks for why not one growing slice.
-	items deltaChunks
+	// see newStorage.
+	items chunkq.Queue[Delta]
 	// populated: the first Replace, or any Add/Update/Delete, has happened.
 	populated bool
 	// initialPopulationCount is how many entries of the first Replace are
@@ -213,6 +213,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	}
 	f := &RealFIFO{
 		syncedCh:              make(chan struct{}),
+		items:                 newStorage(),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
 		transformer:           opts.Transformer,
@@ -292,7 +293,7 @@ func (f *RealFIFO) checkSynced_locked() {
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFO.HasSyncedChecker] (the_real_fifo.go).
 func (f *RealFIFO) HasSyncedChecker() DoneChecker { return queueChecker{f.name, f.syncedCh} }
 
-func (f *RealFIFO) len_locked() int { return f.items.len() }
+func (f *RealFIFO) len_locked() int { return f.items.Len() }
 
 // push_locked queues d at the back and wakes a waiting Pop.
 func (f *RealFIFO) push_locked(d Delta) {
@@ -304,14 +305,14 @@ func (f *RealFIFO) push_locked(d Delta) {
 		}
 		return
 	}
-	f.items.push(d)
+	f.items.Push(d)
 	f.cond.Broadcast()
 }
 
 // take_locked removes the n oldest entries and returns them in a new
 // n-long slice, oldest first.
 func (f *RealFIFO) take_locked(n int) []Delta {
-	return f.items.popFront(n, make([]Delta, 0, n))
+	return f.items.PopFront(n, make([]Delta, 0, n))
 }
 
 // countPopped_locked retires n popped entries of the initial list, if any
@@ -474,8 +475,8 @@ func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
 	// The newest queued entry of each queued key, keys in first-queued
 	// order (a map alone would make the tombstones' order random).
 	var queuedKeys []string
-	newest := make(map[string]Delta, f.items.len())
-	for d := range f.items.all() {
+	newest := make(map[string]Delta, f.items.Len())
+	for d := range f.items.All() {
 		key, err := f.KeyOf(d.Object)
 		if err != nil {
 			return store.KeyError{Obj: d.Object, Err: err}
@@ -545,7 +546,7 @@ func (f *RealFIFO) ResyncWithContext(ctx context.Context) error {
 		return nil
 	}
 	queuedKeys := sets.New[string]()
-	for d := range f.items.all() {
+	for d := range f.items.All() {
 		key, err := f.KeyOf(d.Object)
 		if err != nil {
 			return store.KeyError{Obj: d, Err: err}
@@ -658,7 +659,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		return err
 	}
 	isInInitialList := !f.synced
-	limit := min(f.items.len(), f.batchSize)
+	limit := min(f.items.Len(), f.batchSize)
 	if f.initialPopulationCount > 0 {
 		limit = min(limit, f.initialPopulationCount)
 	}
@@ -689,7 +690,7 @@ func (f *RealFIFO) batchRun_locked(limit int) int {
 	}
 	defer clear(f.batchKeys)
 	i := 0
-	for d := range f.items.all() {
+	for d := range f.items.All() {
 		if i == limit {
 			break
 		}
@@ -752,13 +753,13 @@ func (f *RealFIFO) relockAfterProcessing() {
 func (f *RealFIFO) endQueuedAsDropped() {
 	f.lock.Lock()
 	defer f.unlock()
-	for d := range f.items.all() {
+	for d := range f.items.All() {
 		if d.trace != nil {
 			f.endWait(d, true)
 		}
 	}
 	// Nothing is queued again: let the chunks go.
-	f.items = deltaChunks{}
+	f.items = newStorage()
 	f.dropped, f.closed = true, true
 	f.cond.Broadcast()
 }
@@ -767,7 +768,7 @@ func (f *RealFIFO) endQueuedAsDropped() {
 func (f *RealFIFO) checkInvariant() error {
 	f.lock.Lock()
 	defer f.unlock()
-	if err := f.items.checkInvariant(); err != nil {
+	if err := f.items.CheckInvariant(isZeroDelta); err != nil {
 		return err
 	}
 	if f.synced != (f.populated && f.initialPopulationCount == 0) {
@@ -789,196 +790,17 @@ func (f *RealFIFO) checkInvariant() error {
 // 1,000-entry batch spans at most three chunks.
 const deltaChunkSize = 512
 
-// deltaChunk is one fixed-size block of queued entries, linked to the next
-// newer block.
-type deltaChunk struct {
-	deltas [deltaChunkSize]Delta
-	next   *deltaChunk
+// newStorage is a RealFIFO's empty storage: entries in chunks (see
+// internal/chunkq for why not one growing slice, as upstream's), keeping
+// one emptied chunk spare, so that a backlog that rises and falls across a
+// chunk boundary does not allocate a chunk each time; more would be
+// memory a drained queue keeps for nothing.
+func newStorage() chunkq.Queue[Delta] {
+	return chunkq.Queue[Delta]{ChunkSize: deltaChunkSize, MaxSpares: 1}
 }
 
-// deltaChunks is the RealFIFO's storage: a first-in first-out queue of
-// Deltas kept in a linked list of fixed-size chunks.
-//
-// Why not one slice, as upstream's the_real_fifo.go keeps (append at the
-// back, re-slice at the front)? When the reflector outruns the consumer
-// the backlog grows to tens of thousands of entries, and a growing slice
-// reallocates and copies itself at every step (1.25x at that size), so the
-// queue allocates several times its peak size and then keeps the largest
-// array, however short the queue becomes again. Chunks are allocated as the
-// backlog grows and let go as it drains, so what a queue allocates stays
-// near its peak backlog and what it keeps near its current one; no entry
-// is ever copied to make room.
-//
-// Invariants (checkInvariant):
-//   - first == nil exactly when last == nil; a queue that never held an
-//     entry has no chunk.
-//   - first.deltas[head:] (first.deltas[head:tail] when first == last), the
-//     full chunks between, and last.deltas[:tail] are the count queued
-//     entries, oldest first; first != last implies 0 < tail.
-//   - every other slot, and every slot of spare, is the zero Delta, so a
-//     popped object can be collected (a stale copy would keep it, and its
-//     trace, alive for as long as the chunk lives).
-//
-// Not safe for concurrent use: the RealFIFO's lock guards it.
-type deltaChunks struct {
-	first, last *deltaChunk
-	// head indexes the oldest entry in first; tail the slot after the
-	// newest in last.
-	head, tail int
-	count      int
-	// spare is one emptied chunk kept for the next push that needs one, so
-	// a backlog that rises and falls across a chunk boundary does not
-	// allocate a chunk each time. One is enough for that; more would be
-	// memory a drained queue keeps for nothing.
-	spare *deltaChunk
-}
-
-func (q *deltaChunks) len() int { return q.count }
-
-// push queues d at the back.
-func (q *deltaChunks) push(d Delta) {
-	if q.last == nil || q.tail == deltaChunkSize {
-		c := q.spare
-		if c != nil {
-			q.spare = nil
-		} else {
-			c = new(deltaChunk)
-		}
-		if q.last == nil {
-			q.first, q.head = c, 0
-		} else {
-			q.last.next = c
-		}
-		q.last, q.tail = c, 0
-	}
-	q.last.deltas[q.tail] = d
-	q.tail++
-	q.count++
-}
-
-// popFront removes the n oldest entries, appending them to dst oldest
-// first, and returns dst. It panics if fewer than n are queued: a caller
-// bug, and without the check the loop below would never end.
-func (q *deltaChunks) popFront(n int, dst []Delta) []Delta {
-	if n < 0 || n > q.count {
-		panic(fmt.Sprintf("deltaChunks: pop %d of %d", n, q.count))
-	}
-	for n > 0 {
-		end := deltaChunkSize
-		if q.first == q.last {
-			end = q.tail
-		}
-		run := q.first.deltas[q.head:min(q.head+n, end)]
-		dst = append(dst, run...)
-		clear(run)
-		q.head += len(run)
-		q.count -= len(run)
-		n -= len(run)
-		switch {
-		case q.count == 0:
-			// Empty, so first == last: start again at its front rather
-			// than walk on into a new chunk.
-			q.head, q.tail = 0, 0
-		case q.head == deltaChunkSize:
-			// first is used up and, the queue not being empty, is not
-			// last: move on, and keep it as the spare if there is none.
-			done := q.first
-			q.first, q.head = done.next, 0
-			done.next = nil
-			if q.spare == nil {
-				q.spare = done
-			}
-		}
-	}
-	return dst
-}
-
-// all yields the queued entries, oldest first, without removing them. The
-// queue must not change during the iteration.
-func (q *deltaChunks) all() iter.Seq[Delta] {
-	return func(yield func(Delta) bool) {
-		start := q.head
-		for c := q.first; c != nil; c = c.next {
-			end := deltaChunkSize
-			if c == q.last {
-				end = q.tail
-			}
-			for i := start; i < end; i++ {
-				if !yield(c.deltas[i]) {
-					return
-				}
-			}
-			start = 0
-		}
-	}
-}
-
-// chunks counts the chunks held, spare included; for tests.
-func (q *deltaChunks) chunks() int {
-	n := 0
-	for c := q.first; c != nil; c = c.next {
-		n++
-	}
-	if q.spare != nil {
-		n++
-	}
-	return n
-}
-
-// checkInvariant verifies, for tests, the invariants stated on deltaChunks.
-func (q *deltaChunks) checkInvariant() error {
-	if (q.first == nil) != (q.last == nil) {
-		return fmt.Errorf("first %p, last %p", q.first, q.last)
-	}
-	if q.first == nil {
-		if q.head != 0 || q.tail != 0 || q.count != 0 {
-			return fmt.Errorf("no chunk, but head %d, tail %d, count %d", q.head, q.tail, q.count)
-		}
-	}
-	if q.head < 0 || q.head > deltaChunkSize || q.tail < 0 || q.tail > deltaChunkSize {
-		return fmt.Errorf("head %d or tail %d outside a chunk", q.head, q.tail)
-	}
-	if q.first != nil && q.first != q.last && q.tail == 0 {
-		return fmt.Errorf("empty last chunk after the first")
-	}
-	isZero := func(d Delta) bool { return d.Object == nil && d.Type == "" && d.trace == nil }
-	live := 0
-	for c := q.first; c != nil; c = c.next {
-		if c.next == nil && c != q.last {
-			return fmt.Errorf("last is not the end of the chunk list")
-		}
-		lo, hi := 0, deltaChunkSize
-		if c == q.first {
-			lo = q.head
-		}
-		if c == q.last {
-			hi = q.tail
-		}
-		if lo > hi {
-			return fmt.Errorf("head %d past tail %d", lo, hi)
-		}
-		live += hi - lo
-		for i, d := range c.deltas {
-			if (i < lo || i >= hi) && !isZero(d) {
-				return fmt.Errorf("unused slot %d still holds %v", i, d)
-			}
-		}
-	}
-	if live != q.count {
-		return fmt.Errorf("count %d, but %d entries in the chunks", q.count, live)
-	}
-	if q.spare != nil {
-		if q.spare.next != nil {
-			return fmt.Errorf("spare chunk still linked")
-		}
-		for i, d := range q.spare.deltas {
-			if !isZero(d) {
-				return fmt.Errorf("spare slot %d holds %v", i, d)
-			}
-		}
-	}
-	return nil
-}
+// isZeroDelta says whether a storage slot is empty, for checkInvariant.
+func isZeroDelta(d Delta) bool { return d.Object == nil && d.Type == "" && d.trace == nil }
 
 // unlock releases the lock, then ends the spans ended under it: a span
 // processor, or an exporter behind a synchronous one, never runs while the

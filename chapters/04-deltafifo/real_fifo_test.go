@@ -415,17 +415,17 @@ func TestRealFIFOReusesItsArray(t *testing.T) {
 		require.NoError(t, f.checkInvariant())
 	}
 	f.lock.Lock()
-	chunks := f.items.chunks()
+	inUse, spare := f.items.Chunks()
 	f.lock.Unlock()
-	assert.LessOrEqual(t, chunks, 2, "the storage stays near the backlog's size")
+	assert.LessOrEqual(t, inUse+spare, 2, "the storage stays near the backlog's size")
 	for range 10 {
 		_, err := f.Pop(noop)
 		require.NoError(t, err)
 	}
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	assert.Equal(t, 0, f.items.head)
-	assert.Zero(t, f.items.len())
+	assert.Zero(t, f.items.Len())
+	require.NoError(t, f.items.CheckInvariant(isZeroDelta))
 }
 
 // rfSpans indexes ended spans for the tracing tests.
@@ -735,7 +735,7 @@ func TestRealFIFONoSpansWithoutARecordingProvider(t *testing.T) {
 				require.NoError(t, f.Resync())
 				require.NoError(t, f.Bookmark("3"))
 				f.lock.Lock()
-				for d := range f.items.all() {
+				for d := range f.items.All() {
 					assert.Nil(t, d.trace, "%s entry carries nothing", d.Type)
 					_, span := StartAtomicObject(noop.NewTracerProvider().Tracer(""), "x", d, "ns/a", mk("a", "1"), "LISTED", false)
 					assert.Nil(t, span)

@@ -13,6 +13,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/chunkq"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -81,8 +82,9 @@ type processorListener struct {
 	name     string
 	nameAttr attribute.KeyValue
 
-	// pendingNotifications is touched only by pop.
-	pendingNotifications ringGrowing
+	// pendingNotifications is touched only by pop. Upstream's is a
+	// buffer.RingGrowing; see newPending.
+	pendingNotifications chunkq.Queue[notification]
 	pendingLength        atomic.Int64
 
 	// counts is what Stats reports of this listener's handler calls (ours).
@@ -121,6 +123,7 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 	p := &processorListener{
 		nextCh:                make(chan notification),
 		addCh:                 make(chan notification, addChBuffer),
+		pendingNotifications:  newPending(),
 		runFinished:           make(chan struct{}),
 		handler:               handler,
 		name:                  name,
@@ -213,7 +216,7 @@ func (p *processorListener) pop() {
 		select {
 		case nextCh <- next:
 			var ok bool
-			if next, ok = p.pendingNotifications.readOne(); ok {
+			if next, ok = p.pendingNotifications.Pop(); ok {
 				p.pendingLength.Add(-1)
 				p.offered(&next)
 			} else {
@@ -228,7 +231,7 @@ func (p *processorListener) pop() {
 				next, nextCh = n, p.nextCh
 				p.offered(&next)
 			} else {
-				p.pendingNotifications.writeOne(n)
+				p.pendingNotifications.Push(n)
 				p.pendingLength.Add(1)
 			}
 		}
@@ -506,101 +509,16 @@ func (p *sharedProcessor) resyncCheckPeriodChanged(check time.Duration) {
 // only a hundred or so allocations.
 const notificationChunkSize = 256
 
-// notificationChunk is one fixed-size block of buffered notifications,
-// linked to the next newer block.
-type notificationChunk struct {
-	items [notificationChunkSize]notification
-	next  *notificationChunk
-}
-
-// ringGrowing is a listener's unbounded first-in first-out buffer of
-// notifications, kept in a linked list of fixed-size chunks. The name is
-// upstream's; the storage is not.
-//
-// Mirrors k8s.io/utils/buffer.RingGrowing, which upstream's
-// processorListener uses here, in readOne and writeOne. Upstream's ring
-// starts at 1,024 slots and doubles when full, copying every entry across;
-// when the handlers keep up with the reflector the backlog of the whole
-// informer sits in the listeners' rings, and a doubling ring allocates two
-// to four times what it holds. Chunks are allocated only as the backlog
-// grows past what the buffer already has, and no entry is ever copied to
-// make room: the design of chapter 4's RealFIFO storage (deltaChunks in
-// chapters/04-deltafifo/real_fifo.go), except for what it keeps, see spares.
-//
-// Invariants (checkInvariant):
-//   - first == nil exactly when last == nil; a buffer that never held a
-//     notification has no chunk.
-//   - first.items[head:] (first.items[head:tail] when first == last), the
-//     full chunks between, and last.items[:tail] are the count buffered
-//     notifications, oldest first; first != last implies 0 < tail.
-//   - every other slot, and every slot of every chunk in spares, is the
-//     zero notification, so a handled object can be collected (a stale copy
-//     would keep it, and its trace, alive for as long as the chunk lives).
-//   - chunks in use plus spares never exceed the most ever in use at once
-//     (checked by TestRingGrowingMatchesASlice, which knows that peak).
-//
-// Not safe for concurrent use: only the listener's pop goroutine touches it.
-type ringGrowing struct {
-	first, last *notificationChunk
-	// head indexes the oldest notification in first; tail the slot after
-	// the newest in last.
-	head, tail int
-	count      int
-	// spares are the emptied chunks, linked through next, kept for the
-	// writes that need a chunk. All are kept, not one as chapter 4 keeps:
-	// a listener's backlog rises and falls many times per relist (pop
-	// drains it to empty whenever the handler catches up), and with one
-	// spare every rise allocated its chunks again, which measured worse
-	// than the doubling ring (docs/performance.md). So a listener keeps
-	// chunks for its largest backlog, as upstream's ring keeps its largest
-	// array, which is never less.
-	spares *notificationChunk
-}
-
-func (r *ringGrowing) len() int { return r.count }
-
-// readOne removes and returns the oldest notification; ok is false when
-// the buffer is empty.
-func (r *ringGrowing) readOne() (n notification, ok bool) {
-	if r.count == 0 {
-		return notification{}, false
-	}
-	n = r.first.items[r.head]
-	r.first.items[r.head] = notification{} // let the objects be collected
-	r.head++
-	r.count--
-	switch {
-	case r.count == 0:
-		// Empty, so first == last: start again at its front rather than
-		// walk on into a new chunk.
-		r.head, r.tail = 0, 0
-	case r.head == notificationChunkSize:
-		// first is used up and, the buffer not being empty, is not last:
-		// move on, and keep it for a later write.
-		done := r.first
-		r.first, r.head = done.next, 0
-		done.next, r.spares = r.spares, done
-	}
-	return n, true
-}
-
-// writeOne appends n at the back.
-func (r *ringGrowing) writeOne(n notification) {
-	if r.last == nil || r.tail == notificationChunkSize {
-		c := r.spares
-		if c != nil {
-			r.spares, c.next = c.next, nil
-		} else {
-			c = new(notificationChunk)
-		}
-		if r.last == nil {
-			r.first, r.head = c, 0
-		} else {
-			r.last.next = c
-		}
-		r.last, r.tail = c, 0
-	}
-	r.last.items[r.tail] = n
-	r.tail++
-	r.count++
+// newPending is a listener's empty buffer of notifications: an unbounded
+// first-in first-out queue in chunks (internal/chunkq says why not
+// upstream's doubling ring, k8s.io/utils/buffer.RingGrowing) that keeps
+// every chunk it empties. A listener's backlog rises and falls many times
+// per relist (pop drains it to empty whenever the handler catches up), and
+// keeping one spare, as chapter 4's RealFIFO does, allocated every rise's
+// chunks again, which measured worse than the doubling ring
+// (docs/performance.md). So a listener keeps chunks for its largest
+// backlog, as upstream's ring keeps its largest array, which is never
+// less.
+func newPending() chunkq.Queue[notification] {
+	return chunkq.Queue[notification]{ChunkSize: notificationChunkSize, MaxSpares: chunkq.KeepAll}
 }
