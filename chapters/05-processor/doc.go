@@ -40,7 +40,7 @@
 //  2. informer.go, sharedIndexInformer.HandleDeltas (one entry) or
 //     handleBatchDeltas (a batch): takes blockDeltas and hands the entry to
 //     chapter 4's consumer.
-//  3. chapters/04-deltafifo/real_fifo_process.go, Consumer.ProcessDeltas or
+//  3. chapters/04-deltafifo/consumer.go, Consumer.ProcessDeltas or
 //     ProcessDeltasInBatch (processOne, processReplacedAll, processSyncAll):
 //     writes the indexer first, then calls its Handler for each change,
 //     which is this package's notify.
