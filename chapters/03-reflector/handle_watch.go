@@ -68,92 +68,22 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 			if event.Type == watch.Error {
 				return initialEventsEnd, apierrors.FromObject(event.Object)
 			}
-			if r.expectedType != nil {
-				if got := reflect.TypeOf(event.Object); got != r.expectedType {
-					r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying a %v; this reflector stores only %v (is the ListerWatcher for the right resource?)",
-						r.name, event.Type, got, r.expectedType))
-					continue
-				}
-			}
-			if r.expectedGVK != nil {
-				if got := event.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
-					r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying %v; this reflector stores only %v",
-						r.name, event.Type, got, *r.expectedGVK))
-					continue
-				}
-			}
-			m, err := meta.Accessor(event.Object)
-			if err != nil {
-				r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event whose object has no metadata: %w", r.name, event.Type, err))
+			m, verdict := r.checkEvent(ctx, event)
+			switch verdict {
+			case dropEvent:
 				continue
-			}
-			rv := m.GetResourceVersion()
-			if !validResourceVersion(rv) {
-				// The object is refused, not applied. Its state cannot be
-				// placed in time: applying it would hand handlers an object
-				// whose version no later event can be compared with, and the
-				// relist this causes brings the object's true state anyway.
-				// The RV is not recorded either: an empty one would make the
-				// next re-watch start "from now" with synthetic ADDED events
-				// and no relist, so a delete made meanwhile would never
-				// arrive. Whatever else this stream carried can no longer be
-				// trusted, so the watch ends and the cycle relists from the
-				// last good RV. Upstream records the RV as it comes (handleAnyWatch).
-				r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for %s: its metadata.resourceVersion %q is not a decimal number; "+
-					"the object was not applied and the resourceVersion not recorded; ending the watch and relisting from resourceVersion %q",
-					r.name, event.Type, objectRef(m), rv, r.relistResourceVersion()))
+			case endWatch:
 				return initialEventsEnd, errWatchUntrusted
-			}
-			if m.GetName() == "" && event.Type != watch.Bookmark {
-				// Without a name there is no key: stored, it would sit under
-				// "" (or "ns/") and every nameless object would overwrite
-				// the last. The event is refused; its RV is still recorded,
-				// because the stream itself is sound and nothing was missed.
-				r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for an object with no metadata.name (namespace %q, resourceVersion %s): "+
-					"it cannot be keyed, so it never reaches the store or any handler; the watch goes on",
-					r.name, event.Type, m.GetNamespace(), rv))
+			case recordOnly:
 				if event.Type != watch.Added {
 					pastSynthetic = true
 				}
-				setRV(rv, pastSynthetic)
-				count++
-				continue
+			case storeEvent:
+				past, end := r.applyEvent(ctx, dst, event, m)
+				pastSynthetic = pastSynthetic || past
+				initialEventsEnd = initialEventsEnd || end
 			}
-			switch event.Type {
-			case watch.Added:
-				err = add(ctx, dst, event.Object)
-			case watch.Modified:
-				pastSynthetic = true
-				err = update(ctx, dst, event.Object)
-			case watch.Deleted:
-				pastSynthetic = true
-				// The event carries the object's last state; the store keeps
-				// it only to compute the key (chapter 4 hands it on as the
-				// Deleted delta's object).
-				err = remove(ctx, dst, event.Object)
-			case watch.Bookmark:
-				// A bookmark changes no object: it only says "you are now at
-				// this RV", so a later re-watch can start from here.
-				pastSynthetic = true
-				if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					initialEventsEnd = true
-				}
-				// A store that takes the context (chapter 4's RealFIFO)
-				// records the bookmark on this cycle's span.
-				if b, ok := dst.(interface {
-					BookmarkWithContext(context.Context, string) error
-				}); ok {
-					err = b.BookmarkWithContext(ctx, rv)
-				} else if b, ok := dst.(ReflectorBookmarkStore); ok {
-					err = b.Bookmark(rv)
-				}
-			default:
-				err = fmt.Errorf("unknown watch event type %q", event.Type)
-			}
-			if err != nil {
-				r.reportError(ctx, fmt.Errorf("%s: unable to apply watch %s event for %s/%s: %w",
-					r.name, event.Type, m.GetNamespace(), m.GetName(), err))
-			}
+			rv := m.GetResourceVersion()
 			setRV(rv, pastSynthetic)
 			count++
 			if exitOnInitialEventsEnd && initialEventsEnd {
@@ -165,6 +95,119 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 			}
 		}
 	}
+}
+
+// eventVerdict is what handleWatch does with a watch event, by checkEvent.
+type eventVerdict int
+
+const (
+	// storeEvent: store it and record its resourceVersion.
+	storeEvent eventVerdict = iota
+	// dropEvent: reported and skipped, its resourceVersion not recorded;
+	// the watch goes on.
+	dropEvent
+	// recordOnly: reported and not stored, its resourceVersion recorded.
+	recordOnly
+	// endWatch: reported; the stream can no longer be trusted.
+	endWatch
+)
+
+// checkEvent decides whether an event can be stored, reporting what it
+// refuses to the WatchErrorHandler: an object of another type or GVK than
+// the reflector stores, or without metadata, is dropped; a resourceVersion
+// that is not a decimal number ends the watch; an object without a name
+// is not stored but its resourceVersion is recorded. m is the object's
+// metadata unless the event is dropped.
+func (r *Reflector) checkEvent(ctx context.Context, event watch.Event) (m metav1.Object, v eventVerdict) {
+	if r.expectedType != nil {
+		if got := reflect.TypeOf(event.Object); got != r.expectedType {
+			r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying a %v; this reflector stores only %v (is the ListerWatcher for the right resource?)",
+				r.name, event.Type, got, r.expectedType))
+			return nil, dropEvent
+		}
+	}
+	if r.expectedGVK != nil {
+		if got := event.Object.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
+			r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event carrying %v; this reflector stores only %v",
+				r.name, event.Type, got, *r.expectedGVK))
+			return nil, dropEvent
+		}
+	}
+	m, err := meta.Accessor(event.Object)
+	if err != nil {
+		r.reportError(ctx, fmt.Errorf("%s: dropped a watch %s event whose object has no metadata: %w", r.name, event.Type, err))
+		return nil, dropEvent
+	}
+	rv := m.GetResourceVersion()
+	if !validResourceVersion(rv) {
+		// The object is refused, not applied. Its state cannot be placed
+		// in time: applying it would hand handlers an object whose version
+		// no later event can be compared with, and the relist this causes
+		// brings the object's true state anyway. The RV is not recorded
+		// either: an empty one would make the next re-watch start "from
+		// now" with synthetic ADDED events and no relist, so a delete made
+		// meanwhile would never arrive. Whatever else this stream carried
+		// can no longer be trusted, so the watch ends and the cycle relists
+		// from the last good RV. Upstream records the RV as it comes
+		// (handleAnyWatch).
+		r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for %s: its metadata.resourceVersion %q is not a decimal number; "+
+			"the object was not applied and the resourceVersion not recorded; ending the watch and relisting from resourceVersion %q",
+			r.name, event.Type, objectRef(m), rv, r.relistResourceVersion()))
+		return m, endWatch
+	}
+	if m.GetName() == "" && event.Type != watch.Bookmark {
+		// Without a name there is no key: stored, it would sit under ""
+		// (or "ns/") and every nameless object would overwrite the last.
+		// The event is refused; its RV is still recorded, because the
+		// stream itself is sound and nothing was missed.
+		r.reportError(ctx, fmt.Errorf("%s: refused a watch %s event for an object with no metadata.name (namespace %q, resourceVersion %s): "+
+			"it cannot be keyed, so it never reaches the store or any handler; the watch goes on",
+			r.name, event.Type, m.GetNamespace(), rv))
+		return m, recordOnly
+	}
+	return m, storeEvent
+}
+
+// applyEvent stores a checked event in dst, reporting a store error to the
+// WatchErrorHandler (the watch goes on). It returns whether the event shows
+// the watch past its synthetic ADDED events (any but an ADDED), and whether
+// it is the initial-events-end bookmark.
+func (r *Reflector) applyEvent(ctx context.Context, dst ReflectorStore, event watch.Event, m metav1.Object) (pastSynthetic, initialEventsEnd bool) {
+	var err error
+	switch event.Type {
+	case watch.Added:
+		err = add(ctx, dst, event.Object)
+	case watch.Modified:
+		pastSynthetic = true
+		err = update(ctx, dst, event.Object)
+	case watch.Deleted:
+		pastSynthetic = true
+		// The event carries the object's last state; the store keeps it
+		// only to compute the key (chapter 4 hands it on as the Deleted
+		// delta's object).
+		err = remove(ctx, dst, event.Object)
+	case watch.Bookmark:
+		// A bookmark changes no object: it only says "you are now at this
+		// RV", so a later re-watch can start from here.
+		pastSynthetic = true
+		initialEventsEnd = m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		// A store that takes the context (chapter 4's RealFIFO) records
+		// the bookmark on this cycle's span.
+		if b, ok := dst.(interface {
+			BookmarkWithContext(context.Context, string) error
+		}); ok {
+			err = b.BookmarkWithContext(ctx, m.GetResourceVersion())
+		} else if b, ok := dst.(ReflectorBookmarkStore); ok {
+			err = b.Bookmark(m.GetResourceVersion())
+		}
+	default:
+		err = fmt.Errorf("unknown watch event type %q", event.Type)
+	}
+	if err != nil {
+		r.reportError(ctx, fmt.Errorf("%s: unable to apply watch %s event for %s/%s: %w",
+			r.name, event.Type, m.GetNamespace(), m.GetName(), err))
+	}
+	return pastSynthetic, initialEventsEnd
 }
 
 // bookmarkWarningInterval is how often a watch-list stream still waiting for
