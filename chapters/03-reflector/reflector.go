@@ -558,41 +558,15 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 		var span trace.Span
 		var err error
 		if w == nil {
-			rv := r.LastSyncResourceVersion()
-			timeout := r.watchTimeoutSeconds()
-			options := metav1.ListOptions{
-				ResourceVersion: rv,
-				// A watch with no events must still end now and then, or a
-				// connection silently broken by the network would hang forever.
-				TimeoutSeconds: &timeout,
-				// Bookmarks let the RV advance while nothing changes, so a
-				// re-watch after a quiet period does not start from an RV the
-				// server has compacted away.
-				AllowWatchBookmarks: true,
-			}
-			propagateRVFromStart = rv != "" && rv != "0"
-			var wctx context.Context
-			wctx, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(rv)))
-			w, err = r.listerWatcher.WatchWithContext(wctx, options)
-			if err != nil && ctx.Err() != nil {
-				// Stopped while the request was being opened: the error is
-				// only the cancellation. Upstream's watch returns it, and its
-				// Run hands "context canceled" to the WatchErrorHandler.
-				endSpan(span, errorStopRequested)
+			var next watchNext
+			w, span, propagateRVFromStart, next, err = r.openWatch(ctx)
+			switch next {
+			case stopWatching:
 				return nil
-			}
-			if err != nil {
-				endSpan(span, err)
-				if isWatchErrorRetriable(err) {
-					d := r.backoff.delay()
-					r.reportWatchRetry(ctx, rv, d, err)
-					if !r.sleep(ctx, d) {
-						return nil
-					}
-					continue
-				}
-				return fmt.Errorf("failed to watch %v: %w", r.typeDescription, err)
+			case watchAgain:
+				continue
+			case relistAfterError:
+				return err
 			}
 		} else {
 			_, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
@@ -637,6 +611,65 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 		// very short watch, an undecodable stream.
 		return fmt.Errorf("watch of %v ended: %w", r.typeDescription, err)
 	}
+}
+
+// watchNext is what watch does after openWatch.
+type watchNext int
+
+const (
+	// handleEvents: the watch is open.
+	handleEvents watchNext = iota
+	// stopWatching: ctx ended.
+	stopWatching
+	// watchAgain: the request failed in a way retried without a relist
+	// (reported, and its backoff waited out).
+	watchAgain
+	// relistAfterError: the request failed; the cycle ends with the error.
+	relistAfterError
+)
+
+// openWatch sends a WATCH from the last synced resourceVersion, with a
+// Reflector.watch span that the caller ends. fromStart says whether the
+// events' resourceVersions may be recorded from the first one: not for a
+// watch from "" or "0", which begins with synthetic ADDED events in no RV
+// order.
+func (r *Reflector) openWatch(ctx context.Context) (w watch.Interface, span trace.Span, fromStart bool, next watchNext, err error) {
+	rv := r.LastSyncResourceVersion()
+	timeout := r.watchTimeoutSeconds()
+	options := metav1.ListOptions{
+		ResourceVersion: rv,
+		// A watch with no events must still end now and then, or a
+		// connection silently broken by the network would hang forever.
+		TimeoutSeconds: &timeout,
+		// Bookmarks let the RV advance while nothing changes, so a
+		// re-watch after a quiet period does not start from an RV the
+		// server has compacted away.
+		AllowWatchBookmarks: true,
+	}
+	fromStart = rv != "" && rv != "0"
+	wctx, span := r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(rv)))
+	w, err = r.listerWatcher.WatchWithContext(wctx, options)
+	switch {
+	case err == nil:
+		return w, span, fromStart, handleEvents, nil
+	case ctx.Err() != nil:
+		// Stopped while the request was being opened: the error is only
+		// the cancellation. Upstream's watch returns it, and its Run hands
+		// "context canceled" to the WatchErrorHandler.
+		endSpan(span, errorStopRequested)
+		return nil, nil, false, stopWatching, nil
+	case isWatchErrorRetriable(err):
+		endSpan(span, err)
+		d := r.backoff.delay()
+		r.reportWatchRetry(ctx, rv, d, err)
+		if !r.sleep(ctx, d) {
+			return nil, nil, false, stopWatching, nil
+		}
+		return nil, nil, false, watchAgain, nil
+	}
+	endSpan(span, err)
+	return nil, nil, false, relistAfterError, fmt.Errorf("failed to watch %v: %w", r.typeDescription, err)
 }
 
 // reportWatchRetry tells the WatchErrorHandler of a watch request that is
