@@ -209,38 +209,9 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		}
 		wctx, span := r.tracer.Start(ctx, tracing.SpanWatchList, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(r.nameAttr, attribute.String("informer.request.resource_version", options.ResourceVersion)))
-		start := time.Now()
-		w, err := r.listerWatcher.WatchWithContext(wctx, options)
-		var bookmarkRV string
-		if err == nil {
-			var done bool
-			done, err = r.handleWatch(ctx, start, w, temp, true, nil, func(rv string, pastSynthetic bool) {
-				// Only the bookmark (the first non-ADDED event) carries the
-				// RV the whole state is consistent at; the synthetic ADDED
-				// events come in no RV order.
-				if pastSynthetic {
-					bookmarkRV = rv
-				}
-			})
-			if err == nil && done {
-				list, arrived := temp.list()
-				span.SetAttributes(tracing.KeyResourceVersion.String(bookmarkRV), tracing.KeyListCount.Int(len(list)))
-				endSpan(span, nil)
-				r.setIsLastSyncResourceVersionUnavailable(false)
-				if err := replace(WithStreamedList(ctx, StreamedList{Arrived: arrived}), r.store, list, bookmarkRV); err != nil {
-					w.Stop()
-					return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
-				}
-				r.setLastSyncResourceVersion(bookmarkRV)
-				return w, nil
-			}
-			if err == nil {
-				// Closed after some events but before the bookmark: the
-				// state is incomplete, so it is thrown away and streamed
-				// again, at once (handleWatch already turned a close with
-				// no events into a VeryShortWatchError).
-				err = errStreamClosedEarly
-			}
+		w, err := r.streamOnce(ctx, wctx, span, temp, options)
+		if w != nil || errors.Is(err, errSyncFailed) {
+			return w, err // the stream's span has ended
 		}
 		switch {
 		case errors.Is(err, errorStopRequested) || ctx.Err() != nil:
@@ -267,6 +238,54 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		}
 	}
 }
+
+// streamOnce makes one watch-list attempt: it opens the stream (wctx
+// carries span), collects the initial state in temp and, at the
+// initial-events-end bookmark, hands it to the store in one Replace at the
+// bookmark's resourceVersion and returns the still open watch. Otherwise w
+// is nil and err says why the attempt failed: the request's or the
+// stream's error, or errStreamClosedEarly; a Replace the store refused is
+// wrapped in errSyncFailed.
+func (r *Reflector) streamOnce(ctx, wctx context.Context, span trace.Span, temp *streamStore, options metav1.ListOptions) (watch.Interface, error) {
+	start := time.Now()
+	w, err := r.listerWatcher.WatchWithContext(wctx, options)
+	if err != nil {
+		return nil, err
+	}
+	var bookmarkRV string
+	done, err := r.handleWatch(ctx, start, w, temp, true, nil, func(rv string, pastSynthetic bool) {
+		// Only the bookmark (the first non-ADDED event) carries the RV the
+		// whole state is consistent at; the synthetic ADDED events come in
+		// no RV order.
+		if pastSynthetic {
+			bookmarkRV = rv
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		// Closed after some events but before the bookmark: the state is
+		// incomplete, so it is thrown away and streamed again, at once
+		// (handleWatch already turned a close with no events into a
+		// VeryShortWatchError).
+		return nil, errStreamClosedEarly
+	}
+	list, arrived := temp.list()
+	span.SetAttributes(tracing.KeyResourceVersion.String(bookmarkRV), tracing.KeyListCount.Int(len(list)))
+	endSpan(span, nil)
+	r.setIsLastSyncResourceVersionUnavailable(false)
+	if err := replace(WithStreamedList(ctx, StreamedList{Arrived: arrived}), r.store, list, bookmarkRV); err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("%w: %w", errSyncFailed, err)
+	}
+	r.setLastSyncResourceVersion(bookmarkRV)
+	return w, nil
+}
+
+// errSyncFailed wraps a Replace the store refused at the end of a stream:
+// the cycle ends with it.
+var errSyncFailed = errors.New("unable to sync watch-list result")
 
 // errStreamClosedEarly ends one watch-list attempt whose stream closed after
 // some events but before the initial-events-end bookmark.
