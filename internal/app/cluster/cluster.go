@@ -93,6 +93,10 @@ var knownResources = map[string]schema.GroupVersionResource{
 	"daemonsets":   {Group: "apps", Version: "v1", Resource: "daemonsets"},
 }
 
+// ParseResource reads --resource: a name the demo knows (pods,
+// deployments, ...), or group/version/resource (version/resource for the
+// core group); anything else is an error that lists the names and says
+// how to find a resource's group and version.
 func ParseResource(s string) (schema.GroupVersionResource, error) {
 	if gvr, ok := knownResources[strings.ToLower(s)]; ok {
 		return gvr, nil
