@@ -9,8 +9,8 @@ import (
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/informers"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/informers"
 )
 
 // For builds the informer on the queue asked for, through the factory's
