@@ -101,10 +101,11 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 
 			// A change made while watching reaches the box as a watch event.
 			watchedRV := create("watched-" + resource)
-			st = lvWaitState(t, url, "the new object's event seen by the watch", func(st liveview.State) bool {
-				return st.Pipeline.Reflector.WatchEvents >= 1 && st.Pipeline.Reflector.ResourceVersion == watchedRV
+			// The reflector's resourceVersion moves when the event reaches
+			// the queue, the cache a moment later: wait for both.
+			st = lvWaitState(t, url, "the new object's event seen by the watch and cached", func(st liveview.State) bool {
+				return st.Pipeline.Reflector.WatchEvents >= 1 && st.Pipeline.Reflector.ResourceVersion == watchedRV && st.Pipeline.Indexer == 2
 			})
-			assert.Equal(t, 2, st.Pipeline.Indexer)
 			assert.Equal(t, "WATCH", st.Pipeline.Reflector.Phase)
 			// By the watch, not by a relist: an event the client cannot
 			// decode is an ERROR event, and the reflector fetches the
