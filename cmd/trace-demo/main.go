@@ -57,12 +57,11 @@ const (
 // hooks let a test look inside a run or shorten its waits; the zero value
 // is the normal run.
 type hooks struct {
-	report       func(*options, *terminal.Report)      // the run's analysed spans
-	outcome      func(lesson string, out demo.Outcome) // each lesson's outcome
-	synced       func(store.Store)                     // the cluster informer's store, once synced
-	flushTimeout time.Duration                         // 0: flushTimeout
-	syncTimeout  time.Duration                         // 0: the cluster run's default
-	liveTraces   int                                   // 0: liveTraces
+	report       func(*options, *terminal.Report) // the run's analysed spans
+	synced       func(store.Store)                // the cluster informer's store, once synced
+	flushTimeout time.Duration                    // 0: flushTimeout
+	syncTimeout  time.Duration                    // 0: the cluster run's default
+	liveTraces   int                              // 0: liveTraces
 }
 
 // run is main without os.Exit, for tests: 0 on success, 1 on a failed run,
@@ -140,7 +139,7 @@ func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetr
 	if o.scenario != "all" {
 		lessons = []string{o.scenario}
 	}
-	return demo.RunScript(ctx, demo.ScriptOptions{Options: env, Lessons: lessons, Outcome: h.outcome,
+	return demo.RunScript(ctx, demo.ScriptOptions{Options: env, Lessons: lessons,
 		Show: func(name string) demo.Show {
 			alone := o.scenario == name
 			return demo.Show{LookFor: o.verbose || alone || (o.scenario == "all" && name == "basic"), Detail: o.verbose || alone}
