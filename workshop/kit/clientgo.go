@@ -1,9 +1,7 @@
 package kit
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	kcache "k8s.io/client-go/tools/cache"
 )
@@ -20,19 +18,10 @@ type ClientGoPopper interface {
 // calls.
 func DrainClientGo(q ClientGoPopper) []string {
 	q.Close()
-	var out []string
-	for {
-		_, err := q.Pop(func(obj any, _ bool) error {
-			out = append(out, DescribeClientGoDeltas(obj))
-			return nil
-		})
-		if errors.Is(err, kcache.ErrFIFOClosed) {
-			return out
-		}
-		if err != nil {
-			out = append(out, "error: "+err.Error())
-		}
-	}
+	return drain(func(each func(any)) error {
+		_, err := q.Pop(func(obj any, _ bool) error { each(obj); return nil })
+		return err
+	}, kcache.ErrFIFOClosed, DescribeClientGoDeltas)
 }
 
 // DescribeClientGoDeltas is DescribeDeltas for what client-go's queues pop.
@@ -41,25 +30,18 @@ func DescribeClientGoDeltas(obj any) string {
 	if !ok || len(ds) == 0 {
 		return fmt.Sprintf("%T", obj)
 	}
-	var parts []string
-	key := ""
+	var ps []popped
 	for _, d := range ds {
+		p := popped{typ: string(d.Type), obj: d.Object}
 		switch o := d.Object.(type) {
 		case kcache.ReplacedAllInfo:
-			var names []string
-			for _, x := range o.Objects {
-				names = append(names, nameOf(x))
-			}
-			return fmt.Sprintf("%s[%s]", d.Type, strings.Join(names, " "))
+			p.entry, p.objects = true, o.Objects
 		case kcache.SyncAllInfo, kcache.BookmarkInfo:
-			return string(d.Type)
+			p.entry = true
 		case kcache.DeletedFinalStateUnknown:
-			key = o.Key
-			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", d.Type, rvOf(o.Obj)))
-		default:
-			key = nameOf(o)
-			parts = append(parts, fmt.Sprintf("%s@%s", d.Type, rvOf(o)))
+			p.tombstone, p.key, p.obj = true, o.Key, o.Obj
 		}
+		ps = append(ps, p)
 	}
-	return key + ": " + strings.Join(parts, " ")
+	return describePopped(ps)
 }

@@ -22,13 +22,19 @@ type Popper interface {
 // report ErrFIFOClosed, so nothing is lost; q cannot be used afterwards.
 func Drain(q Popper) []string {
 	q.Close()
+	return drain(func(each func(any)) error {
+		_, err := q.Pop(func(obj any, _ bool) error { each(obj); return nil })
+		return err
+	}, deltafifo.ErrFIFOClosed, DescribeDeltas)
+}
+
+// drain pops until the queue reports closed, describing each pop; an
+// error on the way is one more line, so a checker shows it.
+func drain(pop func(each func(any)) error, closed error, describe func(any) string) []string {
 	var out []string
 	for {
-		_, err := q.Pop(func(obj any, _ bool) error {
-			out = append(out, DescribeDeltas(obj))
-			return nil
-		})
-		if errors.Is(err, deltafifo.ErrFIFOClosed) {
+		err := pop(func(obj any) { out = append(out, describe(obj)) })
+		if errors.Is(err, closed) {
 			return out
 		}
 		if err != nil {
@@ -46,24 +52,55 @@ func DescribeDeltas(obj any) string {
 	if !ok || len(ds) == 0 {
 		return fmt.Sprintf("%T", obj)
 	}
-	var parts []string
-	key := ""
+	var ps []popped
 	for _, d := range ds {
+		p := popped{typ: string(d.Type), obj: d.Object}
 		switch o := d.Object.(type) {
 		case deltafifo.ReplacedAllInfo:
+			p.entry, p.objects = true, o.Objects
+		case deltafifo.SyncAllInfo, deltafifo.BookmarkInfo:
+			p.entry = true
+		case deltafifo.DeletedFinalStateUnknown:
+			p.tombstone, p.key, p.obj = true, o.Key, o.Obj
+		}
+		ps = append(ps, p)
+	}
+	return describePopped(ps)
+}
+
+// popped is one delta of either library's queue, in the terms DescribeDeltas
+// and DescribeClientGoDeltas share.
+type popped struct {
+	typ string
+	obj any // the object; a tombstone's last known state
+	// entry: a whole-queue entry (ReplacedAll, SyncAll, Bookmark), which
+	// is the pop's whole description; objects are a ReplacedAll's.
+	entry   bool
+	objects []any
+	// tombstone: a DeletedFinalStateUnknown, and its key.
+	tombstone bool
+	key       string
+}
+
+func describePopped(ps []popped) string {
+	var parts []string
+	key := ""
+	for _, p := range ps {
+		switch {
+		case p.entry && p.objects != nil:
 			var names []string
-			for _, x := range o.Objects {
+			for _, x := range p.objects {
 				names = append(names, nameOf(x))
 			}
-			return fmt.Sprintf("%s[%s]", d.Type, strings.Join(names, " "))
-		case deltafifo.SyncAllInfo, deltafifo.BookmarkInfo:
-			return string(d.Type)
-		case deltafifo.DeletedFinalStateUnknown:
-			key = o.Key
-			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", d.Type, rvOf(o.Obj)))
+			return fmt.Sprintf("%s[%s]", p.typ, strings.Join(names, " "))
+		case p.entry:
+			return p.typ
+		case p.tombstone:
+			key = p.key
+			parts = append(parts, fmt.Sprintf("%s@tombstone(%s)", p.typ, rvOf(p.obj)))
 		default:
-			key = nameOf(o)
-			parts = append(parts, fmt.Sprintf("%s@%s", d.Type, rvOf(o)))
+			key = nameOf(p.obj)
+			parts = append(parts, fmt.Sprintf("%s@%s", p.typ, rvOf(p.obj)))
 		}
 	}
 	return key + ": " + strings.Join(parts, " ")
