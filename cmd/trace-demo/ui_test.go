@@ -30,6 +30,7 @@ type liveDemo struct {
 	url    string
 	stop   func() runResult
 	stdout *demoproc.LockedBuffer
+	stderr *demoproc.LockedBuffer
 }
 
 func startLiveDemo(t *testing.T, args ...string) *liveDemo {
@@ -57,7 +58,7 @@ func startLiveDemoWith(t *testing.T, h hooks, args ...string) *liveDemo {
 	}, 20*time.Second, 5*time.Millisecond, "the URL is printed; stderr: %s", &errb)
 	var once sync.Once
 	var res runResult
-	d := &liveDemo{url: url, stdout: &out}
+	d := &liveDemo{url: url, stdout: &out, stderr: &errb}
 	d.stop = func() runResult {
 		once.Do(func() {
 			cancel()

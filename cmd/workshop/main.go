@@ -82,64 +82,93 @@ var commands = []string{"list", "watch", "hint", "solution", "reset", "verify", 
 
 // run is the whole command line, for main and for the tests.
 func run(root string, args []string, out io.Writer) error {
-	// needs: the Needs values included besides "none".
-	var needs []string
-	var rest []string
-	for _, a := range args {
-		switch a {
-		case "--all", "-all":
-			needs = []string{"cluster", "browser", "viewer"}
-		case "--browser", "-browser":
-			if len(needs) == 0 {
-				needs = []string{"browser"}
-			}
-		case "-h", "--help", "help":
-			fmt.Fprintln(out, usage)
-			return nil
-		default:
-			rest = append(rest, a)
-		}
+	inv, help := parseArgs(args)
+	if help {
+		fmt.Fprintln(out, usage)
+		return nil
 	}
-	cmd := ""
-	if len(rest) > 0 && slices.Contains(commands, rest[0]) {
-		cmd, rest = rest[0], rest[1:]
-	}
-	if cmd == "selfcheck" {
+	if inv.cmd == "selfcheck" {
 		// selfcheck loads the course from its own temporary copy.
-		return selfcheck(root, rest, out)
+		return selfcheck(root, inv.rest, out)
 	}
 	exs, err := load(root)
 	if err != nil {
 		return err
 	}
-	needName := func() (*Exercise, error) {
-		if len(rest) != 1 {
-			return nil, fmt.Errorf("%s needs one NAME, e.g. %s", cmd, exs[0].Name())
-		}
-		return find(exs, rest[0])
-	}
-	names := func() ([]*Exercise, error) {
-		var picked []*Exercise
-		for _, n := range rest {
-			e, err := find(exs, n)
-			if err != nil {
-				if cmd == "" && len(rest) == 1 && !strings.Contains(n, "/") {
-					return nil, fmt.Errorf("%v, and no command %q\n%s", err, n, usage)
-				}
-				return nil, err
+	inv.exs = exs
+	return inv.dispatch(root, out)
+}
+
+// invocation is one command line, parsed: the command word ("" for none),
+// the Needs values included besides "none", the words after the command,
+// and (once loaded) the course's exercises.
+type invocation struct {
+	cmd   string
+	needs []string
+	rest  []string
+	exs   []*Exercise
+}
+
+// parseArgs separates the flags from the command and its words; help is
+// true when usage was asked for.
+func parseArgs(args []string) (inv invocation, help bool) {
+	for _, a := range args {
+		switch a {
+		case "--all", "-all":
+			inv.needs = []string{"cluster", "browser", "viewer"}
+		case "--browser", "-browser":
+			if len(inv.needs) == 0 {
+				inv.needs = []string{"browser"}
 			}
-			if !slices.Contains(picked, e) {
-				picked = append(picked, e)
-			}
+		case "-h", "--help", "help":
+			return inv, true
+		default:
+			inv.rest = append(inv.rest, a)
 		}
-		return picked, nil
 	}
-	switch cmd {
+	if len(inv.rest) > 0 && slices.Contains(commands, inv.rest[0]) {
+		inv.cmd, inv.rest = inv.rest[0], inv.rest[1:]
+	}
+	return inv, false
+}
+
+// oneName is the exercise named by the command's one word.
+func (inv *invocation) oneName() (*Exercise, error) {
+	if len(inv.rest) != 1 {
+		return nil, fmt.Errorf("%s needs one NAME, e.g. %s", inv.cmd, inv.exs[0].Name())
+	}
+	return find(inv.exs, inv.rest[0])
+}
+
+// named is the exercises the command's words name, each once, in order.
+// A single unknown word without a command may be a mistyped command, and
+// the error says so.
+func (inv *invocation) named() ([]*Exercise, error) {
+	var picked []*Exercise
+	for _, n := range inv.rest {
+		e, err := find(inv.exs, n)
+		if err != nil {
+			if inv.cmd == "" && len(inv.rest) == 1 && !strings.Contains(n, "/") {
+				return nil, fmt.Errorf("%v, and no command %q\n%s", err, n, usage)
+			}
+			return nil, err
+		}
+		if !slices.Contains(picked, e) {
+			picked = append(picked, e)
+		}
+	}
+	return picked, nil
+}
+
+// dispatch runs the command.
+func (inv *invocation) dispatch(root string, out io.Writer) error {
+	exs, needs := inv.exs, inv.needs
+	switch inv.cmd {
 	case "":
-		if len(rest) == 0 {
+		if len(inv.rest) == 0 {
 			return next(root, exs, needs, out)
 		}
-		picked, err := names()
+		picked, err := inv.named()
 		if err != nil {
 			return err
 		}
@@ -149,48 +178,47 @@ func run(root string, args []string, out io.Writer) error {
 		return list(root, exs, needs, out)
 	case "watch":
 		var e *Exercise
-		if len(rest) > 0 {
-			if e, err = needName(); err != nil {
+		if len(inv.rest) > 0 {
+			var err error
+			if e, err = inv.oneName(); err != nil {
 				return err
 			}
 		}
 		return watch(root, exs, needs, e, out)
 	case "hint":
 		var e *Exercise
-		if len(rest) == 0 {
+		var err error
+		if len(inv.rest) == 0 {
 			e, _, _, err = current(root, exs, needs)
 		} else {
-			e, err = needName()
+			e, err = inv.oneName()
 		}
 		if err != nil {
 			return err
 		}
 		return hint(root, e, out)
-	case "solution":
-		e, err := needName()
+	case "solution", "reset":
+		e, err := inv.oneName()
 		if err != nil {
 			return err
+		}
+		if inv.cmd == "reset" {
+			return reset(root, e, out)
 		}
 		return solution(root, e, out)
-	case "reset":
-		e, err := needName()
+	case "verify":
+		if len(inv.rest) == 0 {
+			return verify(root, exs, needs, out)
+		}
+		picked, err := inv.named()
 		if err != nil {
 			return err
 		}
-		return reset(root, e, out)
-	case "verify":
-		if len(rest) > 0 {
-			picked, err := names()
-			if err != nil {
-				return err
-			}
-			return verifyThese(root, exs, picked, out)
-		}
-		return verify(root, exs, needs, out)
+		return verifyThese(root, exs, picked, out)
 	case "warm":
 		return warm(root, exs, out)
 	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	return fmt.Errorf("unknown command %q\n%s", inv.cmd, usage)
 }
 
 // included is the exercises the participant is asked to do: those that

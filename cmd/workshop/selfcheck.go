@@ -122,100 +122,30 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(chapters) > 0 {
-		var picked []*Exercise
-		for _, e := range exs {
-			if slices.Contains(chapters, e.Chapter) {
-				picked = append(picked, e)
-			}
-		}
-		if len(picked) == 0 {
-			return fmt.Errorf("selfcheck: no exercises in %s", strings.Join(chapters, ", "))
-		}
-		exs = picked
+	if exs, err = inChapters(exs, chapters); err != nil {
+		return err
 	}
 	var problems []string
 	for _, e := range exs {
-		if len(e.Hints) == 0 {
-			problems = append(problems, e.Name()+": hints.md has no '## ' hint")
-		}
-		if e.Minutes < 5 || e.Minutes > 15 {
-			problems = append(problems, fmt.Sprintf("%s: %d minutes, outside 5-15", e.Name(), e.Minutes))
-		}
-		if b, err := os.ReadFile(filepath.Join(tmp, e.Path(), "check_test.go")); err != nil || !strings.HasPrefix(string(b), "//go:build "+checkTags+"\n") {
-			problems = append(problems, e.Name()+": no check_test.go starting with //go:build "+checkTags+" (without the tag, go test ./... fails on the unsolved stub)")
-		}
-		if p := checkPractises(root, e); p != "" {
-			problems = append(problems, e.Name()+": "+p)
-		}
-		for _, d := range e.Damage {
-			problems = append(problems, e.Name()+": "+d)
-		}
-		if p := sameTask(tmp, e); p != "" {
-			problems = append(problems, e.Name()+": "+p)
-		}
+		problems = append(problems, fileProblems(root, tmp, e)...)
 	}
-	// The answers test goes into every predict and investigate exercise
-	// (answers.go); each run writes its renderings into its own directory.
-	stubAnswers, solAnswers := filepath.Join(tmp, "answers-stub"), filepath.Join(tmp, "answers-solution")
-	for _, d := range []string{stubAnswers, solAnswers} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
+	sc := &selfcheckRun{tmp: tmp, stubAnswers: filepath.Join(tmp, "answers-stub"), solAnswers: filepath.Join(tmp, "answers-solution")}
+	if err := sc.prepareAnswers(exs); err != nil {
+		return err
 	}
-	for _, e := range exs {
-		if e.Kind != "build" {
-			if err := writeAnswersTest(tmp, e); err != nil {
-				return err
-			}
-		}
+	stubs, err := sc.runStubs(exs)
+	if err != nil {
+		return err
 	}
-	// -count=1: a selfcheck must run the checkers, not remember them;
-	// -vet=off: go vet ./... and go vet -tags workshop cover them already;
-	// -ldflags=-s -w: no symbol table or DWARF, which makes linking the 70
-	// test binaries about a quarter faster (81 s → 62 s on two cores).
-	flags := []string{"-count=1", "-vet=off", "-ldflags=-s -w"}
-	stubs, err := runCheckersEnv(tmp, exs, []string{answersEnv + "=" + stubAnswers}, flags...)
+	sols, err := sc.runSolutions(exs)
 	if err != nil {
 		return err
 	}
 	for _, e := range exs {
-		r := stubs[e.ImportPath()]
-		switch {
-		case r.BuildFailed:
-			problems = append(problems, e.Name()+": the stub does not compile:\n      "+strings.Join(r.Output, "\n      "))
-		case r.Pass:
-			problems = append(problems, e.Name()+": the stub passes its checker (a checker must be able to fail)")
-		case r.TimedOut:
-			problems = append(problems, e.Name()+": the checker did not finish on the stub:\n      "+strings.Join(r.Output, "\n      "))
-		case e.Kind == "build":
-			for _, p := range codeLeaks(tmp, e, append(r.Output, r.Messages...)) {
-				problems = append(problems, e.Name()+": "+p)
-			}
-		}
-		if err := putSolution(tmp, e); err != nil {
-			return err
-		}
-	}
-	sols, err := runCheckersEnv(tmp, exs, []string{answersEnv + "=" + solAnswers}, flags...)
-	if err != nil {
-		return err
+		problems = append(problems, sc.stubProblems(e, stubs[e.ImportPath()])...)
 	}
 	for _, e := range exs {
-		if r := sols[e.ImportPath()]; !r.Pass {
-			problems = append(problems, e.Name()+": the solution fails its checker:\n      "+strings.Join(r.Output, "\n      "))
-		}
-		if r := stubs[e.ImportPath()]; e.Kind != "build" && !r.BuildFailed && !r.Pass {
-			stub, err1 := readRenderings(stubAnswers, e)
-			sol, err2 := readRenderings(solAnswers, e)
-			if err := errors.Join(err1, err2); err != nil {
-				problems = append(problems, e.Name()+": "+err.Error())
-				continue
-			}
-			for _, p := range predictionLeaks(stub, sol, r.Messages, r.Output) {
-				problems = append(problems, e.Name()+": "+p)
-			}
-		}
+		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
@@ -226,4 +156,133 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, every solution passes, each has hints (%s)\n",
 		len(exs), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// inChapters keeps the exercises of the named chapters (all: none named).
+func inChapters(exs []*Exercise, chapters []string) ([]*Exercise, error) {
+	if len(chapters) == 0 {
+		return exs, nil
+	}
+	var picked []*Exercise
+	for _, e := range exs {
+		if slices.Contains(chapters, e.Chapter) {
+			picked = append(picked, e)
+		}
+	}
+	if len(picked) == 0 {
+		return nil, fmt.Errorf("selfcheck: no exercises in %s", strings.Join(chapters, ", "))
+	}
+	return picked, nil
+}
+
+// fileProblems are what can be seen in e's files without running anything:
+// hints, time, the checker's build tag, the doc sections it names, what
+// load found damaged, and the task the stub and solution state.
+func fileProblems(root, tmp string, e *Exercise) []string {
+	var problems []string
+	if len(e.Hints) == 0 {
+		problems = append(problems, e.Name()+": hints.md has no '## ' hint")
+	}
+	if e.Minutes < 5 || e.Minutes > 15 {
+		problems = append(problems, fmt.Sprintf("%s: %d minutes, outside 5-15", e.Name(), e.Minutes))
+	}
+	if b, err := os.ReadFile(filepath.Join(tmp, e.Path(), "check_test.go")); err != nil || !strings.HasPrefix(string(b), "//go:build "+checkTags+"\n") {
+		problems = append(problems, e.Name()+": no check_test.go starting with //go:build "+checkTags+" (without the tag, go test ./... fails on the unsolved stub)")
+	}
+	if p := checkPractises(root, e); p != "" {
+		problems = append(problems, e.Name()+": "+p)
+	}
+	for _, d := range e.Damage {
+		problems = append(problems, e.Name()+": "+d)
+	}
+	if p := sameTask(tmp, e); p != "" {
+		problems = append(problems, e.Name()+": "+p)
+	}
+	return problems
+}
+
+// selfcheckRun is one selfcheck's copy of the repository and the two
+// directories where the answers test writes what each run rendered.
+type selfcheckRun struct {
+	tmp, stubAnswers, solAnswers string
+}
+
+// selfcheckFlags: -count=1, a selfcheck must run the checkers, not
+// remember them; -vet=off, go vet ./... and go vet -tags workshop cover
+// them already; -ldflags=-s -w, no symbol table or DWARF, which makes
+// linking the many test binaries markedly faster on two cores.
+var selfcheckFlags = []string{"-count=1", "-vet=off", "-ldflags=-s -w"}
+
+// prepareAnswers puts the answers test (answers.go) into every predict and
+// investigate exercise and makes the directories its runs write into.
+func (sc *selfcheckRun) prepareAnswers(exs []*Exercise) error {
+	for _, d := range []string{sc.stubAnswers, sc.solAnswers} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, e := range exs {
+		if e.Kind != "build" {
+			if err := writeAnswersTest(sc.tmp, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runStubs runs every checker on its stub.
+func (sc *selfcheckRun) runStubs(exs []*Exercise) (map[string]*Result, error) {
+	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.stubAnswers}, selfcheckFlags...)
+}
+
+// runSolutions puts every solution over its stub and runs the checkers again.
+func (sc *selfcheckRun) runSolutions(exs []*Exercise) (map[string]*Result, error) {
+	for _, e := range exs {
+		if err := putSolution(sc.tmp, e); err != nil {
+			return nil, err
+		}
+	}
+	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.solAnswers}, selfcheckFlags...)
+}
+
+// stubProblems: a stub must compile, fail its checker, and let the checker
+// finish; a build exercise's checker must not print the solution's code.
+func (sc *selfcheckRun) stubProblems(e *Exercise, r *Result) []string {
+	var problems []string
+	switch {
+	case r.BuildFailed:
+		problems = append(problems, e.Name()+": the stub does not compile:\n      "+strings.Join(r.Output, "\n      "))
+	case r.Pass:
+		problems = append(problems, e.Name()+": the stub passes its checker (a checker must be able to fail)")
+	case r.TimedOut:
+		problems = append(problems, e.Name()+": the checker did not finish on the stub:\n      "+strings.Join(r.Output, "\n      "))
+	case e.Kind == "build":
+		for _, p := range codeLeaks(sc.tmp, e, append(r.Output, r.Messages...)) {
+			problems = append(problems, e.Name()+": "+p)
+		}
+	}
+	return problems
+}
+
+// solutionProblems: a solution must pass its checker, and what the checker
+// told the stub of a predict or investigate exercise must not give the
+// solution's answer away.
+func (sc *selfcheckRun) solutionProblems(e *Exercise, stub, sol *Result) []string {
+	var problems []string
+	if !sol.Pass {
+		problems = append(problems, e.Name()+": the solution fails its checker:\n      "+strings.Join(sol.Output, "\n      "))
+	}
+	if e.Kind == "build" || stub.BuildFailed || stub.Pass {
+		return problems
+	}
+	stubR, err1 := readRenderings(sc.stubAnswers, e)
+	solR, err2 := readRenderings(sc.solAnswers, e)
+	if err := errors.Join(err1, err2); err != nil {
+		return append(problems, e.Name()+": "+err.Error())
+	}
+	for _, p := range predictionLeaks(stubR, solR, stub.Messages, stub.Output) {
+		problems = append(problems, e.Name()+": "+p)
+	}
+	return problems
 }

@@ -50,6 +50,10 @@ type Options struct {
 	// Tunable makes the third handler the live view's tunable one, fast
 	// until told otherwise, instead of the scripted run's slow one.
 	Tunable bool
+	// StepTimeout is how long a lesson waits for anything before it gives
+	// up with an error naming what (zero: 20s). A wait for a relist gets
+	// the reflector's backoff on top (see untilRelisted).
+	StepTimeout time.Duration
 }
 
 // Env is the embedded run's world: the in-process API server, chapter 6's
@@ -85,6 +89,8 @@ type Env struct {
 	}
 	thirdName string
 	tunable   bool
+	// stepTimeout bounds every wait of a lesson (Options.StepTimeout).
+	stepTimeout time.Duration
 
 	// State that outlives one lesson: the late handler (the late-handler
 	// and resync lessons'), the controller lesson's controller (nil until
@@ -111,7 +117,10 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{ctx: ctx, srv: srv, printer: o.Printer, tel: o.Telemetry, tp: o.Telemetry.TP, filter: o.TraceFilter, queue: o.Queue, tunable: o.Tunable}
+	e := &Env{ctx: ctx, srv: srv, printer: o.Printer, tel: o.Telemetry, tp: o.Telemetry.TP, filter: o.TraceFilter, queue: o.Queue, tunable: o.Tunable, stepTimeout: o.StepTimeout}
+	if e.stepTimeout <= 0 {
+		e.stepTimeout = stepTimeout
+	}
 	if err := e.start(o); err != nil {
 		e.Stop()
 		return nil, err
@@ -170,9 +179,9 @@ func (e *Env) start(o Options) error {
 // WaitForSync waits until the informer has synced and every handler has
 // seen the initial state, and says how many pods the lister sees.
 func (e *Env) WaitForSync() error {
-	for typ, ok := range e.factory.WaitForCacheSync(timeoutCh(e.context(), stepTimeout)) {
+	for typ, ok := range e.factory.WaitForCacheSync(timeoutCh(e.context(), e.stepTimeout)) {
 		if !ok {
-			return fmt.Errorf("the %v informer did not sync within %v", typ, stepTimeout)
+			return fmt.Errorf("the %v informer did not sync within %v", typ, e.stepTimeout)
 		}
 	}
 	if err := e.handlersCaughtUp("the initial list to reach every handler"); err != nil {
@@ -265,7 +274,7 @@ func (e *Env) DeletePod(name string) error {
 
 // until polls cond with the run's context (see until).
 func (e *Env) until(what string, cond func() bool) error {
-	return until(e.context(), what, cond)
+	return poll(e.context(), what, e.stepTimeout, 0, nil, cond)
 }
 
 // context is the run's context, or Background when it has none.
@@ -350,24 +359,45 @@ func (e *Env) serverStateIn(ns, selector string) (map[string]string, error) {
 // handlersCaughtUp waits until every handler (the late one too, once added) has
 // seen exactly the server's pods at their current versions.
 func (e *Env) handlersCaughtUp(what string) error {
+	return e.caughtUpWith(e.until, what)
+}
+
+// handlersRelisted is handlersCaughtUp after something only a relist
+// brings (see untilRelisted).
+func (e *Env) handlersRelisted(what string) error {
+	return e.caughtUpWith(e.untilRelisted, what)
+}
+
+func (e *Env) caughtUpWith(wait func(string, func() bool) error, what string) error {
 	want, err := e.serverState()
 	if err != nil {
 		return err
 	}
 	hs := e.allHandlers()
-	return e.until(what, func() bool { return caughtUp(hs, want) })
+	return wait(what, func() bool { return caughtUp(hs, want) })
 }
 
 // until polls cond; after stepTimeout it gives up with an error naming what
 // was awaited, so a broken step ends the demo instead of hanging it; when
 // ctx ends (Ctrl-C) it stops at once, with an error that wraps ctx's.
 func until(ctx context.Context, what string, cond func() bool) error {
-	deadline := time.Now().Add(stepTimeout)
+	return poll(ctx, what, stepTimeout, 0, nil, cond)
+}
+
+// poll is until with its own timeout, and slow called once if cond still
+// does not hold after slowAfter (0: never).
+func poll(ctx context.Context, what string, timeout, slowAfter time.Duration, slow func(), cond func() bool) error {
+	start := time.Now()
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after %v waiting for %s", stepTimeout, what)
+		waited := time.Since(start)
+		if waited > timeout {
+			return fmt.Errorf("gave up after %v waiting for %s", timeout, what)
+		}
+		if slow != nil && slowAfter > 0 && waited > slowAfter {
+			slow()
+			slow = nil
 		}
 		select {
 		case <-ctx.Done():
@@ -376,6 +406,36 @@ func until(ctx context.Context, what string, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// relistTimeout bounds a wait for something only the reflector's next
+// ListAndWatch cycle brings: the step timeout plus twice the longest delay the
+// reflector's default backoff can wait (its cap, plus full jitter): once
+// for a WATCH refused while the server was down, once before the new
+// cycle. The delay grows with every cycle that ends (chapter 3,
+// backoff.go) and starts over only every two minutes, so lesson scripts
+// run back to back, or restarts pressed on the page, can leave the
+// reflector waiting half a minute or more before it relists. That is
+// client-go's pacing, and the demo keeps it rather than hide it: with
+// the step timeout alone, the second run of the script gave up on a
+// relist that was merely late.
+func (e *Env) relistTimeout() time.Duration {
+	b := reflector.DefaultBackoff()
+	longest := b.Cap + time.Duration(float64(b.Cap)*b.Jitter)
+	return e.stepTimeout + 2*longest
+}
+
+// untilRelisted is until for a condition that needs the reflector's next
+// cycle: it waits up to relistTimeout and, once the wait is longer than
+// any other step may take, says on the terminal that the reflector's
+// backoff is the reason.
+func (e *Env) untilRelisted(what string, cond func() bool) error {
+	note := func() {
+		b := reflector.DefaultBackoff()
+		e.printer.Status("waiting for %s: the reflector waits longer before each new cycle (%v, doubling to %v, plus up to %.0f%% jitter; back to %v every %v), as client-go's does",
+			what, b.Duration, b.Cap, b.Jitter*100, b.Duration, b.ResetAfter)
+	}
+	return poll(e.context(), what, e.relistTimeout(), e.stepTimeout, note, cond)
 }
 
 // timeoutCh closes when ctx ends or after d.

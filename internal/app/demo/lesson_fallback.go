@@ -46,7 +46,7 @@ func fallback(e *Env) (Outcome, error) {
 	if err := e.ForceRelist(); err != nil {
 		return Outcome{}, err
 	}
-	if err := e.until("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
+	if err := e.untilRelisted("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
 		reqs, _ := e.requestsAfter(since)
 		return fellBack(reqs) && e.probe.State().Phase == liveview.VerbWatch
 	}); err != nil {

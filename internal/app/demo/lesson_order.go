@@ -117,8 +117,8 @@ func (e *Env) orderLesson() (*orderResult, error) {
 			return writeErr
 		case <-e.context().Done():
 			return fmt.Errorf("stopped while waiting for the other informer's LIST: %w", e.context().Err())
-		case <-time.After(stepTimeout):
-			return fmt.Errorf("gave up after %v waiting for the other informer's initial state", stepTimeout)
+		case <-time.After(e.stepTimeout):
+			return fmt.Errorf("gave up after %v waiting for the other informer's initial state", e.stepTimeout)
 		}
 	}
 	var rErr, dErr error

@@ -66,7 +66,7 @@ func relist(e *Env) (Outcome, error) {
 	if err := e.srv.Restart(); err != nil {
 		return Outcome{}, err
 	}
-	if err := e.handlersCaughtUp("the relist's tombstone for demo/doomed"); err != nil {
+	if err := e.handlersRelisted("the relist's tombstone for demo/doomed"); err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{Show: []terminal.Showcase{terminal.Show("deleted while the watch was down: a tombstone from the relist's stream", doomed, terminal.RootIs("ListAndWatch watchlist", "TOMBSTONE"))}}

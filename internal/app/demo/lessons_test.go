@@ -37,12 +37,18 @@ type scriptRun struct {
 // its spans analysed.
 func runScript(t *testing.T, lessons ...string) scriptRun {
 	t.Helper()
+	return runScriptWith(t, Options{}, lessons...)
+}
+
+// runScriptWith is runScript with o's StepTimeout.
+func runScriptWith(t *testing.T, o Options, lessons ...string) scriptRun {
+	t.Helper()
 	tel, err := telemetry.New(context.Background(), "none", "", io.Discard)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	run := scriptRun{outcomes: map[string]Outcome{}}
 	_, err = RunScript(context.Background(), ScriptOptions{
-		Options: Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false)},
+		Options: Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false), StepTimeout: o.StepTimeout},
 		Lessons: lessons,
 		Show:    func(string) Show { return Show{LookFor: true, Detail: true} },
 		Outcome: func(name string, o Outcome) { run.outcomes[name] = o },
@@ -52,6 +58,20 @@ func runScript(t *testing.T, lessons ...string) scriptRun {
 	spans, _ := tel.Collector.Snapshot()
 	run.stdout, run.report = out.String(), terminal.Analyse(spans)
 	return run
+}
+
+// Every relist grows the reflector's delay before its next cycle
+// (800ms, 1.6s, 3.2s …, chapter 3's backoff.go, as client-go's), so a
+// lesson that waits for a relist must allow for that delay on top of
+// its step timeout, and say why it waits. The third relist in a row waits
+// at least 3.2s for its cycle, more than this run's step timeout: before,
+// the lesson gave up on the late relist ("gave up after 20s waiting for
+// the relist's tombstone", once the lesson script ran twice in the live
+// view).
+func TestRelistLessonWaitsOutTheReflectorsBackoff(t *testing.T) {
+	r := runScriptWith(t, Options{StepTimeout: 2500 * time.Millisecond}, "relist", "relist", "relist")
+	assert.Equal(t, 3, strings.Count(r.stdout, "relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown"), r.stdout)
+	assert.Contains(t, r.stdout, "waiting for the relist's tombstone for demo/doomed: the reflector waits longer before each new cycle (800ms, doubling to 30s")
 }
 
 // The slow-handler lesson's "3ms per call" and the numbers agree: the run
