@@ -137,12 +137,14 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Before the solutions go over the stubs: a build exercise's leak
+	// check compares the stub's code with its solution's.
+	for _, e := range exs {
+		problems = append(problems, sc.stubProblems(e, stubs[e.ImportPath()])...)
+	}
 	sols, err := sc.runSolutions(exs)
 	if err != nil {
 		return err
-	}
-	for _, e := range exs {
-		problems = append(problems, sc.stubProblems(e, stubs[e.ImportPath()])...)
 	}
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
@@ -247,7 +249,8 @@ func (sc *selfcheckRun) runSolutions(exs []*Exercise) (map[string]*Result, error
 }
 
 // stubProblems: a stub must compile, fail its checker, and let the checker
-// finish; a build exercise's checker must not print the solution's code.
+// finish; a build exercise's checker must not print the solution's code
+// (read from the files, so called while the stub is still in place).
 func (sc *selfcheckRun) stubProblems(e *Exercise, r *Result) []string {
 	var problems []string
 	switch {
