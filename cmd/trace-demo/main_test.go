@@ -125,8 +125,9 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	}
 	require.NotEmpty(t, coalesced)
 	// Three when both watch events beat the pop loop, two when only the
-	// first did (a race the demo cannot rule out; see fillerPods). Either
-	// way each HandleDeltas links to the other deltas' roots.
+	// first did (a race the demo arranges to win but cannot rule out; see
+	// ensureFillers and hookedWatch). Either way each HandleDeltas links
+	// to the other deltas' roots.
 	n, err := strconv.Atoi(coalesced[0].Attr(tracing.KeyDeltasCount))
 	require.NoError(t, err)
 	t.Logf("%d deltas of lessons/web-coalesced popped together", n)

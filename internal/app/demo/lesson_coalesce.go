@@ -50,13 +50,16 @@ func coalesce(e *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var hookErr error
-	l, err := e.startLessonInformer("pods-coalesce", processor.DeltaFIFOQueue, "", func() error {
+	l, err := e.startLessonInformer("pods-coalesce", processor.DeltaFIFOQueue, "", func() (string, error) {
+		var last string
 		for _, v := range []string{"1", "2"} {
-			if err := e.updateIn(lessonNamespace, "web-coalesced", v); err != nil {
-				return err
+			p, err := e.updateObj(lessonNamespace, "web-coalesced", v)
+			if err != nil {
+				return "", err
 			}
+			last = p.ResourceVersion
 		}
-		return nil
+		return last, nil
 	}, &hookErr)
 	if err != nil {
 		return Outcome{}, err

@@ -103,7 +103,7 @@ func (e *Env) orderLesson() (*orderResult, error) {
 	arrived := 0
 	written := make(chan struct{})
 	var writeErr error
-	barrier := func() error {
+	barrier := func() (string, error) {
 		mu.Lock()
 		arrived++
 		last := arrived == 2
@@ -114,11 +114,11 @@ func (e *Env) orderLesson() (*orderResult, error) {
 		}
 		select {
 		case <-written:
-			return writeErr
+			return res.lastWrittenRV(), writeErr
 		case <-e.context().Done():
-			return fmt.Errorf("stopped while waiting for the other informer's LIST: %w", e.context().Err())
+			return "", fmt.Errorf("stopped while waiting for the other informer's LIST: %w", e.context().Err())
 		case <-time.After(e.stepTimeout):
-			return fmt.Errorf("gave up after %v waiting for the other informer's initial state", e.stepTimeout)
+			return "", fmt.Errorf("gave up after %v waiting for the other informer's initial state", e.stepTimeout)
 		}
 	}
 	var rErr, dErr error
@@ -167,6 +167,18 @@ func (e *Env) orderWrites(res *orderResult) error {
 		res.server = append(res.server, call{"MODIFIED", key, p.ResourceVersion})
 	}
 	return nil
+}
+
+// lastWrittenRV is the resourceVersion of the last write whose event
+// carries one (a DELETED is recorded without): what the lesson informers'
+// streams wait for behind their bookmarks (hookedWatch).
+func (r *orderResult) lastWrittenRV() string {
+	for i := len(r.server) - 1; i >= 0; i-- {
+		if c := r.server[i]; c.op != "LISTED" && c.rv != "" {
+			return c.rv
+		}
+	}
+	return ""
 }
 
 // handlerOp is the handler call a server event becomes: what each column

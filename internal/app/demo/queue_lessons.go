@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,12 +97,22 @@ func (h *recordingHandler) recorded(keep map[string]bool) []call {
 // when the first LIST has returned its last page. Either way the watch
 // that follows (the same stream, or the WATCH from the list's
 // resourceVersion) delivers every change fn made, after the initial state.
-// fn's error is kept in *errp for the lesson to report; the request itself
-// still succeeds.
-func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() error) *reflector.ListWatch {
+// fn returns the resourceVersion of its last write; on a stream the
+// bookmark is held back until that write's event has arrived behind it
+// (see hookedWatch). fn's error is kept in *errp for the lesson to report;
+// the request itself still succeeds.
+func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() (lastRV string, err error)) *reflector.ListWatch {
 	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
 	var once sync.Once
-	run := func() { once.Do(func() { *errp = fn() }) }
+	run := func() (rv string) {
+		once.Do(func() {
+			rv, *errp = fn()
+			if *errp != nil {
+				rv = ""
+			}
+		})
+		return rv
+	}
 	return &reflector.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := watchFn(ctx, opts)
@@ -123,7 +135,15 @@ func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() error) *r
 }
 
 // hookedWatch relays a stream's events, calling atEnd before it passes on
-// the initial-events-end bookmark.
+// the initial-events-end bookmark. atEnd returns the resourceVersion of
+// the last write it made ("": none, or it failed); the bookmark is then
+// held until that write's event has arrived, and passed on with every
+// event up to it right behind. So the reflector reads the lesson's changes
+// the moment it has handed the initial state to the queue, with no trip
+// through the server and the HTTP stream in between: the queue lessons'
+// race against the pop loop (ensureFillers) is then the reflector's next
+// read against hundreds of pops, which it no longer lost under load.
+// holdLimit bounds the hold, should the event never come.
 type hookedWatch struct {
 	inner    watch.Interface
 	out      chan watch.Event
@@ -131,32 +151,93 @@ type hookedWatch struct {
 	stopOnce sync.Once
 }
 
-func newHookedWatch(inner watch.Interface, atEnd func()) *hookedWatch {
+// holdLimit is how long a hookedWatch holds the bookmark at most.
+const holdLimit = 5 * time.Second
+
+func newHookedWatch(inner watch.Interface, atEnd func() string) *hookedWatch {
 	w := &hookedWatch{inner: inner, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(w.out)
 		for {
+			var ev watch.Event
+			var ok bool
 			select {
 			case <-w.stop:
 				return
-			case ev, ok := <-inner.ResultChan():
+			case ev, ok = <-inner.ResultChan():
 				if !ok {
 					return
 				}
-				if ev.Type == watch.Bookmark {
-					if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-						atEnd()
-					}
-				}
-				select {
-				case w.out <- ev:
-				case <-w.stop: // the reflector stops reading after Stop
+			}
+			batch := []watch.Event{ev}
+			if isInitialEventsEnd(ev) {
+				var open bool
+				batch, open = w.holdUntil(batch, atEnd())
+				if !open {
+					w.send(batch)
 					return
 				}
+			}
+			if !w.send(batch) {
+				return
 			}
 		}
 	}()
 	return w
+}
+
+// isInitialEventsEnd reports the bookmark that ends a stream's initial state.
+func isInitialEventsEnd(ev watch.Event) bool {
+	if ev.Type != watch.Bookmark {
+		return false
+	}
+	m, err := meta.Accessor(ev.Object)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// holdUntil reads inner's events onto held until one at resourceVersion rv
+// or later has come (none when rv is ""), the stream ends (open false), an
+// error event comes, the watch is stopped, or holdLimit passes.
+func (w *hookedWatch) holdUntil(held []watch.Event, rv string) (_ []watch.Event, open bool) {
+	want, err := strconv.ParseUint(rv, 10, 64)
+	if rv == "" || err != nil {
+		return held, true
+	}
+	limit := time.NewTimer(holdLimit)
+	defer limit.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return held, true
+		case <-limit.C:
+			return held, true
+		case ev, ok := <-w.inner.ResultChan():
+			if !ok {
+				return held, false
+			}
+			held = append(held, ev)
+			if ev.Type == watch.Error {
+				return held, true
+			}
+			if m, err := meta.Accessor(ev.Object); err == nil {
+				if got, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64); err == nil && got >= want {
+					return held, true
+				}
+			}
+		}
+	}
+}
+
+// send passes evs on in order; false when the watch was stopped.
+func (w *hookedWatch) send(evs []watch.Event) bool {
+	for _, ev := range evs {
+		select {
+		case w.out <- ev:
+		case <-w.stop: // the reflector stops reading after Stop
+			return false
+		}
+	}
+	return true
 }
 
 func (w *hookedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -174,7 +255,7 @@ type lessonInformer struct {
 	sel     string
 }
 
-func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector string, hook func() error, hookErr *error) (*lessonInformer, error) {
+func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector string, hook func() (lastRV string, err error), hookErr *error) (*lessonInformer, error) {
 	rc, err := e.client.RESTClient(corev1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
@@ -221,8 +302,9 @@ func (e *Env) deleteIfThere(res apiserver.Resource, ns, name string) error {
 // their changes. It is a race, not a certainty: the DeltaFIFO pops under
 // its lock (up to 100 keys per hold in our informer), so nothing can hold
 // the pop loop back while the watch enqueues (delta_fifo.go: Pop). Six pop
-// batches ahead of the lesson's pods leave the watch tens of milliseconds,
-// even under the race detector; the lessons say so when they lose.
+// batches ahead of the lesson's pods, against a reflector whose next read
+// is already waiting (hookedWatch), is a race it does not lose in practice;
+// the lessons say so if it ever does.
 func (e *Env) ensureFillers() error {
 	if e.fillersMade {
 		return nil
