@@ -291,12 +291,6 @@ func (e *Env) serverState() (map[string]string, error) {
 	return e.serverStateIn(Namespace, "")
 }
 
-// updateIn is UpdatePod in namespace ns.
-func (e *Env) updateIn(ns, name, v string) error {
-	_, err := e.updateObj(ns, name, v)
-	return err
-}
-
 // watchErrors is the embedded runs' WatchErrorHandler. The relist lesson
 // and the page's controls stop the API server and compact its history on
 // purpose, so two reports are the lesson at work, not trouble: a refused
