@@ -272,7 +272,8 @@ func (e *Env) DeletePod(name string) error {
 	return e.srv.Delete(apiserver.Pods, Namespace, name)
 }
 
-// until polls cond with the run's context (see until).
+// until is the package's until with the run's context and its step
+// timeout (Options.StepTimeout).
 func (e *Env) until(what string, cond func() bool) error {
 	return poll(e.context(), what, e.stepTimeout, 0, nil, cond)
 }
