@@ -125,22 +125,29 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	}
 	require.NotEmpty(t, coalesced)
 	// Three when both watch events beat the pop loop, two when only the
-	// first did (a race the demo arranges to win but cannot rule out; see
-	// ensureFillers and hookedWatch). Either way each HandleDeltas links
-	// to the other deltas' roots.
+	// first did, one when neither did: a race the demo arranges to win but
+	// cannot rule out under load (see ensureFillers and hookedWatch), and
+	// then says so. Either way each HandleDeltas links to the other
+	// deltas' roots, and the line says what the spans say.
+	// TestCoalesceLessonAlwaysRunsOnADeltaFIFO runs the lesson until it wins.
 	n, err := strconv.Atoi(coalesced[0].Attr(tracing.KeyDeltasCount))
 	require.NoError(t, err)
 	t.Logf("%d deltas of lessons/web-coalesced popped together", n)
-	assert.GreaterOrEqual(t, n, 2, "deltas popped together for lessons/web-coalesced")
 	assert.Len(t, coalesced[0].Links, n-1)
-	assert.Contains(t, r.stdout, fmt.Sprintf("· coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of lessons/web-coalesced were popped together", n))
+	if n < 2 {
+		assert.Contains(t, r.stdout, "· coalesce: "+demo.LostCoalesceRace+": ")
+	} else {
+		assert.Contains(t, r.stdout, fmt.Sprintf("· coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of lessons/web-coalesced were popped together", n))
+	}
 
 	// What the user sees: a waterfall per lesson, every one found, and the summary.
 	for _, step := range append([]string{"start"}, demo.Names()...) {
 		assert.Contains(t, r.stdout, "━━ ["+step+"] ", "waterfall of %s", step)
 	}
 	assert.NotContains(t, r.stdout, "no such trace was recorded")
-	assert.Contains(t, r.stdout, fmt.Sprintf("HandleDeltas  Updated, %d popped together", n))
+	if n >= 2 {
+		assert.Contains(t, r.stdout, fmt.Sprintf("HandleDeltas  Updated, %d popped together", n))
+	}
 	assert.Contains(t, r.stdout, "└─ OnDelete")
 	assert.Contains(t, r.stdout, "queue realfifo", "the RealFIFO is the default, as in client-go")
 	assert.Contains(t, r.stdout, "RealFIFO.queued  Updated")

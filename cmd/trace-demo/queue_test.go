@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
 	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -19,18 +20,38 @@ import (
 
 // The coalesce lesson teaches the DeltaFIFO, so it runs on one whatever
 // --queue says: on the default (RealFIFO) run its HandleDeltas spans belong
-// to a DeltaFIFO informer of its own, and the lesson says so.
+// to a DeltaFIFO informer of its own, and the lesson says so. Its
+// coalescing is a race the lesson arranges to win (ensureFillers,
+// hookedWatch) but cannot rule out under load; when it loses it says so
+// and asks to be run again, and so does this test, up to three runs.
 func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
+	for run := 1; ; run++ {
+		r, n := runCoalesceLesson(t)
+		if n >= 2 {
+			assert.Contains(t, r.stdout, "· coalesce (on a DeltaFIFO informer, whatever --queue says): ")
+			assert.Contains(t, r.stdout, "HandleDeltas  Updated, ")
+			return
+		}
+		assert.Contains(t, r.stdout, "· coalesce: "+demo.LostCoalesceRace+": ", "one delta popped, and the lesson must say it lost")
+		require.Less(t, run, 3, "the lesson lost its race %d times in a row", run)
+		t.Logf("run %d lost the race; running the lesson again", run)
+	}
+}
+
+// runCoalesceLesson runs the coalesce lesson alone and checks what holds
+// whether or not it won its race; n is the most deltas of its object
+// popped together.
+func runCoalesceLesson(t *testing.T) (r runResult, n int) {
+	t.Helper()
 	var rep *terminal.Report
 	var h hooks
 	h.report = func(_ *options, r *terminal.Report) { rep = r }
-	r := runDemoWith(t, h, context.Background(), "--scenario", "coalesce")
+	r = runDemoWith(t, h, context.Background(), "--scenario", "coalesce")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "queue realfifo")
 	assert.Contains(t, r.stdout, "on a DeltaFIFO")
-	assert.Contains(t, r.stdout, "· coalesce (on a DeltaFIFO informer, whatever --queue says): ")
 	require.NotNil(t, rep)
-	n, queued := 0, 0
+	queued := 0
 	for i := range rep.Spans {
 		s := &rep.Spans[i]
 		if s.Attr(tracing.KeyObjectKey) != "lessons/web-coalesced" {
@@ -46,8 +67,7 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 3, queued, "the listed delta and two watch deltas, each waiting in a DeltaFIFO")
-	assert.GreaterOrEqual(t, n, 2, "popped together")
-	assert.Contains(t, r.stdout, "HandleDeltas  Updated, ")
+	return r, n
 }
 
 // The relist lesson on the default queue shows the atomic relist: the

@@ -77,12 +77,17 @@ func coalesce(e *Env) (Outcome, error) {
 	case n == 0 && e.filter != nil:
 		out.Line = "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together"
 	case n < 2:
-		out.Line = "this run lost the coalesce race: the DeltaFIFO reached " + key + " before the watch delivered its changes (run it again)"
+		out.Line = "coalesce: " + LostCoalesceRace + ": the DeltaFIFO reached " + key + " before the watch delivered its changes (run it again)"
 	default:
 		out.Line = fmt.Sprintf("coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of %s were popped together", n, key)
 	}
 	return out, nil
 }
+
+// LostCoalesceRace starts the coalesce lesson's line when the queue
+// popped the key before the watch's changes reached it: a race the lesson
+// arranges to win (ensureFillers, hookedWatch) but cannot rule out.
+const LostCoalesceRace = "this run lost the race"
 
 // maxPoppedTogether is the largest informer.deltas.count among key's
 // HandleDeltas spans that started at since or later.

@@ -120,11 +120,25 @@ func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
 // in a row, keys in first-arrival order, so its column differs from the
 // server's while every key's own calls keep the server's order. Both
 // columns are checked against the handler-call spans too, so they cannot
-// be anything but recorded calls.
+// be anything but recorded calls. The DeltaFIFO's merging is a race the
+// lesson arranges to win (ensureFillers, hookedWatch) but cannot rule out
+// under load; when it loses, its line says so and asks to be run again,
+// and so does this test, up to three runs.
 func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
-	r := runScript(t, "order")
-	res, rep := r.outcomes["order"].order, r.report
-	require.NotNil(t, res)
+	var r scriptRun
+	var res *orderResult
+	for run := 1; ; run++ {
+		r = runScript(t, "order")
+		res = r.outcomes["order"].order
+		require.NotNil(t, res)
+		if res.merged() {
+			break
+		}
+		assert.Contains(t, r.stdout, "DeltaFIFO merged nothing this time", "no merge, and the lesson must say so")
+		require.Less(t, run, 3, "the DeltaFIFO merged nothing %d times in a row", run)
+		t.Logf("run %d: the DeltaFIFO merged nothing; running the lesson again", run)
+	}
+	rep := r.report
 	assert.Empty(t, rep.Broken)
 
 	// The server's column: the three listed pods, then the six writes.
