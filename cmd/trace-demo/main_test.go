@@ -130,10 +130,18 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	// then says so. Either way each HandleDeltas links to the other
 	// deltas' roots, and the line says what the spans say.
 	// TestCoalesceLessonAlwaysRunsOnADeltaFIFO runs the lesson until it wins.
-	n, err := strconv.Atoi(coalesced[0].Attr(tracing.KeyDeltasCount))
-	require.NoError(t, err)
+	// The lesson reports its largest pop (the two watch deltas can pop
+	// together after the listed one went alone), and so does this.
+	n, most := 0, coalesced[0]
+	for _, s := range coalesced {
+		k, err := strconv.Atoi(s.Attr(tracing.KeyDeltasCount))
+		require.NoError(t, err)
+		if k > n {
+			n, most = k, s
+		}
+	}
 	t.Logf("%d deltas of lessons/web-coalesced popped together", n)
-	assert.Len(t, coalesced[0].Links, n-1)
+	assert.Len(t, most.Links, n-1)
 	if n < 2 {
 		assert.Contains(t, r.stdout, "· coalesce: "+demo.LostCoalesceRace+": ")
 	} else {
