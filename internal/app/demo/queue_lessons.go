@@ -142,7 +142,8 @@ func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() (lastRV s
 // the moment it has handed the initial state to the queue, with no trip
 // through the server and the HTTP stream in between: the queue lessons'
 // race against the pop loop (ensureFillers) is then the reflector's next
-// read against hundreds of pops, which it no longer lost under load.
+// read against hundreds of pops. That narrows the race without closing
+// it: on a machine starved of CPU the pop loop can still win.
 // holdLimit bounds the hold, should the event never come.
 type hookedWatch struct {
 	inner    watch.Interface
@@ -303,8 +304,8 @@ func (e *Env) deleteIfThere(res apiserver.Resource, ns, name string) error {
 // its lock (up to 100 keys per hold in our informer), so nothing can hold
 // the pop loop back while the watch enqueues (delta_fifo.go: Pop). Six pop
 // batches ahead of the lesson's pods, against a reflector whose next read
-// is already waiting (hookedWatch), is a race it does not lose in practice;
-// the lessons say so if it ever does.
+// is already waiting (hookedWatch), is a race the reflector nearly always
+// wins; the lessons say so when it does not, and ask to be run again.
 func (e *Env) ensureFillers() error {
 	if e.fillersMade {
 		return nil
