@@ -74,6 +74,13 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				continue
 			case endWatch:
 				return initialEventsEnd, errWatchUntrusted
+			}
+			// Read before the store has the object: from then on a handler
+			// may edit it, and a later read would race that edit and could
+			// record the handler's resourceVersion, not the event's
+			// (upstream's handleAnyWatch reads it before store.Add too).
+			rv := m.GetResourceVersion()
+			switch verdict {
 			case recordOnly:
 				if event.Type != watch.Added {
 					pastSynthetic = true
@@ -83,7 +90,6 @@ func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.In
 				pastSynthetic = pastSynthetic || past
 				initialEventsEnd = initialEventsEnd || end
 			}
-			rv := m.GetResourceVersion()
 			setRV(rv, pastSynthetic)
 			count++
 			if exitOnInitialEventsEnd && initialEventsEnd {
