@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +93,26 @@ func TestRefusedConnectionSaysSo(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "cannot reach the API server at "+url+" (context ctx): nothing accepts connections there (connection refused)")
 	assert.NotContains(t, r.stderr, "within")
+}
+
+// A run that fails before its first span leaves an existing --out file as
+// it was: before, the file was emptied when the run started and then
+// deleted as "empty".
+func TestAFailedRunLeavesAnExistingOutAlone(t *testing.T) {
+	dead := startServer(t)
+	url := dead.URL
+	dead.Stop()
+	out := filepath.Join(t.TempDir(), "spans.json")
+	require.NoError(t, os.WriteFile(out, []byte("yesterday's spans\n"), 0o644))
+	r := runDemo(t, context.Background(), "--kubeconfig", kubeconfig(t, url, false), "--out", out)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "cannot reach the API server")
+	got, err := os.ReadFile(out)
+	require.NoError(t, err, "the demo deleted a file it did not write")
+	assert.Equal(t, "yesterday's spans\n", string(got))
+	entries, err := os.ReadDir(filepath.Dir(out))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left behind")
 }
 
 // Ctrl-C while the API server has not answered says that the user

@@ -158,7 +158,7 @@ func (o *options) check(set map[string]bool) error {
 	if err := checkUIFlags(o, set); err != nil {
 		return err
 	}
-	if err := checkTraceFlags(o); err != nil {
+	if err := checkTraceFlags(o, set); err != nil {
 		return err
 	}
 	if o.queue != processor.RealFIFOQueue.String() && o.queue != processor.DeltaFIFOQueue.String() {
@@ -177,10 +177,18 @@ func addTraceFlags(fs *flag.FlagSet, o *options) {
 }
 
 // checkTraceFlags builds the trace filter from --trace-keys or
-// --trace-selector. A key or selector that cannot match anything is a
-// mistake worth stopping for: the run would trace nothing and say so only
-// at the end.
-func checkTraceFlags(o *options) error {
+// --trace-selector (set holds the flags given). A key or selector that
+// cannot match anything is a mistake worth stopping for: the run would
+// trace nothing and say so only at the end. So is a blank one, given but
+// empty or spaces only: a blank selector parses as "everything", and the
+// run would trace every object when a few were asked for.
+func checkTraceFlags(o *options, set map[string]bool) error {
+	if set["trace-keys"] && strings.TrimSpace(o.traceKeys) == "" {
+		return fmt.Errorf("--trace-keys %q is blank: give the objects' keys (namespace/name, comma-separated), or drop the flag to trace every object", o.traceKeys)
+	}
+	if set["trace-selector"] && strings.TrimSpace(o.traceSelector) == "" {
+		return fmt.Errorf("--trace-selector %q is blank, which would select every object: give a label selector (e.g. app=web), or drop the flag to trace every object", o.traceSelector)
+	}
 	switch {
 	case o.traceKeys != "" && o.traceSelector != "":
 		return errors.New("--trace-keys and --trace-selector: give one of them (to trace by both, put the keys' objects under a label)")
@@ -199,6 +207,9 @@ func checkTraceFlags(o *options) error {
 		sel, err := labels.Parse(o.traceSelector)
 		if err != nil {
 			return fmt.Errorf("--trace-selector %q is not a label selector: %v (e.g. app=web, app!=db, 'tier in (web,api)')", o.traceSelector, err)
+		}
+		if sel.Empty() {
+			return fmt.Errorf("--trace-selector %q selects every object: give a label selector that picks some (e.g. app=web), or drop the flag to trace every object", o.traceSelector)
 		}
 		o.traceFilter = deltafifo.TraceSelector(sel)
 		o.traceWhat = "--trace-selector " + sel.String()

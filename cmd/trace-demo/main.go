@@ -182,11 +182,9 @@ func finish(interrupted context.Context, o *options, tel *telemetry.Telemetry, r
 	if runErr != nil {
 		fmt.Fprintf(stderr, "trace-demo: %s\n", terminal.Safe(runErr.Error()))
 		// A run that failed before the informer started has no spans: say
-		// nothing about them, and leave no empty --out file behind.
+		// nothing about them (Shutdown left --out as it was).
 		if n := tel.Collector.Count(); n > 0 && flushErr == nil {
 			fmt.Fprintf(stderr, "trace-demo: the %d spans of this run were %s\n", n, tel.Where)
-		} else if n == 0 {
-			tel.RemoveEmptyOut()
 		}
 		return 1
 	}

@@ -101,6 +101,12 @@ func TestBadTraceFlagsExitTwoWithAReason(t *testing.T) {
 		{[]string{"--trace-selector", "app in (web"}, `--trace-selector "app in (web" is not a label selector`},
 		{[]string{"--trace-selector", "a=b=c"}, "is not a label selector"},
 		{[]string{"--trace-keys", "demo/a", "--trace-selector", "app=web"}, "--trace-keys and --trace-selector: give one of them"},
+		// Blank is refused, the selector as the key list: a blank selector
+		// parsed as "everything" and traced every object.
+		{[]string{"--trace-selector", "   "}, `--trace-selector "   " is blank, which would select every object`},
+		{[]string{"--trace-selector", ""}, `--trace-selector "" is blank`},
+		{[]string{"--trace-keys", " "}, `--trace-keys " " is blank`},
+		{[]string{"--trace-keys", ""}, `--trace-keys "" is blank`},
 	} {
 		r := runDemo(t, context.Background(), c.args...)
 		assert.Equal(t, 2, r.code, "%v", c.args)

@@ -189,6 +189,10 @@ func damage(root string, e *Exercise, doc, pkg string) []string {
 			out = append(out, f+" is missing")
 			continue
 		}
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			out = append(out, f+" is a directory, not a file (reset moves it aside)")
+			continue
+		}
 		d, p, err := packageDoc(path)
 		switch {
 		case p == "" && err != nil:

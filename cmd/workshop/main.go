@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -304,7 +302,11 @@ func report(out io.Writer, root string, e *Exercise, r *Result) {
 	for _, l := range r.Output {
 		fmt.Fprintln(out, "    "+l)
 	}
-	shown := loadProgress(root).Hints[e.Name()]
+	p, note := loadProgress(root)
+	if note != "" {
+		fmt.Fprintf(out, "  (%s)\n", note)
+	}
+	shown := p.Hints[e.Name()]
 	switch {
 	case len(e.Hints) == 0:
 		fmt.Fprintf(out, "  (the task is in the file's doc comment; by hand: %s)\n", goCommand(e))
@@ -430,44 +432,6 @@ func verify(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	return nil
 }
 
-// progress is workshop/.progress.json: hints shown so far, per exercise.
-type progress struct {
-	Hints map[string]int `json:"hints"`
-}
-
-func progressPath(root string) string { return filepath.Join(root, "workshop", ".progress.json") }
-
-func loadProgress(root string) progress {
-	p := progress{Hints: map[string]int{}}
-	if b, err := os.ReadFile(progressPath(root)); err == nil {
-		_ = json.Unmarshal(b, &p)
-		if p.Hints == nil {
-			p.Hints = map[string]int{}
-		}
-	}
-	return p
-}
-
-func hint(root string, e *Exercise, out io.Writer) error {
-	if e == nil {
-		fmt.Fprintln(out, "Everything is solved: no hint needed.")
-		return nil
-	}
-	if len(e.Hints) == 0 {
-		return fmt.Errorf("%s has no hints: its hints.md is missing (go run ./cmd/workshop reset %s restores it)", e.Name(), e.Name())
-	}
-	p := loadProgress(root)
-	n := p.Hints[e.Name()]
-	if n >= len(e.Hints) {
-		fmt.Fprintf(out, "%s: all %d hints shown already; the last one again:\n\n%s\n\n(the solution: go run ./cmd/workshop solution %s)\n", e.Name(), len(e.Hints), e.Hints[len(e.Hints)-1], e.Name())
-		return nil
-	}
-	fmt.Fprintf(out, "%s — hint %d of %d:\n\n%s\n", e.Name(), n+1, len(e.Hints), e.Hints[n])
-	p.Hints[e.Name()] = n + 1
-	b, _ := json.MarshalIndent(p, "", "  ")
-	return os.WriteFile(progressPath(root), append(b, '\n'), 0o644)
-}
-
 func solution(root string, e *Exercise, out io.Writer) error {
 	for _, f := range e.Files {
 		path := filepath.Join(e.SolutionPath(), f)
@@ -493,87 +457,6 @@ func shippedRevision(root string) string {
 		}
 	}
 	return "HEAD"
-}
-
-// reset brings e's directory back as shipped: every file the shipped
-// revision has there (the edited files, and check_test.go and hints.md
-// should they have been deleted or changed). Whatever it replaces that
-// differs from the shipped version is first kept under workshop/.backup,
-// and the path printed: a reset must never lose an answer.
-func reset(root string, e *Exercise, out io.Writer) error {
-	rev := shippedRevision(root)
-	from := rev
-	files, err := gitFiles(root, rev, e.Path())
-	if err == nil && len(files) == 0 && rev != "HEAD" {
-		// An exercise added in this checkout and not yet on the tracked
-		// branch (a course author's) is restored from HEAD.
-		from = "HEAD"
-		files, err = gitFiles(root, from, e.Path())
-	}
-	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("no files under %s", e.Path())
-	}
-	if err != nil {
-		return fmt.Errorf("cannot read %s from git %s (reset needs a git checkout): %v", e.Path(), rev, err)
-	}
-	backup := ""
-	changed := 0
-	for _, rel := range files {
-		shipped, err := gitShow(root, from, rel)
-		if err != nil {
-			return fmt.Errorf("cannot read %s from git %s: %v", rel, from, err)
-		}
-		path := filepath.Join(root, filepath.FromSlash(rel))
-		mine, err := os.ReadFile(path)
-		if err == nil && bytes.Equal(mine, shipped) {
-			continue
-		}
-		if err == nil {
-			if backup == "" {
-				if backup, err = backupDir(root, e); err != nil {
-					return err
-				}
-			}
-			kept := filepath.Join(backup, filepath.Base(path))
-			if err := os.WriteFile(kept, mine, 0o644); err != nil {
-				return fmt.Errorf("cannot keep your %s (nothing was reset): %w", rel, err)
-			}
-			fmt.Fprintf(out, "your %s is kept in %s\n", filepath.Base(rel), relPath(root, kept))
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, shipped, 0o644); err != nil {
-			return err
-		}
-		changed++
-	}
-	if changed == 0 {
-		fmt.Fprintf(out, "%s is as shipped already: nothing to reset.\n", e.Path())
-		return nil
-	}
-	fmt.Fprintf(out, "%s is back as shipped (from git %s).\n", filepath.ToSlash(e.Path()), from)
-	return nil
-}
-
-// backupDir makes a new directory for the files reset replaces:
-// workshop/.backup/<chapter>/<exercise>/<time>, git-ignored.
-func backupDir(root string, e *Exercise) (string, error) {
-	base := filepath.Join(root, "workshop", ".backup", e.Chapter, e.Dir, time.Now().Format("20060102-150405"))
-	dir := base
-	for i := 2; ; i++ {
-		err := os.MkdirAll(filepath.Dir(dir), 0o755)
-		if err == nil {
-			err = os.Mkdir(dir, 0o755)
-		}
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("cannot make a backup directory (nothing was reset): %w", err)
-		}
-		dir = fmt.Sprintf("%s-%d", base, i)
-	}
 }
 
 // relPath is path relative to root, with slashes, for printing.

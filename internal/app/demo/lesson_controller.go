@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/workqueue"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -127,7 +128,19 @@ func controllerLesson(e *Env) (Outcome, error) {
 	}
 	c := e.controller.Load()
 	key := Namespace + "/" + controllerPod
-	if err := e.deleteIfThere(apiserver.Pods, Namespace, controllerPod); err != nil {
+	// An earlier run's demo/ctl is deleted first, and its DELETE reaches
+	// the handler as one more add of the key: the lesson waits for that
+	// add before it counts, or it is counted with the burst's (7 adds, not
+	// 6) and the lesson waited out its step timeout on every run but the
+	// first (the page's "run a controller" answered 500 after 20 s).
+	beforeDelete := c.stats()
+	err := e.srv.Delete(apiserver.Pods, Namespace, controllerPod)
+	switch {
+	case err == nil:
+		if err := e.until("the delete of the last run's demo/"+controllerPod+" to reach the controller", func() bool { return c.stats().Adds > beforeDelete.Adds }); err != nil {
+			return Outcome{}, err
+		}
+	case !apierrors.IsNotFound(err):
 		return Outcome{}, err
 	}
 	if err := e.until("the controller to be idle", func() bool { st := c.stats(); return st.Depth == 0 && st.Processing == 0 }); err != nil {

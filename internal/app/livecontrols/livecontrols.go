@@ -27,6 +27,11 @@ const (
 	SlowDelay = 10 * time.Millisecond
 	// MaxBurst is the largest burst the page accepts.
 	MaxBurst = 100_000
+	// MaxExtraHandlers is how many handlers the page adds at most. Every
+	// listener adds about five spans to each event's trace, and the span
+	// store keeps fewer traces as they grow (liveview.SpansPerTrace);
+	// before the bound, 487 handlers and a burst held 2.9 GB.
+	MaxExtraHandlers = 8
 )
 
 // Run is the embedded run behind the page: it starts a [demo.Env] with
@@ -100,7 +105,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 			Do:      le.slow},
 		{Name: "fast", Label: "make the handler fast", LookFor: demo.TunableListener + "'s pending drains within moments; its mean time falls as fast calls add up, its max stays",
 			Do: le.fast},
-		{Name: "add-handler", Label: "add a handler", LookFor: lookFor("late-handler") + " Its row appears last, with one call per cached object",
+		{Name: "add-handler", Label: "add a handler", LookFor: lookFor("late-handler") + fmt.Sprintf(" Its row appears last, with one call per cached object. The page adds %d at most", MaxExtraHandlers),
 			Do: le.locked(le.addHandler)},
 		{Name: "remove-handler", Label: "remove a handler", LookFor: "the last *demo.extraHandler row disappears; the others go on",
 			Do: le.locked(le.removeHandler)},
@@ -139,7 +144,7 @@ func (le *liveEmbedded) updatePod(context.Context, int) (string, error) {
 
 func (le *liveEmbedded) deletePod(context.Context, int) (string, error) {
 	if len(le.created) == 0 {
-		return "", fmt.Errorf("no pod created from the page is left to delete: create one first")
+		return "", liveview.Conflict("no pod created from the page is left to delete: press \"create a pod\" first")
 	}
 	name := le.created[len(le.created)-1]
 	le.created = le.created[:len(le.created)-1]
@@ -157,6 +162,9 @@ func (le *liveEmbedded) fast(context.Context, int) (string, error) {
 }
 
 func (le *liveEmbedded) addHandler(context.Context, int) (string, error) {
+	if len(le.extras) >= MaxExtraHandlers {
+		return "", liveview.Conflict("the page has added %d handlers, its most: press \"remove a handler\" first", MaxExtraHandlers)
+	}
 	reg, name, err := le.env.AddExtraHandler()
 	if err != nil {
 		return "", err
@@ -167,7 +175,7 @@ func (le *liveEmbedded) addHandler(context.Context, int) (string, error) {
 
 func (le *liveEmbedded) removeHandler(context.Context, int) (string, error) {
 	if len(le.extras) == 0 {
-		return "", fmt.Errorf("no handler added from the page to remove")
+		return "", liveview.Conflict("no handler added from the page is left to remove: press \"add a handler\" first")
 	}
 	reg := le.extras[len(le.extras)-1]
 	le.extras = le.extras[:len(le.extras)-1]

@@ -104,3 +104,42 @@ func TestListenWarnsOffLoopback(t *testing.T) {
 		assert.True(t, strings.HasPrefix(url, "http://"), url)
 	}
 }
+
+// The store's spans are bounded too, not only its traces: a trace's spans
+// grow with the informer's listeners (about five each), and 5,000 traces
+// of 60 listeners held 1.6 GB. Traces of 60 spans in a store of 10 traces
+// (250 spans) keep the newest four whole.
+func TestSpanStoreBoundsItsSpansWhateverTheTracesSize(t *testing.T) {
+	st := NewSpanStore(10)
+	require.Equal(t, 10*SpansPerTrace, st.MaxSpans())
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(st))
+	tr := tp.Tracer("test")
+	var ids []trace.TraceID
+	for i := range 25 {
+		ctx, root := tr.Start(context.Background(), tracing.SpanRootPrefix+"watch")
+		root.SetAttributes(tracing.KeyObjectKey.String(fmt.Sprint("ns/p", i)), tracing.KeyEventType.String("MODIFIED"))
+		for range 59 {
+			_, h := tr.Start(ctx, "OnUpdate")
+			h.End()
+		}
+		root.End()
+		ids = append(ids, root.SpanContext().TraceID())
+	}
+	total := 0
+	for _, id := range ids {
+		spans, ok := st.Trace(id)
+		if ok {
+			assert.Len(t, spans, 60, "a kept trace is whole")
+		}
+		total += len(spans)
+	}
+	assert.LessOrEqual(t, total, st.MaxSpans())
+	assert.Equal(t, 240, total, "the newest four traces whole")
+	kept, evicted := st.Counts()
+	assert.Equal(t, 4, kept)
+	assert.Equal(t, 21, evicted)
+	ev := st.Events(100)
+	require.Len(t, ev, 4)
+	assert.Equal(t, "ns/p24", ev[0].Key)
+	assert.Equal(t, 59, ev[0].HandlerCalls)
+}

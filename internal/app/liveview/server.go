@@ -97,8 +97,9 @@ type Control struct {
 	// refuses anything else before Do runs.
 	Max int `json:"max,omitempty"`
 	// Do runs the control; its message is shown beside LookFor. An error
-	// made by [Busy] is answered 503, one made by [Invalid] 400, a
-	// cancelled ctx (the demo is stopping) 503; any other 500.
+	// made by [Busy] is answered 503, one made by [Invalid] 400, one made
+	// by [Conflict] 409, a cancelled ctx (the demo is stopping) 503; any
+	// other 500.
 	Do func(ctx context.Context, n int) (string, error) `json:"-"`
 }
 
@@ -122,6 +123,14 @@ func Busy(format string, args ...any) error {
 // given (a burst larger than a slow handler can drain): 400 Bad Request.
 func Invalid(format string, args ...any) error {
 	return &controlError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+// Conflict is a control's error for a request the page's state does not
+// allow now, and that the reader can fix (nothing left to delete, no
+// added handler to remove, the most handlers already added): 409
+// Conflict. A user's mistake is not the server's failure (500).
+func Conflict(format string, args ...any) error {
+	return &controlError{http.StatusConflict, fmt.Sprintf(format, args...)}
 }
 
 // Options configure a [Server].

@@ -17,10 +17,14 @@ import (
 
 // SpanStore is a span processor that keeps the ended spans of the most
 // recent traces, for the event list and the waterfalls. When more than
-// MaxTraces traces are kept, the oldest trace (by its first ended span) is
-// evicted whole; a trace with more than maxSpansPerTrace spans (a long
-// reflector cycle) keeps its first ones. Its memory is so bounded however
-// long the run.
+// MaxTraces traces, or more than [SpansPerTrace] spans per kept trace on
+// average ([SpanStore.MaxSpans] in all), are kept, the oldest trace (by its
+// first ended span) is evicted whole; a trace with more than
+// maxSpansPerTrace spans (a long reflector cycle) keeps its first ones. Its
+// memory is so bounded however long the run and however many handlers the
+// informer has: a trace's spans grow with its listeners (about five
+// each), and with the trace count alone 5,000 traces of 60 listeners held
+// 1.6 GB.
 //
 // It keeps the SDK's own read-only snapshots, as the batch processor does,
 // and turns them into [spancheck.Span]s only when the page reads them: OnEnd
@@ -31,13 +35,16 @@ import (
 // roots five times a second and one waterfall per click.
 type SpanStore struct {
 	maxTraces int
+	maxSpans  int
 
 	mu sync.Mutex
 	// Guarded by mu:
 	traces map[trace.TraceID]*storedTrace
-	order  []trace.TraceID // ring of kept trace IDs, oldest at head
+	order  []trace.TraceID // ring of kept trace IDs, oldest at head, n of them
 	head   int
-	// evicted counts traces dropped to stay within maxTraces.
+	n      int
+	spans  int // kept in all
+	// evicted counts traces dropped to stay within maxTraces and maxSpans.
 	evicted int
 }
 
@@ -51,10 +58,22 @@ type storedTrace struct {
 // spans per listener; a reflector cycle trace gains a span per watch.
 const maxSpansPerTrace = 2000
 
-// NewSpanStore keeps the last maxTraces traces.
+// SpansPerTrace is the average a store keeps per trace: room for every
+// trace of an informer with the demo's three handlers (about 17 spans an
+// event); with more handlers it keeps fewer, larger traces.
+const SpansPerTrace = 25
+
+// NewSpanStore keeps the last maxTraces traces, and at most
+// maxTraces*SpansPerTrace spans (or one trace whole, up to
+// maxSpansPerTrace).
 func NewSpanStore(maxTraces int) *SpanStore {
-	return &SpanStore{maxTraces: max(maxTraces, 1), traces: map[trace.TraceID]*storedTrace{}}
+	maxTraces = max(maxTraces, 1)
+	return &SpanStore{maxTraces: maxTraces, maxSpans: maxTraces * SpansPerTrace,
+		order: make([]trace.TraceID, maxTraces), traces: map[trace.TraceID]*storedTrace{}}
 }
+
+// MaxSpans is the most spans the store keeps (but for one larger trace).
+func (s *SpanStore) MaxSpans() int { return s.maxSpans }
 
 // OnStart does nothing: only ended spans are shown, as exported.
 func (s *SpanStore) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
@@ -80,18 +99,31 @@ func (s *SpanStore) OnEnd(sp sdktrace.ReadOnlySpan) {
 		t.root = len(t.spans)
 	}
 	t.spans = append(t.spans, sp)
+	s.spans++
+	for s.spans > s.maxSpans && s.n > 1 {
+		s.evictOldest_locked()
+	}
 }
 
 // push_locked appends id to the ring, evicting the oldest trace when full.
 func (s *SpanStore) push_locked(id trace.TraceID) {
-	if len(s.order) < s.maxTraces {
-		s.order = append(s.order, id)
-		return
+	if s.n == len(s.order) {
+		s.evictOldest_locked()
 	}
-	delete(s.traces, s.order[s.head])
+	s.order[(s.head+s.n)%len(s.order)] = id
+	s.n++
+}
+
+// evictOldest_locked drops the oldest kept trace.
+func (s *SpanStore) evictOldest_locked() {
+	id := s.order[s.head]
+	if t := s.traces[id]; t != nil {
+		s.spans -= len(t.spans)
+	}
+	delete(s.traces, id)
 	s.evicted++
-	s.order[s.head] = id
 	s.head = (s.head + 1) % len(s.order)
+	s.n--
 }
 
 // Shutdown and ForceFlush have nothing to flush.
@@ -138,8 +170,8 @@ type Event struct {
 func (s *SpanStore) Events(n int) []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Event, 0, min(n, len(s.order)))
-	for i := len(s.order) - 1; i >= 0 && len(out) < n; i-- {
+	out := make([]Event, 0, min(n, s.n))
+	for i := s.n - 1; i >= 0 && len(out) < n; i-- {
 		id := s.order[(s.head+i)%len(s.order)]
 		t := s.traces[id]
 		if t == nil || t.root < 0 {

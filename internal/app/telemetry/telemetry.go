@@ -139,7 +139,9 @@ type Telemetry struct {
 	Collector *Collector
 	Where     string // what the exporter writes to, for the closing message
 	closeOut  func() error
-	outPath   string // the --out file, if the exporter writes one
+	outPath   string      // the --out file, if the exporter writes one through outTmp
+	outTmp    string      // the temporary file the spans go to until Shutdown (openOut)
+	outMode   os.FileMode // the mode of the --out file replaced, 0 if new
 	exporter  *countingExporter
 	queue     *exportQueue // nil with --exporter none
 }
@@ -193,16 +195,6 @@ func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	return nil
 }
 
-// RemoveEmptyOut deletes the --out file of a run that recorded no span.
-func (t *Telemetry) RemoveEmptyOut() {
-	if t.outPath == "" {
-		return
-	}
-	if st, err := os.Stat(t.outPath); err == nil && st.Size() == 0 {
-		_ = os.Remove(t.outPath)
-	}
-}
-
 func New(ctx context.Context, exporter, out string, stdout io.Writer) (*Telemetry, error) {
 	t := &Telemetry{Collector: &Collector{}, closeOut: func() error { return nil }}
 	opts := []sdktrace.TracerProviderOption{
@@ -217,11 +209,11 @@ func New(ctx context.Context, exporter, out string, stdout io.Writer) (*Telemetr
 		w := stdout
 		t.Where = "written to stdout"
 		if out != "-" {
-			f, err := os.Create(out)
+			f, err := t.openOut(out)
 			if err != nil {
-				return nil, fmt.Errorf("--out %s: %w", out, err)
+				return nil, err
 			}
-			w, t.closeOut, t.outPath = f, f.Close, out
+			w = f
 			t.Where = "written to " + out + " (stdouttrace JSON, one object per span)"
 		}
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))
@@ -242,9 +234,10 @@ func New(ctx context.Context, exporter, out string, stdout io.Writer) (*Telemetr
 		// standard variables for those.
 		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(dest))
 		if err != nil {
-			return nil, fmt.Errorf("otlp exporter: %w", err)
+			return nil, tidy(fmt.Errorf("otlp exporter: %w", err))
 		}
-		t.Where = "sent by OTLP/HTTP to " + dest + " (" + why + ")"
+		// Printed, so masked: the URL may carry credentials.
+		t.Where = "sent by OTLP/HTTP to " + MaskURL(dest) + " (" + why + ")"
 		t.exporter = &countingExporter{SpanExporter: exp}
 		t.queue = NewExportQueue(t.exporter)
 		opts = append(opts, sdktrace.WithSpanProcessor(t.queue))
@@ -280,7 +273,7 @@ func OTLPDestination(getenv func(string) string) (dest, why string, err error) {
 		}
 		u, perr := url.Parse(raw)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", "", fmt.Errorf("%s=%q is not an http:// or https:// URL with a host (for example http://localhost:4318); fix or unset it", v.name, raw)
+			return "", "", fmt.Errorf("%s=%q is not an http:// or https:// URL with a host (for example http://localhost:4318); fix or unset it", v.name, MaskURL(raw))
 		}
 		if v.append {
 			u.Path = path.Join("/", u.Path, "v1/traces")
@@ -296,10 +289,20 @@ func OTLPDestination(getenv func(string) string) (dest, why string, err error) {
 // that is not listening, or never answers, must not hang the demo: ctx
 // bounds it, and the error says how many spans did not arrive. Spans the
 // queue dropped during the run are not an error (droppedNote says so).
+// The error is one line, cut to MaxMessage, with any URL's secrets masked:
+// a collector's answer may be megabytes, and the endpoint may carry a
+// token. --out is put in place here, if the run wrote a span to it.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
+	return tidy(t.shutdown(ctx))
+}
+
+func (t *Telemetry) shutdown(ctx context.Context) error {
 	err := t.TP.Shutdown(ctx)
 	if cerr := t.closeOut(); err == nil {
 		err = cerr
+	}
+	if perr := t.placeOut(); err == nil {
+		err = perr
 	}
 	if t.exporter == nil {
 		return err
