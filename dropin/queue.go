@@ -193,7 +193,7 @@ func (q *traced[T]) ShuttingDown() bool { return q.inner.ShuttingDown() }
 
 // AddAfter adds item once duration has passed. A duration of zero or less
 // is forwarded as it is: client-go's delaying queue counts it as a retry
-// (workqueue_retries_total) before it adds the item at once, and the
+// (its retries metric) before it adds the item at once, and the
 // wrapper traces it as the immediate add it is.
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter].
