@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -289,6 +291,91 @@ func TestTracedPlainAndDelayingQueuesMatchClientGo(t *testing.T) {
 				}
 				checkAccounting(t, all, true)
 			})
+		})
+	}
+}
+
+// TestTracedQueuesConcurrentWithAReentrantProcessor: each of the three
+// client-go wrappers under producers and workers on their own goroutines
+// (under -race), with a span processor that reads the queue's Stats at
+// every span's end, as a live view fed by its exporter might: nothing
+// deadlocks (spans end outside the wrapper's lock), every Get is matched
+// by a process span that ends, every add is counted, nothing is left
+// registered or open.
+func TestTracedQueuesConcurrentWithAReentrantProcessor(t *testing.T) {
+	type statser interface{ Stats() dropin.QueueStats }
+	for _, kind := range []string{"plain", "delaying", "rate-limiting"} {
+		t.Run(kind, func(t *testing.T) {
+			var q workqueue.TypedInterface[string]
+			var reads atomic.Int64
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(endHook{rec, func() {
+				q.(statser).Stats()
+				reads.Add(1)
+			}}))
+			switch kind {
+			case "plain":
+				tq := dropin.NewTracedPlainQueue("c", workqueue.NewTyped[string]())
+				tq.(*dropin.TracedPlainQueue[string]).SetTracerProvider(tp)
+				q = tq
+			case "delaying":
+				tq := dropin.NewTracedDelayingQueue("c", workqueue.NewTypedDelayingQueue[string]())
+				tq.(*dropin.TracedDelayingQueue[string]).SetTracerProvider(tp)
+				q = tq
+			default:
+				tq := dropin.NewTracedQueue("c", newClientGoQueue())
+				tq.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+				q = tq
+			}
+			const producers, workers, addsEach = 3, 3, 300
+			var processed atomic.Int64
+			var noRetries atomic.Bool
+			var work, add sync.WaitGroup
+			for w := range workers {
+				work.Go(func() {
+					for {
+						item, shutdown := q.Get()
+						if shutdown {
+							return
+						}
+						if w == 0 && processed.Load()%5 == 0 && !noRetries.Load() {
+							switch q := q.(type) {
+							case workqueue.TypedRateLimitingInterface[string]:
+								q.AddRateLimited(item)
+							case workqueue.TypedDelayingInterface[string]:
+								q.AddAfter(item, time.Millisecond)
+							default:
+								q.Add(item)
+							}
+						}
+						processed.Add(1)
+						q.Done(item)
+					}
+				})
+			}
+			for p := range producers {
+				add.Go(func() {
+					r := rand.New(rand.NewPCG(uint64(p), 11))
+					for range addsEach {
+						q.Add(fmt.Sprintf("ns/k%d", r.IntN(15)))
+					}
+				})
+			}
+			add.Wait()
+			noRetries.Store(true)
+			require.Eventually(t, func() bool { return q.Len() == 0 && q.(statser).Stats().Processing == 0 }, 20*time.Second, time.Millisecond)
+			q.ShutDownWithDrain()
+			work.Wait()
+
+			st := q.(statser).Stats()
+			all := spans(rec.Ended())
+			require.Len(t, all, len(rec.Started()), "every span ended")
+			require.EqualValues(t, len(all), reads.Load(), "the processor read the queue at every end")
+			require.EqualValues(t, processed.Load(), st.Processed)
+			require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
+			require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
+			require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
+			require.Zero(t, handlerctx.Active(), "every registration ended")
 		})
 	}
 }
