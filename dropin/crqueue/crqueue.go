@@ -123,6 +123,13 @@ func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T
 		if i == len(items)-1 {
 			forward = func() { q.inner.AddWithOpts(o, items...) }
 		}
+		if o.RateLimited && o.After < 0 {
+			// The priority queue takes the shorter of After and the rate
+			// limiter's delay (lockedAddWithOpts): a negative After wins,
+			// and the item is ready at once.
+			q.t.Add(item, forward)
+			continue
+		}
 		q.t.AddDelayed(item, o.After, o.RateLimited, forward)
 	}
 }

@@ -234,3 +234,26 @@ func TestTracedPriorityQueueSpans(t *testing.T) {
 		require.EqualValues(t, 0, attr(byKey["ns/a"], tracing.KeyWorkqueueRequeues).AsInt64())
 	})
 }
+
+// TestRateLimitedWithNegativeAfterIsImmediate: the priority queue takes the
+// shorter of After and the rate limiter's delay, so a rate-limited add with
+// a negative After is ready at once; its trace has no workqueue.delayed,
+// and its key waits (workqueue.queued) from the add to the Get.
+func TestRateLimitedWithNegativeAfterIsImmediate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		q := traced(rec, newPQ())
+		defer q.ShutDown()
+		q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, After: -time.Second}, req("a"))
+		synctest.Wait()
+		require.Equal(t, 1, q.Len(), "ready at once")
+		time.Sleep(time.Second)
+		item, _ := q.Get()
+		q.Done(item)
+		all := spans(rec.Ended())
+		require.Empty(t, all.named(tracing.SpanWorkqueueDelayed))
+		queued := all.named(tracing.SpanWorkqueueQueued)
+		require.Len(t, queued, 1)
+		require.Equal(t, time.Second, queued[0].EndTime().Sub(queued[0].StartTime()))
+	})
+}

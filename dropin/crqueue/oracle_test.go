@@ -138,7 +138,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 					case 0, 1:
 						o := priorityqueue.AddOpts{Priority: priorities[r.IntN(len(priorities))]}
 						if r.IntN(2) == 0 {
-							o.After = time.Duration(r.IntN(40)) * time.Millisecond
+							o.After = time.Duration(r.IntN(45)-5) * time.Millisecond
 						}
 						o.RateLimited = rateLimited && r.IntN(3) == 0
 						items := []reconcile.Request{key}
