@@ -28,6 +28,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -94,8 +95,11 @@ func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 // that nothing else explains; an immediate add in between is taken as
 // making it ready then); an add racing with the Get that takes the same
 // key can be taken as merged; ready times are read from time.Now.
-// Priorities change the order of Gets, not the spans: an add that raises a
-// waiting key's priority is merged like any other.
+// Priorities change the order of Gets, not the chains: an add that raises a
+// waiting key's priority is merged like any other. Each workqueue.add says
+// the priority it asked for (workqueue.priority: 0 for Add, AddAfter and
+// AddRateLimited), and a process span from GetWithPriority the one it was
+// served at.
 type TracedPriorityQueue[T comparable] struct {
 	t     *queuetrace.Tracer[T]
 	inner priorityqueue.PriorityQueue[T]
@@ -123,31 +127,33 @@ func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T
 		if i == len(items)-1 {
 			forward = func() { q.inner.AddWithOpts(o, items...) }
 		}
-		if o.RateLimited && o.After < 0 {
+		after, rateLimited := o.After, o.RateLimited
+		if rateLimited && after < 0 {
 			// The priority queue takes the shorter of After and the rate
 			// limiter's delay (lockedAddWithOpts): a negative After wins,
 			// and the item is ready at once.
-			q.t.Add(item, forward)
-			continue
+			after, rateLimited = 0, false
 		}
-		q.t.AddDelayed(item, o.After, o.RateLimited, forward)
+		q.t.AddWithPriority(item, ptr.Deref(o.Priority, 0), after, rateLimited, forward)
 	}
 }
 
 // Add mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Add]: the
 // priority queue's Add, AddWithOpts with no options (priority 0).
-func (q *TracedPriorityQueue[T]) Add(item T) { q.t.Add(item, func() { q.inner.Add(item) }) }
+func (q *TracedPriorityQueue[T]) Add(item T) {
+	q.t.AddWithPriority(item, 0, 0, false, func() { q.inner.Add(item) })
+}
 
 // AddAfter mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter]:
 // the priority queue's, AddWithOpts with After.
 func (q *TracedPriorityQueue[T]) AddAfter(item T, duration time.Duration) {
-	q.t.AddDelayed(item, duration, false, func() { q.inner.AddAfter(item, duration) })
+	q.t.AddWithPriority(item, 0, duration, false, func() { q.inner.AddAfter(item, duration) })
 }
 
 // AddRateLimited mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited]:
 // the priority queue's, AddWithOpts with RateLimited.
 func (q *TracedPriorityQueue[T]) AddRateLimited(item T) {
-	q.t.AddDelayed(item, 0, true, func() { q.inner.AddRateLimited(item) })
+	q.t.AddWithPriority(item, 0, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 
 // GetWithPriority waits for the ready key of highest priority (the
@@ -157,7 +163,7 @@ func (q *TracedPriorityQueue[T]) AddRateLimited(item T) {
 // Mirrors [sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.PriorityQueue.GetWithPriority].
 func (q *TracedPriorityQueue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 	item, priority, shutdown = q.inner.GetWithPriority()
-	q.t.Got(item, shutdown)
+	q.t.GotWithPriority(item, priority, shutdown)
 	return item, priority, shutdown
 }
 

@@ -104,6 +104,21 @@ func TestInitialListQueuedBehindLiveChange(t *testing.T) {
 	for _, p := range process {
 		require.NotNil(t, spans(rec.Ended()).byID(p.Parent().SpanID()), "every process under its queued span")
 	}
+	// The spans say the priorities: each add the one it asked for, each
+	// process the one it was served at.
+	priorities := func(name string) map[string]int64 {
+		out := map[string]int64{}
+		for _, s := range spans(rec.Ended()).named(name) {
+			out[attr(s, tracing.KeyWorkqueueKey).AsString()] = attr(s, tracing.KeyWorkqueuePriority).AsInt64()
+		}
+		return out
+	}
+	wantPriorities := map[string]int64{"ns/a": handler.LowPriority, "ns/b": handler.LowPriority, "ns/c": handler.LowPriority, "ns/d": 0, "ns/e": handler.LowPriority}
+	require.Equal(t, wantPriorities, priorities(tracing.SpanWorkqueueAdd))
+	require.Equal(t, wantPriorities, priorities(tracing.SpanWorkqueueProcess))
+	for _, s := range spans(rec.Ended()).named(tracing.SpanWorkqueueAdd) {
+		require.Equal(t, attribute.INT64, attr(s, tracing.KeyWorkqueuePriority).Type(), "every add says its priority")
+	}
 
 	old := dropin.NewTracedQueue[reconcile.Request]("old", newPQ())
 	defer old.ShutDown()

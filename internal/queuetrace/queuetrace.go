@@ -246,12 +246,12 @@ func isObjectKey(s string) bool {
 
 // startAdd starts the workqueue.add span under the traced call this
 // goroutine is in (a handler, a process), or as a root.
-func (q *Tracer[T]) startAdd(item T, depth int) trace.Span {
+func (q *Tracer[T]) startAdd(item T, depth int, extra []attribute.KeyValue) trace.Span {
 	ctx := context.Background()
 	if parent, ok := handlerctx.Current(); ok {
 		ctx = trace.ContextWithSpanContext(ctx, parent)
 	}
-	attrs := append(q.keyAttrs(item), tracing.KeyWorkqueueDepth.Int(depth))
+	attrs := append(append(q.keyAttrs(item), tracing.KeyWorkqueueDepth.Int(depth)), extra...)
 	_, span := q.tracer.Start(ctx, tracing.SpanWorkqueueAdd, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	return span
 }
@@ -292,7 +292,25 @@ func (q *Tracer[T]) fire_locked(k *keyTrace, at time.Time, ends *endings) {
 // Add traces an immediate add of item and calls forward, which hands it to
 // inner (Add, or what inner takes for one: client-go's AddAfter with a
 // delay of zero or less, the priority queue's AddWithOpts without delay).
-func (q *Tracer[T]) Add(item T, forward func()) {
+func (q *Tracer[T]) Add(item T, forward func()) { q.add(item, nil, forward) }
+
+// AddWithPriority is [Tracer.Add] or [Tracer.AddDelayed] (by d and
+// rateLimited) of an add that asked for priority: its workqueue.add says
+// so (workqueue.priority).
+func (q *Tracer[T]) AddWithPriority(item T, priority int, d time.Duration, rateLimited bool, forward func()) {
+	if !q.traced() {
+		forward()
+		return
+	}
+	extra := []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)}
+	if !rateLimited && d <= 0 {
+		q.add(item, extra, forward)
+		return
+	}
+	q.addDelayed(item, d, rateLimited, extra, forward)
+}
+
+func (q *Tracer[T]) add(item T, extra []attribute.KeyValue, forward func()) {
 	if !q.traced() {
 		forward()
 		return
@@ -302,7 +320,7 @@ func (q *Tracer[T]) Add(item T, forward func()) {
 		forward() // dropped by inner, as it would be untraced
 		return
 	}
-	span := q.startAdd(item, q.inner.Len())
+	span := q.startAdd(item, q.inner.Len(), extra)
 	now := time.Now()
 	var ends endings
 	q.mu.Lock()
@@ -346,9 +364,13 @@ func (q *Tracer[T]) countAdd() {
 // client-go's AddAfter and the priority queue both take it as one.
 func (q *Tracer[T]) AddDelayed(item T, d time.Duration, rateLimited bool, forward func()) {
 	if !rateLimited && d <= 0 {
-		q.Add(item, forward)
+		q.add(item, nil, forward)
 		return
 	}
+	q.addDelayed(item, d, rateLimited, nil, forward)
+}
+
+func (q *Tracer[T]) addDelayed(item T, d time.Duration, rateLimited bool, extra []attribute.KeyValue, forward func()) {
 	if !q.traced() {
 		forward()
 		return
@@ -358,7 +380,7 @@ func (q *Tracer[T]) AddDelayed(item T, d time.Duration, rateLimited bool, forwar
 		forward()
 		return
 	}
-	span := q.startAdd(item, q.inner.Len())
+	span := q.startAdd(item, q.inner.Len(), extra)
 	now := time.Now()
 	var readyAt time.Time
 	if d > 0 {
@@ -396,7 +418,18 @@ func (q *Tracer[T]) AddDelayed(item T, d time.Duration, rateLimited bool, forwar
 
 // Got traces inner's Get having returned item: the queued span from the
 // moment the key waited, and the process span, open until [Tracer.Done].
-func (q *Tracer[T]) Got(item T, shutdown bool) {
+func (q *Tracer[T]) Got(item T, shutdown bool) { q.got(item, shutdown, nil) }
+
+// GotWithPriority is [Tracer.Got] of a Get that returned item's priority:
+// the process span says it (workqueue.priority).
+func (q *Tracer[T]) GotWithPriority(item T, priority int, shutdown bool) {
+	if shutdown || !q.everTraced.Load() {
+		return
+	}
+	q.got(item, shutdown, []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)})
+}
+
+func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	// Until some add was traced there is nothing to follow: a Get then
 	// costs one atomic load more than inner's.
 	if shutdown || !q.everTraced.Load() || !q.traced() {
@@ -449,7 +482,7 @@ func (q *Tracer[T]) Got(item T, shutdown bool) {
 	if queued.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, queued)
 	}
-	attrs := q.keyAttrs(item)
+	attrs := append(q.keyAttrs(item), extra...)
 	if requeues >= 0 {
 		attrs = append(attrs, tracing.KeyWorkqueueRequeues.Int(requeues))
 	}
