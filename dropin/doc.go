@@ -42,9 +42,10 @@
 //
 // # The traced workqueue
 //
-// [NewTracedQueue] wraps a controller's workqueue (client-go's, or any
-// queue behind [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface])
-// and carries each object's trace on from the handler call to the
+// [NewTracedQueue] wraps a controller's workqueue (client-go's
+// rate-limiting queue; [NewTracedDelayingQueue] and [NewTracedPlainQueue]
+// wrap its delaying and plain queues, and the nested module dropin/crqueue
+// controller-runtime's priority queue, keeping its AddWithOpts) and carries each object's trace on from the handler call to the
 // reconcile: workqueue.add, workqueue.delayed (only with a delay),
 // workqueue.queued and workqueue.process, as docs/span-contract.md's "After
 // the handler" says. It forwards every call and decides nothing; to tell

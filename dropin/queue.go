@@ -1,32 +1,34 @@
 package dropin
 
 import (
-	"context"
-	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
-	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
 const tracerName = "github.com/informer-anatomy/informer-anatomy/dropin"
 
-var _ workqueue.TypedRateLimitingInterface[string] = (*TracedQueue[string])(nil)
+var (
+	_ workqueue.TypedRateLimitingInterface[string] = (*TracedQueue[string])(nil)
+	_ workqueue.TypedDelayingInterface[string]     = (*TracedDelayingQueue[string])(nil)
+	_ workqueue.TypedInterface[string]             = (*TracedPlainQueue[string])(nil)
+)
 
-// NewTracedQueue wraps inner (client-go's rate-limiting workqueue, or any
-// queue behind that interface, such as controller-runtime's priority
-// queue) so that the trace of an object goes on from the handler that added
-// its key to the worker that reconciled it: workqueue.add, .delayed,
-// .queued and .process, as the span contract's "After the handler" section
-// says. Every call is forwarded to inner, which alone decides what Get
-// returns and when; the wrapper only watches.
+// NewTracedQueue wraps inner, client-go's rate-limiting workqueue
+// (workqueue.NewTypedRateLimitingQueueWithConfig), so that the trace of an
+// object goes on from the handler that added its key to the worker that
+// reconciled it: workqueue.add, .delayed, .queued and .process, as the
+// span contract's "After the handler" section says. Every call is
+// forwarded to inner as it was made, which alone decides what Get returns
+// and when; the wrapper only watches. [NewTracedDelayingQueue] and
+// [NewTracedPlainQueue] wrap client-go's delaying and plain queues;
+// controller-runtime's priority queue has its own wrapper,
+// dropin/crqueue's NewTracedPriorityQueue, which keeps its AddWithOpts
+// (behind this one the priority queue is only a rate-limiting queue, and
+// every key gets the default priority).
 //
 // It traces with the global TracerProvider unless
 // [TracedQueue.SetTracerProvider] says otherwise. With no provider set, it
@@ -34,23 +36,46 @@ var _ workqueue.TypedRateLimitingInterface[string] = (*TracedQueue[string])(nil)
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
-	return newTracedQueue(name, inner)
+	return &TracedQueue[T]{
+		traced: newTraced(name, inner, inner.NumRequeues),
+		inner:  inner,
+	}
 }
 
-func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) *TracedQueue[T] {
-	tp := &tracing.Switchable{}
-	return &TracedQueue[T]{
-		inner:   inner,
-		name:    name,
-		tp:      tp,
-		tracer:  tp.Tracer(tracerName),
-		nameKV:  tracing.KeyWorkqueueName.String(name),
-		pending: map[T]*keyTrace{},
+// NewTracedDelayingQueue wraps inner, client-go's delaying workqueue
+// (workqueue.NewTypedDelayingQueueWithConfig), as [NewTracedQueue] wraps a
+// rate-limiting one. Its process spans have no workqueue.requeues: a
+// delaying queue counts none.
+//
+// Ours: client-go's workqueue does not trace.
+func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDelayingInterface[T]) workqueue.TypedDelayingInterface[T] {
+	return &TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}
+}
+
+// NewTracedPlainQueue wraps inner, client-go's plain workqueue
+// (workqueue.NewTypedWithConfig), as [NewTracedQueue] wraps a
+// rate-limiting one: workqueue.add, .queued and .process, no delays, no
+// workqueue.requeues.
+//
+// Ours: client-go's workqueue does not trace.
+func NewTracedPlainQueue[T comparable](name string, inner workqueue.TypedInterface[T]) workqueue.TypedInterface[T] {
+	return &TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}
+}
+
+func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int) traced[T] {
+	return traced[T]{
+		t: queuetrace.New(queuetrace.Config[T]{
+			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: numRequeues, Semantics: queuetrace.ClientGo,
+		}),
+		inner: inner,
 	}
 }
 
 // TracedQueue is what [NewTracedQueue] returns: reach it with a type
-// assertion for SetTracerProvider and Stats.
+// assertion for SetTracerProvider and Stats. Its methods are
+// client-go's TypedRateLimitingInterface's: Add, Get, Done, Len, ShutDown,
+// ShutDownWithDrain, ShuttingDown (shared with [TracedPlainQueue]),
+// AddAfter, AddRateLimited, Forget and NumRequeues.
 //
 // How it knows what the workqueue did. client-go's queue
 // (util/workqueue/queue.go) merges an Add of a key that is dirty (added
@@ -66,6 +91,12 @@ func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 // goroutine, out of the wrapper's sight, so the wrapper fires the entry
 // itself, at its ready time, before it looks at the key for any later call.
 //
+// The wrapper's lock guards only that bookkeeping: inner is never called
+// under it and no span is ended under it (a span processor that exports
+// synchronously, or calls back into the queue, runs outside it). Each call
+// does its bookkeeping first and then calls inner, so the Get that takes a
+// key finds the add's bookkeeping done.
+//
 // Where the wrapper cannot see what inner did, it approximates:
 //   - AddRateLimited's delay is the rate limiter's, which the interface
 //     does not show. Its entry is taken to fire at the first Get of the key
@@ -78,60 +109,37 @@ func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 //   - Ready times are read from the wrapper's clock (time.Now), so inner
 //     must run on the real clock, as client-go's queues do by default.
 type TracedQueue[T comparable] struct {
-	inner  workqueue.TypedRateLimitingInterface[T]
-	name   string
-	tp     *tracing.Switchable
-	tracer trace.Tracer
-	nameKV attribute.KeyValue
-
-	// inProcess counts traced process spans not yet ended, so that an
-	// untraced Done skips the lock; everTraced is set by the first traced
-	// Add, so that an untraced Get skips the provider check.
-	inProcess  atomic.Int64
-	everTraced atomic.Bool
-
-	mu sync.Mutex
-	// Guarded by mu, and kept only while tracing is on:
-	pending                   map[T]*keyTrace
-	adds, processed, merged   uint64
-	processTotal, processLast time.Duration
-	processingNow             int
+	traced[T]
+	inner workqueue.TypedRateLimitingInterface[T]
 }
 
-// keyTrace is what the wrapper knows of one key.
-type keyTrace struct {
-	// waiting mirrors the workqueue's dirty set: the key was added and no
-	// Get has taken it since. since is when it became so, parent the span
-	// its queued span hangs under (the add, or the delayed span that
-	// fired), links the adds merged into this wait.
-	waiting bool
-	since   time.Time
-	parent  trace.SpanContext
-	links   []trace.Link
-	// delayed mirrors the delaying queue's one waiting entry for the key.
-	delayed *delayedEntry
-	// process is the span between Get and Done; exit ends the goroutine
-	// registration that parents re-adds made during processing.
-	process trace.Span
-	start   time.Time
-	exit    func()
+// TracedDelayingQueue is what [NewTracedDelayingQueue] returns: a
+// [TracedPlainQueue]'s methods and AddAfter, traced as [TracedQueue]
+// says.
+type TracedDelayingQueue[T comparable] struct {
+	traced[T]
+	inner workqueue.TypedDelayingInterface[T]
 }
 
-// delayedEntry is a delayed add handed to inner and not yet fired.
-type delayedEntry struct {
-	add     trace.SpanContext // the add that made the entry
-	span    trace.Span        // its workqueue.delayed
-	readyAt time.Time         // zero: not known (AddRateLimited)
-	links   []trace.Link      // later delayed adds merged into the entry
+// TracedPlainQueue is what [NewTracedPlainQueue] returns: Add, Get, Done,
+// Len, ShutDown, ShutDownWithDrain and ShuttingDown, with SetTracerProvider
+// and Stats, traced as [TracedQueue] says.
+type TracedPlainQueue[T comparable] struct {
+	traced[T]
 }
 
-func (k *keyTrace) idle() bool { return !k.waiting && k.delayed == nil && k.process == nil }
+// traced is what the three share: the calls of client-go's TypedInterface
+// and the Tracer that keeps the bookkeeping.
+type traced[T comparable] struct {
+	t     *queuetrace.Tracer[T]
+	inner workqueue.TypedInterface[T]
+}
 
 // SetTracerProvider sets the provider of the queue's spans; nil: the global
 // one. Call it before the queue is used.
-func (q *TracedQueue[T]) SetTracerProvider(tp trace.TracerProvider) { q.tp.Set(tp) }
+func (q *traced[T]) SetTracerProvider(tp trace.TracerProvider) { q.t.SetTracerProvider(tp) }
 
-// QueueStats is what [TracedQueue.Stats] reports.
+// QueueStats is what Stats reports.
 type QueueStats struct {
 	// Depth is inner's Len: keys waiting for a worker.
 	Depth int
@@ -146,325 +154,69 @@ type QueueStats struct {
 }
 
 // Stats reads the queue's counters; the live view draws them.
-func (q *TracedQueue[T]) Stats() QueueStats {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return QueueStats{
-		Depth: q.inner.Len(), Adds: q.adds, Processed: q.processed,
-		Merged: q.merged, Processing: q.processingNow, ProcessTotal: q.processTotal, ProcessLast: q.processLast,
-	}
-}
-
-// traced is asked by every Add: an atomic load when a provider was set,
-// a look at the global provider otherwise.
-func (q *TracedQueue[T]) traced() bool {
-	if q.tp.Enabled() {
-		q.everTraced.Store(true)
-		return true
-	}
-	return false
-}
-
-// keyAttrs are the attributes that name the key: workqueue.key always, and
-// informer.object.key when the key reads as an informer's store key. A
-// key is formatted as itself when it is a string and by String() when it
-// is a fmt.Stringer (cache.ObjectName, types.NamespacedName,
-// controller-runtime's reconcile.Request all are), and is then an object's
-// key when it reads "name" or "namespace/name", what
-// cache.MetaNamespaceKeyFunc and those String methods write. Any other key
-// is formatted with %+v and names no object.
-func (q *TracedQueue[T]) keyAttrs(item T) []attribute.KeyValue {
-	var s string
-	switch k := any(item).(type) {
-	case string:
-		s = k
-	case fmt.Stringer:
-		s = k.String()
-	default:
-		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(fmt.Sprintf("%+v", item))}
-	}
-	if !isObjectKey(s) {
-		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s)}
-	}
-	return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s), tracing.KeyObjectKey.String(s)}
-}
-
-// isObjectKey: one or two non-empty parts separated by "/". A key with
-// more parts (a kind in front, say) names something else, and labelling it
-// informer.object.key would tie the trace to an object that does not exist.
-func isObjectKey(s string) bool {
-	ns, name, two := strings.Cut(s, "/")
-	if !two {
-		return s != ""
-	}
-	return ns != "" && name != "" && !strings.Contains(name, "/")
-}
-
-// startAdd starts the workqueue.add span under the traced call this
-// goroutine is in (a handler, a process), or as a root.
-func (q *TracedQueue[T]) startAdd(item T, depth int) trace.Span {
-	ctx := context.Background()
-	if parent, ok := handlerctx.Current(); ok {
-		ctx = trace.ContextWithSpanContext(ctx, parent)
-	}
-	attrs := append(q.keyAttrs(item), tracing.KeyWorkqueueDepth.Int(depth))
-	_, span := q.tracer.Start(ctx, tracing.SpanWorkqueueAdd, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
-	return span
-}
-
-// key_locked returns item's bookkeeping as of now: a waiting entry whose
-// ready time has passed has fired, as inner's goroutine made it do.
-func (q *TracedQueue[T]) key_locked(item T, now time.Time) *keyTrace {
-	k := q.pending[item]
-	if k == nil {
-		k = &keyTrace{}
-		q.pending[item] = k
-	}
-	if e := k.delayed; e != nil && !e.readyAt.IsZero() && !e.readyAt.After(now) {
-		q.fire_locked(k, e.readyAt)
-	}
-	return k
-}
-
-// fire_locked is the delaying queue adding the key when its entry is ready:
-// an Add like any other, merged if the key is already dirty.
-func (q *TracedQueue[T]) fire_locked(k *keyTrace, at time.Time) {
-	e := k.delayed
-	k.delayed = nil
-	if k.waiting {
-		q.merged++
-		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		k.links = append(k.links, trace.Link{SpanContext: e.add})
-	} else {
-		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
-		k.waiting, k.since, k.parent = true, at, e.span.SpanContext()
-	}
-	k.links = append(k.links, e.links...)
-	e.span.End(trace.WithTimestamp(at))
-}
+func (q *traced[T]) Stats() QueueStats { return QueueStats(q.t.Stats()) }
 
 // Add adds item, or merges it into item's wait if it is already waiting.
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Add].
-func (q *TracedQueue[T]) Add(item T) {
-	if !q.traced() {
-		q.inner.Add(item)
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.adds++
-	if q.inner.ShuttingDown() {
-		q.inner.Add(item) // dropped by inner, as it would be untraced
-		return
-	}
-	span := q.startAdd(item, q.inner.Len())
-	k := q.key_locked(item, time.Now())
-	if k.waiting {
-		q.merged++
-		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		k.links = append(k.links, trace.Link{SpanContext: span.SpanContext()})
-	} else {
-		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
-		k.waiting, k.since, k.parent = true, time.Now(), span.SpanContext()
-	}
-	q.inner.Add(item)
-	span.End()
-}
-
-// AddAfter adds item once duration has passed.
-//
-// Mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter].
-func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
-	if duration <= 0 {
-		q.Add(item)
-		return
-	}
-	if !q.traced() {
-		q.inner.AddAfter(item, duration)
-		return
-	}
-	q.addDelayed(item, duration, func() { q.inner.AddAfter(item, duration) })
-}
-
-// AddRateLimited adds item when inner's rate limiter allows.
-//
-// Mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited].
-func (q *TracedQueue[T]) AddRateLimited(item T) {
-	if !q.traced() {
-		q.inner.AddRateLimited(item)
-		return
-	}
-	q.addDelayed(item, 0, func() { q.inner.AddRateLimited(item) })
-}
-
-// addDelayed traces a delayed add (duration 0: the rate limiter's, not
-// known). A key with a waiting entry keeps that one entry, as the delaying
-// queue does: the add is merged into it and moves its ready time earlier
-// if it is.
-func (q *TracedQueue[T]) addDelayed(item T, duration time.Duration, forward func()) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.adds++
-	if q.inner.ShuttingDown() {
-		forward()
-		return
-	}
-	now := time.Now()
-	var readyAt time.Time
-	if duration > 0 {
-		readyAt = now.Add(duration)
-	}
-	span := q.startAdd(item, q.inner.Len())
-	k := q.key_locked(item, now)
-	if e := k.delayed; e != nil {
-		q.merged++
-		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		e.links = append(e.links, trace.Link{SpanContext: span.SpanContext()})
-		// An entry whose time is not known fires no later than this
-		// add's ready time: take that as its time.
-		if !readyAt.IsZero() && (e.readyAt.IsZero() || readyAt.Before(e.readyAt)) {
-			e.readyAt = readyAt
-		}
-	} else {
-		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
-		_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now), trace.WithAttributes(q.keyAttrs(item)...))
-		k.delayed = &delayedEntry{add: span.SpanContext(), span: delayed, readyAt: readyAt}
-	}
-	forward()
-	span.End()
-}
+func (q *traced[T]) Add(item T) { q.t.Add(item, func() { q.inner.Add(item) }) }
 
 // Get waits for a key and hands it to the caller, who must call Done.
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Get].
-func (q *TracedQueue[T]) Get() (T, bool) {
+func (q *traced[T]) Get() (T, bool) {
 	item, shutdown := q.inner.Get()
-	// Until some Add was traced there is nothing to follow: a Get then
-	// costs one atomic load more than inner's.
-	if shutdown || !q.everTraced.Load() || !q.traced() {
-		return item, shutdown
-	}
-	now := time.Now()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	k := q.key_locked(item, now)
-	if !k.waiting && k.delayed != nil {
-		// Nothing the wrapper saw made the key dirty, so its waiting entry
-		// did, at the latest now: a rate-limited one, whose time is not
-		// known, or one inner's clock found ready a moment before ours.
-		q.fire_locked(k, now)
-	}
-	parent, links := k.parent, k.links
-	var queued trace.SpanContext
-	if k.waiting {
-		_, span := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), parent), tracing.SpanWorkqueueQueued,
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(k.since), trace.WithAttributes(q.keyAttrs(item)...))
-		span.End(trace.WithTimestamp(now))
-		queued = span.SpanContext()
-	}
-	// With nothing known of how the key got here (added before tracing was
-	// on, or by inner itself), the process span starts a trace of its own.
-	ctx := context.Background()
-	if queued.IsValid() {
-		ctx = trace.ContextWithSpanContext(ctx, queued)
-	}
-	attrs := append(q.keyAttrs(item), tracing.KeyWorkqueueRequeues.Int(q.inner.NumRequeues(item)))
-	_, process := q.tracer.Start(ctx, tracing.SpanWorkqueueProcess, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithTimestamp(now), trace.WithLinks(links...), trace.WithAttributes(attrs...))
-	if k.process != nil {
-		// A second Get of a key before its Done breaks the workqueue's
-		// contract; end the first rather than leak it.
-		k.process.End()
-		k.exit()
-	} else {
-		q.processingNow++
-		q.inProcess.Add(1)
-	}
-	k.waiting, k.parent, k.links = false, trace.SpanContext{}, nil
-	k.process, k.start = process, now
-	// Re-adds made by this goroutine until Done are children of process.
-	k.exit = handlerctx.Enter(process.SpanContext())
-	return item, false
+	q.t.Got(item, shutdown)
+	return item, shutdown
 }
 
 // Done tells the queue the caller has finished with item; if it was added
 // again meanwhile, it waits again.
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Done].
-func (q *TracedQueue[T]) Done(item T) {
-	if q.inProcess.Load() == 0 {
-		q.inner.Done(item)
-		return
-	}
-	q.mu.Lock()
-	if k := q.pending[item]; k != nil && k.process != nil {
-		now := time.Now()
-		d := now.Sub(k.start)
-		q.processTotal += d
-		q.processLast = d
-		q.processed++
-		q.processingNow--
-		q.inProcess.Add(-1)
-		k.exit()
-		k.process.End(trace.WithTimestamp(now))
-		k.process, k.exit = nil, nil
-		if k.idle() {
-			delete(q.pending, item)
-		}
-	}
-	q.mu.Unlock()
-	q.inner.Done(item)
-}
+func (q *traced[T]) Done(item T) { q.t.Done(item, func() { q.inner.Done(item) }) }
 
-// Forget, NumRequeues, Len, ShutDown, ShutDownWithDrain and ShuttingDown
-// are inner's.
-
-// Forget mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.Forget].
-func (q *TracedQueue[T]) Forget(item T) { q.inner.Forget(item) }
-
-// NumRequeues mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.NumRequeues].
-func (q *TracedQueue[T]) NumRequeues(item T) int { return q.inner.NumRequeues(item) }
-
-// Len mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Len].
-func (q *TracedQueue[T]) Len() int { return q.inner.Len() }
+// Len mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Len]: inner's.
+func (q *traced[T]) Len() int { return q.inner.Len() }
 
 // ShutDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDown].
-func (q *TracedQueue[T]) ShutDown() {
-	q.endDelayed()
-	q.inner.ShutDown()
+// The delayed spans of entries that have not fired end here: the delaying
+// queue drops them.
+func (q *traced[T]) ShutDown() { q.t.ShutDown(q.inner.ShutDown) }
+
+// ShutDownWithDrain mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDownWithDrain],
+// ending delayed spans as ShutDown does.
+func (q *traced[T]) ShutDownWithDrain() { q.t.ShutDown(q.inner.ShutDownWithDrain) }
+
+// ShuttingDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShuttingDown]: inner's.
+func (q *traced[T]) ShuttingDown() bool { return q.inner.ShuttingDown() }
+
+// AddAfter adds item once duration has passed. A duration of zero or less
+// is forwarded as it is: client-go's delaying queue counts it as a retry
+// (its retries metric) before it adds the item at once, and the
+// wrapper traces it as the immediate add it is.
+//
+// Mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter].
+func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
+	q.t.AddDelayed(item, duration, false, func() { q.inner.AddAfter(item, duration) })
 }
 
-// ShutDownWithDrain mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDownWithDrain].
-func (q *TracedQueue[T]) ShutDownWithDrain() {
-	q.endDelayed()
-	q.inner.ShutDownWithDrain()
+// AddRateLimited adds item when inner's rate limiter allows.
+//
+// Mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited].
+func (q *TracedQueue[T]) AddRateLimited(item T) {
+	q.t.AddDelayed(item, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 
-// endDelayed ends the delayed spans of entries that have not fired: the
-// delaying queue drops its waiting entries when it shuts down, so they
-// never will, and a span never ended is never exported.
-func (q *TracedQueue[T]) endDelayed() {
-	if !q.everTraced.Load() {
-		return
-	}
-	now := time.Now()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for item := range q.pending {
-		// Entries already ready have fired; their keys are dirty and
-		// still served by Get.
-		k := q.key_locked(item, now)
-		if e := k.delayed; e != nil {
-			e.span.End(trace.WithTimestamp(now))
-			k.delayed = nil
-		}
-		if k.idle() {
-			delete(q.pending, item)
-		}
-	}
-}
+// Forget mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.Forget]: inner's.
+func (q *TracedQueue[T]) Forget(item T) { q.inner.Forget(item) }
 
-// ShuttingDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShuttingDown].
-func (q *TracedQueue[T]) ShuttingDown() bool { return q.inner.ShuttingDown() }
+// NumRequeues mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.NumRequeues]: inner's.
+func (q *TracedQueue[T]) NumRequeues(item T) int { return q.inner.NumRequeues(item) }
+
+// AddAfter is [TracedQueue.AddAfter] for a delaying queue.
+//
+// Mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter].
+func (q *TracedDelayingQueue[T]) AddAfter(item T, duration time.Duration) {
+	q.t.AddDelayed(item, duration, false, func() { q.inner.AddAfter(item, duration) })
+}

@@ -2,8 +2,8 @@
 # The project's one test command: the README names it and .ci/run calls it.
 #
 #  1. gofmt, go vet and staticcheck (with and without the e2e, browser and
-#     workshop build tags), here and in the nested module
-#     examples/controller-runtime;
+#     workshop build tags), here and in the nested modules
+#     examples/controller-runtime and dropin/crqueue;
 #  2. every unit, oracle and example test, with the race detector, then the
 #     workshop's selfcheck (cmd/workshop);
 #  3. the e2e tests against a real kube-apiserver + etcd on loopback, which
@@ -32,6 +32,8 @@ go vet -tags browser ./test/...
 # examples/controller-runtime is a module of its own (controller-runtime
 # stays out of this module's graph): vetted and tested from its directory.
 (cd examples/controller-runtime && go vet ./... && go vet -tags e2e ./...)
+# dropin/crqueue (the traced controller-runtime priority queue) is one too.
+(cd dropin/crqueue && go vet ./...)
 
 # staticcheck, pinned (from the Go module proxy, built once into the build
 # cache). Deliberate exceptions are //lint: comments that say why, and
@@ -43,6 +45,7 @@ $staticcheck -tags e2e ./test/...
 $staticcheck -tags browser ./test/...
 $staticcheck -tags workshop ./workshop/...
 (cd examples/controller-runtime && $staticcheck ./... && $staticcheck -tags e2e ./...)
+(cd dropin/crqueue && $staticcheck ./...)
 
 echo "== go test -race ./..."
 # cmd/trace-demo's 100k-event live-view load test alone takes about 3 minutes
@@ -50,6 +53,7 @@ echo "== go test -race ./..."
 # a loaded machine.
 go test -race -count=1 -timeout 30m ./...
 (cd examples/controller-runtime && go test -race -count=1 ./...)
+(cd dropin/crqueue && go test -race -count=1 ./...)
 
 # The workshop's checkers build only with the workshop tag (so that the
 # unsolved exercises above stay green): vet them, then prove the course in a

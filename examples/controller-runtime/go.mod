@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/informer-anatomy/informer-anatomy v0.0.0
+	github.com/informer-anatomy/informer-anatomy/dropin/crqueue v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -87,3 +88,5 @@ require (
 )
 
 replace github.com/informer-anatomy/informer-anatomy => ../..
+
+replace github.com/informer-anatomy/informer-anatomy/dropin/crqueue => ../../dropin/crqueue

@@ -25,12 +25,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
 )
 
@@ -91,16 +91,13 @@ func ManagerOptions(namespace string) manager.Options {
 }
 
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
-// default, the priority queue, behind dropin.NewTracedQueue. Behind the
-// wrapper the priority queue's AddWithOpts is hidden, so controller-runtime
-// adds with plain Add, AddAfter and AddRateLimited: every key has the
-// default priority. Wrap the plain workqueue instead
-// (workqueue.NewTypedRateLimitingQueueWithConfig) if that matters less to
-// you than its simpler behaviour.
+// default, the priority queue with the controller's rate limiter, behind
+// crqueue.NewTracedPriorityQueue. The traced queue is still a
+// priorityqueue.PriorityQueue, so controller-runtime's handlers add the
+// initial list and resyncs at low priority, behind live changes, as
+// without the wrapper.
 func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return dropin.NewTracedQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[reconcile.Request]) {
-		o.RateLimiter = rateLimiter
-	}))
+	return crqueue.NewQueue(controllerName, rateLimiter)
 }
 
 // NewManager makes the manager for cfg with ManagerOptions.

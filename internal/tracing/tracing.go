@@ -91,6 +91,9 @@ const (
 	KeyWorkqueueCoalesced = attribute.Key("workqueue.coalesced")
 	KeyWorkqueueRequeues  = attribute.Key("workqueue.requeues")
 	KeyWorkqueueDepth     = attribute.Key("workqueue.depth")
+	// KeyWorkqueuePriority is a controller-runtime priority queue's
+	// priority: the one an add asked for, the one GetWithPriority returned.
+	KeyWorkqueuePriority = attribute.Key("workqueue.priority")
 )
 
 // Tracer returns the tracer a chapter starts its spans with: from tp, or

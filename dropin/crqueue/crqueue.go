@@ -1,0 +1,202 @@
+// Package crqueue traces controller-runtime's priority queue
+// (sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue), the queue
+// a controller-runtime v0.25 controller reads by default, as dropin's
+// NewTracedQueue traces client-go's workqueues: workqueue.add, .delayed,
+// .queued and .process, as docs/span-contract.md's "After the handler"
+// says.
+//
+// dropin.NewTracedQueue takes a priority queue too, but only as the
+// rate-limiting queue it also is: behind it controller-runtime no longer
+// sees a priority queue, its handlers add with plain Add, and the initial
+// list and resyncs are no longer put behind live changes. The queue
+// [NewTracedPriorityQueue] returns is a priorityqueue.PriorityQueue: it
+// keeps AddWithOpts and GetWithPriority, so controller-runtime's handlers
+// and workers use it as they use the bare one.
+//
+//	ctrl.NewControllerManagedBy(mgr).
+//		For(&corev1.ConfigMap{}).
+//		WithOptions(controller.Options{NewQueue: crqueue.NewQueue[reconcile.Request]}).
+//		Complete(r)
+//
+// This is a module of its own (go.mod beside this file, with a replace of
+// the main module), so that controller-runtime stays out of the main
+// module's dependency graph.
+package crqueue
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
+)
+
+const tracerName = "github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
+
+var _ priorityqueue.PriorityQueue[string] = (*TracedPriorityQueue[string])(nil)
+
+// NewQueue has the signature of controller.Options.NewQueue and returns
+// what controller-runtime makes when NewQueue is not set and
+// UsePriorityQueue is left at its default, true (pkg/controller/
+// controller.go, NewTypedUnmanaged): priorityqueue.New with the
+// controller's name and rate limiter, here behind
+// [NewTracedPriorityQueue]. Differs: controller-runtime also hands the
+// queue the controller's logger (priorityqueue.Opts.Log), which NewQueue's
+// signature does not carry; the queue logs its items at V(5) only.
+//
+// Ours: controller-runtime's default NewQueue is a closure, not exported.
+func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
+	return NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[T]) {
+		o.RateLimiter = rateLimiter
+	}))
+}
+
+// NewTracedPriorityQueue wraps inner, a controller-runtime priority queue,
+// so that the trace of an object goes on from the handler that added its
+// key to the worker that reconciled it. Every call is forwarded to inner
+// as it was made, AddWithOpts with its priority, which alone decides what
+// GetWithPriority returns and when; the wrapper only watches.
+//
+// It traces with the global TracerProvider unless
+// [TracedPriorityQueue.SetTracerProvider] says otherwise. With no provider
+// set, it asks whether tracing is on and forwards, nothing more.
+//
+// Ours: controller-runtime's priority queue does not trace.
+func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.PriorityQueue[T]) priorityqueue.PriorityQueue[T] {
+	return &TracedPriorityQueue[T]{
+		t: queuetrace.New(queuetrace.Config[T]{
+			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: inner.NumRequeues,
+			Semantics: queuetrace.PriorityQueue,
+		}),
+		inner: inner,
+	}
+}
+
+// TracedPriorityQueue is what [NewTracedPriorityQueue] returns: reach it
+// with a type assertion for SetTracerProvider and Stats.
+//
+// How it knows what the queue did. The priority queue (priorityqueue.go,
+// lockedAddWithOpts) keeps one item per key, ready or waiting for its
+// delay: an add of a key it holds is merged into that item, which keeps the
+// higher priority and the earlier ready time; an immediate add of a
+// waiting item makes it ready now; a delayed add of a ready item changes
+// nothing but its priority. A key added while it is processing is a new
+// item, held back until Done. The wrapper keeps that bookkeeping per key,
+// only while tracing is on (dropin.TracedQueue says how, for client-go's
+// queue, whose delayed entries live apart from the ready keys).
+//
+// Where the wrapper cannot see what inner did, it approximates as
+// dropin.TracedQueue does: a rate-limited add's delay is the rate
+// limiter's (its workqueue.delayed lasts until the first Get of the key
+// that nothing else explains; an immediate add in between is taken as
+// making it ready then); an add racing with the Get that takes the same
+// key can be taken as merged; ready times are read from time.Now.
+// Priorities change the order of Gets, not the chains: an add that raises a
+// waiting key's priority is merged like any other. Each workqueue.add says
+// the priority it asked for (workqueue.priority: 0 for Add, AddAfter and
+// AddRateLimited), and a process span from GetWithPriority the one it was
+// served at.
+type TracedPriorityQueue[T comparable] struct {
+	t     *queuetrace.Tracer[T]
+	inner priorityqueue.PriorityQueue[T]
+}
+
+// SetTracerProvider sets the provider of the queue's spans; nil: the global
+// one. Call it before the queue is used.
+func (q *TracedPriorityQueue[T]) SetTracerProvider(tp trace.TracerProvider) {
+	q.t.SetTracerProvider(tp)
+}
+
+// Stats reads the queue's counters, as dropin.TracedQueue's Stats does.
+// Depth is inner's Len: ready keys, those held back until their Done
+// included.
+func (q *TracedPriorityQueue[T]) Stats() dropin.QueueStats { return dropin.QueueStats(q.t.Stats()) }
+
+// AddWithOpts adds items with o's priority, delay and rate limiting, each
+// merged into the key's item if inner holds one. It reaches inner as one
+// call, after the bookkeeping of every item.
+//
+// Mirrors [sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.PriorityQueue.AddWithOpts].
+func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
+	for i, item := range items {
+		forward := func() {}
+		if i == len(items)-1 {
+			forward = func() { q.inner.AddWithOpts(o, items...) }
+		}
+		after, rateLimited := o.After, o.RateLimited
+		if rateLimited && after < 0 {
+			// The priority queue takes the shorter of After and the rate
+			// limiter's delay (lockedAddWithOpts): a negative After wins,
+			// and the item is ready at once.
+			after, rateLimited = 0, false
+		}
+		q.t.AddWithPriority(item, ptr.Deref(o.Priority, 0), after, rateLimited, forward)
+	}
+}
+
+// Add mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Add]: the
+// priority queue's Add, AddWithOpts with no options (priority 0).
+func (q *TracedPriorityQueue[T]) Add(item T) {
+	q.t.AddWithPriority(item, 0, 0, false, func() { q.inner.Add(item) })
+}
+
+// AddAfter mirrors [k8s.io/client-go/util/workqueue.TypedDelayingInterface.AddAfter]:
+// the priority queue's, AddWithOpts with After.
+func (q *TracedPriorityQueue[T]) AddAfter(item T, duration time.Duration) {
+	q.t.AddWithPriority(item, 0, duration, false, func() { q.inner.AddAfter(item, duration) })
+}
+
+// AddRateLimited mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited]:
+// the priority queue's, AddWithOpts with RateLimited.
+func (q *TracedPriorityQueue[T]) AddRateLimited(item T) {
+	q.t.AddWithPriority(item, 0, 0, true, func() { q.inner.AddRateLimited(item) })
+}
+
+// GetWithPriority waits for the ready key of highest priority (the
+// earliest among equals) and hands it to the caller with its priority;
+// the caller must call Done.
+//
+// Mirrors [sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.PriorityQueue.GetWithPriority].
+func (q *TracedPriorityQueue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
+	item, priority, shutdown = q.inner.GetWithPriority()
+	q.t.GotWithPriority(item, priority, shutdown)
+	return item, priority, shutdown
+}
+
+// Get mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Get]: the
+// priority queue's, GetWithPriority without the priority.
+func (q *TracedPriorityQueue[T]) Get() (T, bool) {
+	item, shutdown := q.inner.Get()
+	q.t.Got(item, shutdown)
+	return item, shutdown
+}
+
+// Done mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Done]; it
+// ends item's process span.
+func (q *TracedPriorityQueue[T]) Done(item T) { q.t.Done(item, func() { q.inner.Done(item) }) }
+
+// Forget mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.Forget]: inner's.
+func (q *TracedPriorityQueue[T]) Forget(item T) { q.inner.Forget(item) }
+
+// NumRequeues mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.NumRequeues]: inner's.
+func (q *TracedPriorityQueue[T]) NumRequeues(item T) int { return q.inner.NumRequeues(item) }
+
+// Len mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Len]: inner's.
+func (q *TracedPriorityQueue[T]) Len() int { return q.inner.Len() }
+
+// ShutDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDown];
+// the delayed spans of items still waiting end here, since the priority
+// queue drops them.
+func (q *TracedPriorityQueue[T]) ShutDown() { q.t.ShutDown(q.inner.ShutDown) }
+
+// ShutDownWithDrain mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShutDownWithDrain]
+// (the priority queue's is its ShutDown), ending delayed spans as ShutDown
+// does.
+func (q *TracedPriorityQueue[T]) ShutDownWithDrain() { q.t.ShutDown(q.inner.ShutDownWithDrain) }
+
+// ShuttingDown mirrors [k8s.io/client-go/util/workqueue.TypedInterface.ShuttingDown]: inner's.
+func (q *TracedPriorityQueue[T]) ShuttingDown() bool { return q.inner.ShuttingDown() }
