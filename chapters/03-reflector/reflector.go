@@ -140,7 +140,12 @@ type Reflector struct {
 	maxWatchTimeout time.Duration
 	// useWatchList: the initial state is streamed (watchList) before any
 	// LIST; decided once, at construction, as upstream.
-	useWatchList   bool
+	useWatchList bool
+	// testSource: the ListerWatcher says it is one of client-go's test
+	// doubles (see isTestSource), whose objects carry no resourceVersions;
+	// their resourceVersions are then taken as they come, as upstream takes
+	// every source's, instead of refused.
+	testSource     bool
 	tracer         trace.Tracer
 	tracerProvider trace.TracerProvider
 	// nameAttr is built once: it goes on every span.
@@ -247,7 +252,36 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 	if r.useWatchList && DoesClientNotSupportWatchListSemantics(lw) {
 		r.useWatchList = false
 	}
+	r.testSource = isTestSource(lw)
 	return r
+}
+
+// isTestSource reports whether lw is a test double rather than an API
+// server: it answers IsWatchListSemanticsUnSupported() with true
+// ([DoesClientNotSupportWatchListSemantics]). In client-go v0.37.2 only the
+// fakes say so (kubernetes/fake.Clientset, dynamic/fake, metadata/fake,
+// testing's ObjectTracker), and a generated informer passes the client's
+// answer on through ToListWatcherWithWatchListSemantics; upstream's
+// NewReflectorWithOptions logs, when it sees the answer, that it is
+// "expected in unit tests but not in production". A real clientset does not
+// have the method.
+//
+// It matters for resourceVersions. A fake's tracker versions its LISTs
+// (list metadata.resourceVersion "1", then a counter) but not its objects:
+// every watch event carries the object as the test wrote it, usually with
+// no resourceVersion. From an API server such an event is malformed and
+// refused (checkEvent); from a test double it is that source's normal, and
+// refusing it would relist after every event with a growing backoff (six
+// creates, each waited for, took over a minute). So a test source's
+// resourceVersions, of events and LISTs, are taken as they come, as
+// upstream takes everyone's. Nothing else is relaxed: a nameless object or
+// one of the wrong type is refused from a test source too.
+//
+// The answer is read from the data's source, not from the data: an empty
+// resourceVersion cannot tell a fake from a broken server, and a fake's
+// LIST carries a valid one.
+func isTestSource(lw ListerWatcher) bool {
+	return DoesClientNotSupportWatchListSemantics(lw)
 }
 
 // UsesWatchList reports whether the reflector streams the initial state
@@ -418,7 +452,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	if err := replace(cycleCtx, r.store, found, rv); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
-	if !validResourceVersion(rv) {
+	if !validResourceVersion(rv) && !r.testSource {
 		// The items are the server's whole state and go to the store, but
 		// the list's RV is not recorded: a WATCH from "" starts "now" with
 		// synthetic ADDED events, so every delete between this LIST and that
