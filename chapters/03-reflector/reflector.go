@@ -19,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -86,8 +88,8 @@ type ResourceVersionUpdater interface {
 // ReflectorOptions configures a Reflector.
 //
 // Mirrors [k8s.io/client-go/tools/cache.ReflectorOptions] (reflector.go),
-// without Logger and Clock (tests use testing/synctest instead of a fake
-// clock), with TracerProvider and UseWatchList added.
+// without Clock (tests use testing/synctest instead of a fake clock), with
+// TracerProvider and UseWatchList added.
 type ReflectorOptions struct {
 	// Name identifies the reflector in errors, logs and spans
 	// (informer.name). Default: the type description.
@@ -118,6 +120,11 @@ type ReflectorOptions struct {
 	UseWatchList *bool
 	// TracerProvider for the Reflector.* cycle spans; default the global one.
 	TracerProvider trace.TracerProvider
+	// Logger, if set, replaces klog.Background() for what the reflector
+	// logs while it is built (that its client cannot stream). Everything
+	// logged while it runs goes to the logger in the context it runs with
+	// (klog.FromContext), as upstream's.
+	Logger *klog.Logger
 }
 
 // Reflector keeps a store in step with the API server: LIST, Replace the
@@ -250,6 +257,13 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 		r.useWatchList = *options.UseWatchList
 	}
 	if r.useWatchList && DoesClientNotSupportWatchListSemantics(lw) {
+		logger := klog.Background()
+		if options.Logger != nil {
+			logger = *options.Logger
+		}
+		klog.LoggerWithName(logger, r.name).V(2).Info("The client used to build this reflector says it cannot stream (IsWatchListSemanticsUnSupported): "+
+			"it will LIST. This is expected of client-go's fakes in unit tests, not of a real clientset in production.",
+			"feature", WatchListClient)
 		r.useWatchList = false
 	}
 	r.testSource = isTestSource(lw)
@@ -332,10 +346,11 @@ func (r *Reflector) Run(stopCh <-chan struct{}) {
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.RunWithContext] (reflector.go).
 func (r *Reflector) RunWithContext(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Starting reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
+	defer logger.V(3).Info("Stopping reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
 	for {
-		if err := r.ListAndWatchWithContext(ctx); err != nil {
-			r.reportError(ctx, err)
-		}
+		r.runCycle(ctx)
 		t := time.NewTimer(r.backoff.delay())
 		select {
 		case <-ctx.Done():
@@ -343,6 +358,21 @@ func (r *Reflector) RunWithContext(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// runCycle runs one ListAndWatch and reports its failure, under
+// utilruntime.HandleCrashWithContext, as upstream's RunWithContext runs each
+// through wait's backoff loop (which wraps every call so): a panic in the
+// store or in a handler called from it is logged through the context's
+// logger and passed to utilruntime.PanicHandlers, and then, as
+// utilruntime.ReallyCrash is true unless a program sets it false, the panic
+// goes on and ends the process. With ReallyCrash false the reflector backs
+// off and starts the next cycle, as upstream's does.
+func (r *Reflector) runCycle(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	if err := r.ListAndWatchWithContext(ctx); err != nil {
+		r.reportError(ctx, err)
 	}
 }
 
