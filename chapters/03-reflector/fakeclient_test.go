@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -205,5 +206,40 @@ func TestFakeClientsetBehindAPlainListWatchIsRefusedLikeAServer(t *testing.T) {
 		wg.Wait()
 		assert.GreaterOrEqual(t, listCount(client), 2, "the refused stream was followed by a relist")
 		assert.Contains(t, s.contents(), "a/p0@", "the relist brought the object")
+	})
+}
+
+// A hand-made test double that says so (IsWatchListSemanticsUnSupported)
+// and answers its LIST with no list resourceVersion, as a unit test's
+// ListWatch often does: the items are stored and the empty RV recorded, as
+// client-go records it, with no report and no relist. From a server the
+// same LIST is reported and relisted
+// (TestListWithABadResourceVersionIsNotRecordedAndRelists).
+func TestATestDoublesEmptyListResourceVersionIsTakenAsItComes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var lists atomic.Int32
+		lw := ToListWatcherWithWatchListSemantics(&ListWatch{
+			ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+				lists.Add(1)
+				return &corev1.PodList{Items: []corev1.Pod{*pod("a", "p0")}}, nil
+			},
+			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+		}, notStreamingClient{unsupported: true})
+		s, errs := newStoreLog(), &errorLog{}
+		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{})
+		r.SetWatchErrorHandler(errs.handler)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { r.RunWithContext(ctx) })
+		synctest.Wait()
+		time.Sleep(time.Minute) // a relist, if any, would come within the backoff
+		synctest.Wait()
+		cancel()
+		wg.Wait()
+
+		assert.Equal(t, []string{"Replace [a/p0@] rv="}, s.snapshot())
+		assert.Empty(t, errs.all())
+		assert.Equal(t, int32(1), lists.Load(), "no relist")
+		assert.Empty(t, r.LastSyncResourceVersion())
 	})
 }
