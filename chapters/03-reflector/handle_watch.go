@@ -237,8 +237,10 @@ func (r *Reflector) warnBookmarkOverdue(ctx context.Context, start, lastEvent ti
 	switch {
 	case lastEvent.IsZero():
 		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v has sent no event in %v and no initial-events-end bookmark; "+
-			"the informer cannot sync until it does. If this server or client ignores sendInitialEvents (a fake clientset, a proxy), "+
-			"make its ListerWatcher implement IsWatchListSemanticsUnSupported() returning true, or set KUBE_FEATURE_WatchListClient=false",
+			"the informer cannot sync until it does. If this is a test double that ignores sendInitialEvents (a fake client), "+
+			"make its ListerWatcher implement IsWatchListSemanticsUnSupported() returning true (as client-go's fakes do); "+
+			"if it is a server or proxy that ignores it, switch the WatchListClient gate off (KUBE_FEATURE_WatchListClient=false) "+
+			"or set ReflectorOptions.UseWatchList to false",
 			r.name, r.typeDescription, time.Since(start).Round(time.Second)))
 	case time.Since(lastEvent) >= bookmarkWarningInterval:
 		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v sent %d events, the last %v ago, but not yet its initial-events-end bookmark; "+

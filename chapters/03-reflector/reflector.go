@@ -110,7 +110,8 @@ type ReflectorOptions struct {
 	// state is streamed (a WATCH with sendInitialEvents=true, falling back to
 	// a LIST when the server cannot stream) or LISTed. nil, the default,
 	// follows the WatchListClient feature gate ([FeatureGates]), which is on
-	// in v0.37.2 unless KUBE_FEATURE_WatchListClient=false. Either way a
+	// in v0.37.2 unless switched off in client-go's features registry (by
+	// KUBE_FEATURE_WatchListClient=false or in code). Either way a
 	// ListerWatcher that opts out ([DoesClientNotSupportWatchListSemantics])
 	// is LISTed.
 	//
