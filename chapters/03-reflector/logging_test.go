@@ -76,6 +76,7 @@ func TestReflectorLogsThroughTheContextsKlogLogger(t *testing.T) {
 			assert.Contains(t, text, "Starting reflector", "%s start, at V(3):\n%s", name, text)
 			assert.Contains(t, text, "Failed to watch", "%s failed cycle, through utilruntime.HandleErrorWithContext:\n%s", name, text)
 			assert.Contains(t, text, "is forbidden", "%s: the error itself:\n%s", name, text)
+			assert.Contains(t, text, "Listing and watching", "%s cycle start, at V(3):\n%s", name, text)
 			assert.Contains(t, text, "Stopping reflector", "%s stop:\n%s", name, text)
 		}
 		assert.Contains(t, oursText(), `reflector="ours"`)
@@ -155,6 +156,7 @@ func TestAPanicInACycleIsHandledAsUpstreamsRunHandlesIt(t *testing.T) {
 		assert.Equal(t, int32(2), panics.Load(), "each reflector's panic reached utilruntime.PanicHandlers")
 		for name, text := range map[string]string{"client-go's": theirsText(), "ours": oursText()} {
 			require.True(t, strings.Contains(text, "Observed a panic"), "%s panic logged through the context's logger:\n%s", name, text)
+			assert.Equal(t, 1, strings.Count(text, "Caches populated"), "%s: the second cycle populated the cache, at V(2):\n%s", name, text)
 		}
 	})
 }

@@ -405,6 +405,8 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 		}
 	}()
 
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 	var w watch.Interface
 	if r.useWatchList {
 		w, err = r.watchList(ctx)
@@ -429,6 +431,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	logger.V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
 	return r.watchWithResync(ctx, w)
 }
 
