@@ -155,6 +155,16 @@ func TestStreamedListIsTransformedAsItArrivesAsClientGos(t *testing.T) {
 				assert.Equal(t, theirs.perObject(), ours.perObject(), "transform calls per object, first sync included")
 				assert.Equal(t, 2, theirs.perObject()["p0"], "client-go transforms a streamed object twice: as it arrives and in Replace")
 
+				// After the bookmark, on the same watch: once per event.
+				for _, w := range []*watch.FakeWatcher{theirsSrc.w, oursSrc.w} {
+					p := streamedPod(0)
+					p.ResourceVersion = strconv.Itoa(11 + n)
+					w.Modify(p)
+				}
+				synctest.Wait()
+				assert.Equal(t, 3, theirs.perObject()["p0"], "client-go transforms a watch event once")
+				assert.Equal(t, theirs.perObject(), ours.perObject(), "transform calls per object, the watch event included")
+
 				cancel()
 				wg.Wait()
 			})
