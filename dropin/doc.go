@@ -32,6 +32,13 @@
 //		return dropin.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resync, indexers)
 //	})
 //
+// Build lw as client-go's generated informers build theirs, wrapped by
+// cache.ToListWatcherWithWatchListSemantics(lw, c): on a fake clientset
+// (k8s.io/client-go/kubernetes/fake) that tells our reflector, as it tells
+// client-go's, that the client is a test double, which LISTs instead of
+// streaming and whose watch events carry no resourceVersion
+// (fakeclient_test.go runs a controller on it both ways).
+//
 // With controller-runtime, set cache.Options.NewInformer to
 // [NewSharedIndexInformer], whose signature it is.
 //

@@ -14,8 +14,9 @@
 //     it fails in a way that may have lost events (410 Expired, an ERROR
 //     event, a very short watch), go back to 1, after a backoff.
 //
-// A server that cannot stream (422), the gate switched off
-// (KUBE_FEATURE_WatchListClient=false, or [ReflectorOptions].UseWatchList),
+// A server that cannot stream (422), the gate switched off (client-go's
+// WatchListClient gate: KUBE_FEATURE_WatchListClient=false, or set in code
+// on client-go's features registry; or [ReflectorOptions].UseWatchList),
 // or a ListerWatcher that opts out ([DoesClientNotSupportWatchListSemantics])
 // gets the classic conversation instead: LIST everything (at RV "0" the
 // first time, in pages of 500), Replace, then WATCH from the list's RV.

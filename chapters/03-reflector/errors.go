@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 )
 
 // WatchErrorHandler is told whenever ListAndWatch fails (the reflector then
@@ -28,19 +29,31 @@ type WatchErrorHandler func(r *Reflector, err error)
 // Mirrors [k8s.io/client-go/tools/cache.WatchErrorHandlerWithContext] (reflector.go).
 type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
 
-// DefaultWatchErrorHandler logs err through log/slog: quietly (debug) for a
-// watch that ended because its resourceVersion expired or the stream closed
-// normally, which are routine; as a warning otherwise.
+// DefaultWatchErrorHandler logs err through the contextual klog logger
+// (klog.FromContext(ctx): the logger a caller put in the reflector's
+// context, else klog's global one), as upstream's does: an expired
+// resourceVersion at V(4) ("Watch closed", routine: the next cycle
+// relists), a normal close (io.EOF) not at all, an unexpected EOF at V(1),
+// and everything else through utilruntime.HandleErrorWithContext ("Failed
+// to watch"), which logs it as an error with the same logger and calls
+// every function in utilruntime.ErrorHandlers.
 //
-// Mirrors [k8s.io/client-go/tools/cache.DefaultWatchErrorHandler] (reflector.go),
-// which logs through klog.
+// Mirrors [k8s.io/client-go/tools/cache.DefaultWatchErrorHandler] (reflector.go).
+// Ours wraps its errors (with %w), so they are matched with errors.Is where
+// upstream compares with ==; ours also reaches this handler for dropped or
+// refused events and for retried watch requests (see [WatchErrorHandler]),
+// which upstream sends to utilruntime.HandleErrorWithContext directly or
+// logs, so they end up in the same logger either way.
 func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	switch {
-	case isExpiredError(err), errors.Is(err, io.EOF):
-		slog.DebugContext(ctx, "watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case isExpiredError(err):
+		klog.FromContext(ctx).V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case errors.Is(err, io.EOF):
+		// closed normally
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		klog.FromContext(ctx).V(1).Info("Watch closed with unexpected EOF", "reflector", r.name, "type", r.typeDescription, "err", err)
 	default:
-		slog.WarnContext(ctx, "reflector list/watch failed; backing off and retrying",
-			"reflector", r.name, "type", r.typeDescription, "err", err)
+		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", r.name, "type", r.typeDescription)
 	}
 }
 

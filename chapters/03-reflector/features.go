@@ -1,12 +1,7 @@
 package reflector
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"sync"
-
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientfeatures "k8s.io/client-go/features"
 )
 
 // Feature names a client-go feature gate.
@@ -22,16 +17,6 @@ type Feature string
 // Mirrors [k8s.io/client-go/features.WatchListClient] (known_features.go).
 const WatchListClient Feature = "WatchListClient"
 
-// knownFeatures are the gates this chapter reads, with v0.37.2's defaults.
-// The reflector reads no other gate. The gates of the queue and the
-// informer (InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO,
-// UnlockWhileProcessingFIFO) are plain options of chapters 4 and 5, set to
-// v0.37.2's defaults there, so that an earlier chapter never depends on a
-// later one's switches.
-var knownFeatures = map[Feature]bool{
-	WatchListClient: true,
-}
-
 // Gates tells whether a feature is on.
 //
 // Mirrors [k8s.io/client-go/features.Gates] (features.go).
@@ -40,51 +25,33 @@ type Gates interface {
 }
 
 // FeatureGates returns the gates every reflector of this process consults:
-// v0.37.2's defaults, each overridden by an environment variable named
-// KUBE_FEATURE_<feature> (KUBE_FEATURE_WatchListClient=false switches
-// streaming off) that strconv.ParseBool accepts. The environment is read
-// once, at the first question, as client-go's is; a value it cannot parse
-// is reported through utilruntime.HandleError and the default kept.
+// client-go's own, [k8s.io/client-go/features.FeatureGates], asked afresh
+// each time. So a gate is what client-go's reflector would see: v0.37.2's
+// default, overridden by an environment variable KUBE_FEATURE_<feature>
+// (KUBE_FEATURE_WatchListClient=false switches streaming off; read once per
+// process, and a value strconv.ParseBool refuses is logged by client-go,
+// "Could not set feature gate", and the default kept), or set in code: a
+// program that replaces client-go's gates (features.ReplaceFeatureGates,
+// as Kubernetes components do with their --feature-gates flag) or sets one
+// on them reaches this reflector too. A reflector reads the gate once, when
+// it is built, as upstream's does.
 //
-// Mirrors [k8s.io/client-go/features.FeatureGates] (features.go) with its
-// default environment-variable implementation (envvar.go). Upstream's gates
-// can also be replaced or set from code (ReplaceFeatureGates, Set); ours
-// cannot: a reflector that must stream or must LIST says so in
-// [ReflectorOptions].UseWatchList instead.
-func FeatureGates() Gates { return envGates }
+// The reflector reads only WatchListClient. The gates of the queue and the
+// informer (InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO,
+// UnlockWhileProcessingFIFO) are plain options of chapters 4 and 5, set to
+// v0.37.2's defaults there, so that an earlier chapter never depends on a
+// later one's switches.
+//
+// Mirrors [k8s.io/client-go/features.FeatureGates] (features.go) by asking
+// it. A per-reflector choice that needs neither the environment nor the
+// process-wide registry is [ReflectorOptions].UseWatchList (ours).
+func FeatureGates() Gates { return clientGoGates{} }
 
-var envGates = &envVarGates{}
+// clientGoGates asks client-go's registry; Feature has the same names.
+type clientGoGates struct{}
 
-type envVarGates struct {
-	once    sync.Once
-	enabled map[Feature]bool // written once, under once
-}
-
-func (g *envVarGates) Enabled(key Feature) bool {
-	g.once.Do(g.read)
-	v, ok := g.enabled[key]
-	if !ok {
-		// Asking for a gate nobody registered is a programming error, as
-		// upstream treats it (it panics too).
-		panic(fmt.Sprintf("feature %q is not one this package knows", key))
-	}
-	return v
-}
-
-func (g *envVarGates) read() {
-	g.enabled = make(map[Feature]bool, len(knownFeatures))
-	for f, def := range knownFeatures {
-		g.enabled[f] = def
-		name := "KUBE_FEATURE_" + string(f)
-		raw, set := os.LookupEnv(name)
-		if !set {
-			continue
-		}
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("%s=%q is not a boolean (use true or false); the %s gate stays at its default, %t", name, raw, f, def))
-			continue
-		}
-		g.enabled[f] = v
-	}
+func (clientGoGates) Enabled(key Feature) bool {
+	// Asking for a gate nobody registered is a programming error: client-go's
+	// default registry panics, as it should.
+	return clientfeatures.FeatureGates().Enabled(clientfeatures.Feature(key))
 }

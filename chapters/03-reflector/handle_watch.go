@@ -31,7 +31,9 @@ import (
 // error) is reported to the WatchErrorHandler, not only to the global error
 // log, and then skipped: the watch goes on. An event whose resourceVersion is
 // empty or not a number is reported and ends the watch with
-// errWatchUntrusted, so the reflector relists.
+// errWatchUntrusted, so the reflector relists, unless the source is one of
+// client-go's test doubles (isTestSource), whose objects carry no
+// resourceVersions: then it is applied and recorded as upstream does.
 func (r *Reflector) handleWatch(ctx context.Context, start time.Time, w watch.Interface, dst ReflectorStore,
 	exitOnInitialEventsEnd bool, resyncErr <-chan error, setRV func(rv string, pastSynthetic bool)) (initialEventsEnd bool, err error) {
 	keepOpen := false
@@ -123,7 +125,8 @@ const (
 // the reflector stores, or without metadata, is dropped; a resourceVersion
 // that is not a decimal number ends the watch; an object without a name
 // is not stored but its resourceVersion is recorded. m is the object's
-// metadata unless the event is dropped.
+// metadata unless the event is dropped. From a test double (isTestSource)
+// any resourceVersion is accepted; the other checks stay.
 func (r *Reflector) checkEvent(ctx context.Context, event watch.Event) (m metav1.Object, v eventVerdict) {
 	if r.expectedType != nil {
 		if got := reflect.TypeOf(event.Object); got != r.expectedType {
@@ -145,7 +148,10 @@ func (r *Reflector) checkEvent(ctx context.Context, event watch.Event) (m metav1
 		return nil, dropEvent
 	}
 	rv := m.GetResourceVersion()
-	if !validResourceVersion(rv) {
+	// A test double's objects carry whatever resourceVersion the test gave
+	// them, usually none: taken as it comes, as upstream does (see
+	// isTestSource).
+	if !r.testSource && !validResourceVersion(rv) {
 		// The object is refused, not applied. Its state cannot be placed
 		// in time: applying it would hand handlers an object whose version
 		// no later event can be compared with, and the relist this causes
@@ -231,8 +237,10 @@ func (r *Reflector) warnBookmarkOverdue(ctx context.Context, start, lastEvent ti
 	switch {
 	case lastEvent.IsZero():
 		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v has sent no event in %v and no initial-events-end bookmark; "+
-			"the informer cannot sync until it does. If this server or client ignores sendInitialEvents (a fake clientset, a proxy), "+
-			"make its ListerWatcher implement IsWatchListSemanticsUnSupported() returning true, or set KUBE_FEATURE_WatchListClient=false",
+			"the informer cannot sync until it does. If this is a test double that ignores sendInitialEvents (a fake client), "+
+			"make its ListerWatcher implement IsWatchListSemanticsUnSupported() returning true (as client-go's fakes do); "+
+			"if it is a server or proxy that ignores it, switch the WatchListClient gate off (KUBE_FEATURE_WatchListClient=false) "+
+			"or set ReflectorOptions.UseWatchList to false",
 			r.name, r.typeDescription, time.Since(start).Round(time.Second)))
 	case time.Since(lastEvent) >= bookmarkWarningInterval:
 		r.reportError(ctx, fmt.Errorf("%s: the watch-list stream of %v sent %d events, the last %v ago, but not yet its initial-events-end bookmark; "+

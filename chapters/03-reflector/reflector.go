@@ -19,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -86,8 +88,8 @@ type ResourceVersionUpdater interface {
 // ReflectorOptions configures a Reflector.
 //
 // Mirrors [k8s.io/client-go/tools/cache.ReflectorOptions] (reflector.go),
-// without Logger and Clock (tests use testing/synctest instead of a fake
-// clock), with TracerProvider and UseWatchList added.
+// without Clock (tests use testing/synctest instead of a fake clock), with
+// TracerProvider and UseWatchList added.
 type ReflectorOptions struct {
 	// Name identifies the reflector in errors, logs and spans
 	// (informer.name). Default: the type description.
@@ -108,7 +110,8 @@ type ReflectorOptions struct {
 	// state is streamed (a WATCH with sendInitialEvents=true, falling back to
 	// a LIST when the server cannot stream) or LISTed. nil, the default,
 	// follows the WatchListClient feature gate ([FeatureGates]), which is on
-	// in v0.37.2 unless KUBE_FEATURE_WatchListClient=false. Either way a
+	// in v0.37.2 unless switched off in client-go's features registry (by
+	// KUBE_FEATURE_WatchListClient=false or in code). Either way a
 	// ListerWatcher that opts out ([DoesClientNotSupportWatchListSemantics])
 	// is LISTed.
 	//
@@ -118,6 +121,11 @@ type ReflectorOptions struct {
 	UseWatchList *bool
 	// TracerProvider for the Reflector.* cycle spans; default the global one.
 	TracerProvider trace.TracerProvider
+	// Logger, if set, replaces klog.Background() for what the reflector
+	// logs while it is built (that its client cannot stream). Everything
+	// logged while it runs goes to the logger in the context it runs with
+	// (klog.FromContext), as upstream's.
+	Logger *klog.Logger
 }
 
 // Reflector keeps a store in step with the API server: LIST, Replace the
@@ -140,7 +148,12 @@ type Reflector struct {
 	maxWatchTimeout time.Duration
 	// useWatchList: the initial state is streamed (watchList) before any
 	// LIST; decided once, at construction, as upstream.
-	useWatchList   bool
+	useWatchList bool
+	// testSource: the ListerWatcher says it is one of client-go's test
+	// doubles (see isTestSource), whose objects carry no resourceVersions;
+	// their resourceVersions are then taken as they come, as upstream takes
+	// every source's, instead of refused.
+	testSource     bool
 	tracer         trace.Tracer
 	tracerProvider trace.TracerProvider
 	// nameAttr is built once: it goes on every span.
@@ -245,9 +258,45 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 		r.useWatchList = *options.UseWatchList
 	}
 	if r.useWatchList && DoesClientNotSupportWatchListSemantics(lw) {
+		logger := klog.Background()
+		if options.Logger != nil {
+			logger = *options.Logger
+		}
+		klog.LoggerWithName(logger, r.name).V(2).Info("The client used to build this reflector says it cannot stream (IsWatchListSemanticsUnSupported): "+
+			"it will LIST. This is expected of client-go's fakes in unit tests, not of a real clientset in production.",
+			"feature", WatchListClient)
 		r.useWatchList = false
 	}
+	r.testSource = isTestSource(lw)
 	return r
+}
+
+// isTestSource reports whether lw is a test double rather than an API
+// server: it answers IsWatchListSemanticsUnSupported() with true
+// ([DoesClientNotSupportWatchListSemantics]). In client-go v0.37.2 only the
+// fakes say so (kubernetes/fake.Clientset, dynamic/fake, metadata/fake,
+// testing's ObjectTracker), and a generated informer passes the client's
+// answer on through ToListWatcherWithWatchListSemantics; upstream's
+// NewReflectorWithOptions logs, when it sees the answer, that it is
+// "expected in unit tests but not in production". A real clientset does not
+// have the method.
+//
+// It matters for resourceVersions. A fake's tracker versions its LISTs
+// (list metadata.resourceVersion "1", then a counter) but not its objects:
+// every watch event carries the object as the test wrote it, usually with
+// no resourceVersion. From an API server such an event is malformed and
+// refused (checkEvent); from a test double it is that source's normal, and
+// refusing it would relist after every event with a growing backoff (six
+// creates, each waited for, took over a minute). So a test source's
+// resourceVersions, of events and LISTs, are taken as they come, as
+// upstream takes everyone's. Nothing else is relaxed: a nameless object or
+// one of the wrong type is refused from a test source too.
+//
+// The answer is read from the data's source, not from the data: an empty
+// resourceVersion cannot tell a fake from a broken server, and a fake's
+// LIST carries a valid one.
+func isTestSource(lw ListerWatcher) bool {
+	return DoesClientNotSupportWatchListSemantics(lw)
 }
 
 // UsesWatchList reports whether the reflector streams the initial state
@@ -298,10 +347,11 @@ func (r *Reflector) Run(stopCh <-chan struct{}) {
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.RunWithContext] (reflector.go).
 func (r *Reflector) RunWithContext(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Starting reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
+	defer logger.V(3).Info("Stopping reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
 	for {
-		if err := r.ListAndWatchWithContext(ctx); err != nil {
-			r.reportError(ctx, err)
-		}
+		r.runCycle(ctx)
 		t := time.NewTimer(r.backoff.delay())
 		select {
 		case <-ctx.Done():
@@ -309,6 +359,21 @@ func (r *Reflector) RunWithContext(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// runCycle runs one ListAndWatch and reports its failure, under
+// utilruntime.HandleCrashWithContext, as upstream's RunWithContext runs each
+// through wait's backoff loop (which wraps every call so): a panic in the
+// store or in a handler called from it is logged through the context's
+// logger and passed to utilruntime.PanicHandlers, and then, as
+// utilruntime.ReallyCrash is true unless a program sets it false, the panic
+// goes on and ends the process. With ReallyCrash false the reflector backs
+// off and starts the next cycle, as upstream's does.
+func (r *Reflector) runCycle(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	if err := r.ListAndWatchWithContext(ctx); err != nil {
+		r.reportError(ctx, err)
 	}
 }
 
@@ -340,6 +405,8 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 		}
 	}()
 
+	logger := klog.FromContext(ctx)
+	logger.V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 	var w watch.Interface
 	if r.useWatchList {
 		w, err = r.watchList(ctx)
@@ -364,6 +431,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	logger.V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
 	return r.watchWithResync(ctx, w)
 }
 
@@ -418,7 +486,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	if err := replace(cycleCtx, r.store, found, rv); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
-	if !validResourceVersion(rv) {
+	if !validResourceVersion(rv) && !r.testSource {
 		// The items are the server's whole state and go to the store, but
 		// the list's RV is not recorded: a WATCH from "" starts "now" with
 		// synthetic ADDED events, so every delete between this LIST and that

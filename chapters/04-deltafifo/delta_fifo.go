@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -101,7 +102,12 @@ type DeltaFIFO struct {
 	traceFilter           TraceFilter
 }
 
-var _ Queue = &DeltaFIFO{}
+// A DeltaFIFO is a Queue, and hands its transformer to the reflector
+// (chapter 3), which slims a streamed list with it as each object arrives.
+var (
+	_ Queue                       = &DeltaFIFO{}
+	_ reflector.TransformingStore = &DeltaFIFO{}
+)
 
 // NewDeltaFIFOWithOptions returns an empty DeltaFIFO.
 //
@@ -140,6 +146,17 @@ func NewDeltaFIFO(keyFunc store.KeyFunc, knownObjects KeyListerGetter) *DeltaFIF
 
 // Name is the queue's (informer's) name.
 func (f *DeltaFIFO) Name() string { return f.name }
+
+// Transformer returns the queue's transformer (nil if none). A reflector
+// streaming the initial state (chapter 3's watchList) applies it to each
+// object as it arrives in its temporary store, so a large first sync is
+// held slimmed, not whole, until the bookmark; Replace then applies it once
+// more, as upstream's does, which is why a transformer should be
+// idempotent.
+//
+// Mirrors [k8s.io/client-go/tools/cache.DeltaFIFO.Transformer] (delta_fifo.go),
+// which makes it a [k8s.io/client-go/tools/cache.TransformingStore].
+func (f *DeltaFIFO) Transformer() TransformFunc { return f.transformer }
 
 // KeyOf keys an object, a tombstone (by its Key) or a Deltas (by its newest
 // object).

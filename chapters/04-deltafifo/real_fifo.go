@@ -169,7 +169,16 @@ var (
 	_ Queue                            = &RealFIFO{}
 	_ reflector.ContextStore           = &RealFIFO{}
 	_ reflector.ReflectorBookmarkStore = &RealFIFO{}
+	_ reflector.TransformingStore      = &RealFIFO{}
 )
+
+// Transformer returns the queue's transformer (nil if none), for the
+// reflector's streamed list; see [DeltaFIFO.Transformer]. A streamed
+// object is transformed as it arrives and again in Replace
+// (enqueueReplacedAll_locked or the per-object entries), as upstream's is.
+//
+// Mirrors [k8s.io/client-go/tools/cache.RealFIFO.Transformer] (the_real_fifo.go).
+func (f *RealFIFO) Transformer() TransformFunc { return f.transformer }
 
 // NewRealFIFO returns a non-atomic RealFIFO: per-object relists and
 // resyncs, reconciled against knownObjects (which must not be nil).

@@ -2,11 +2,11 @@ package processor
 
 import (
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 )
 
 // Informer identity, client-go 1.36's answer to "which informer is this?"
@@ -73,7 +73,10 @@ func (n *InformerName) WithResource(gvr schema.GroupVersionResource) InformerNam
 		return id
 	}
 	if _, dup := n.gvrs[gvr]; dup {
-		slog.Warn("duplicate informer registration: the second is not reserved", "informerName", n.name, "resource", gvr.String())
+		// Logged through klog, as upstream logs it (klog.TODO().Error):
+		// there is no context here to take a logger from.
+		klog.TODO().Error(nil, "Duplicate informer registration - the second is not reserved", "informerName", n.name,
+			"group", gvr.Group, "version", gvr.Version, "resource", gvr.Resource)
 		return id
 	}
 	id.reserved.Store(true)
