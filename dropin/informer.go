@@ -64,10 +64,16 @@ func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject run
 //
 // What client-go's constructors have no room for is set on it, before Run:
 // [Informer.SetTracerProvider] and [Informer.SetTraceFilter]. Reach it with a
-// type assertion:
+// type assertion on what a constructor returned:
 //
 //	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
 //	_ = inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("default/web"))
+//
+// or with [InformerOf] on what a factory's generated accessor returns
+// (client-go 1.37 wraps it in cache.TypedSharedIndexInformer, where the
+// assertion fails):
+//
+//	inf, _ := dropin.InformerOf(factory.Core().V1().Pods().Informer())
 //
 // Ours: client-go's concrete informer is unexported.
 type Informer struct {
@@ -109,7 +115,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// names client-go's does, so a factory's opt-out of watch-list for a
 	// fake client reaches our reflector too.
 	i.inner = processor.NewSharedIndexInformerWithOptions(lw, exampleObject, ours)
-	i.indexer = indexer{i.inner.GetIndexer()}
+	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
 	return i
 }
 
