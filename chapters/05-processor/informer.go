@@ -106,9 +106,16 @@ type HandlerOptions struct {
 type DoneChecker = deltafifo.DoneChecker
 
 // WaitFor waits until every checker is done or ctx is; see [deltafifo.WaitFor].
+// Its log lines name the caller of this function: the logger handed on
+// skips this frame too, or every line would point here.
 //
 // Mirrors [k8s.io/client-go/tools/cache.WaitFor] (shared_informer.go).
 func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
+	if what != "" {
+		helper, logger := klog.FromContext(ctx).WithCallStackHelper()
+		helper()
+		ctx = klog.NewContext(ctx, logger)
+	}
 	return deltafifo.WaitFor(ctx, what, checkers...)
 }
 

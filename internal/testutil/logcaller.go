@@ -1,0 +1,83 @@
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+)
+
+// LogLine is one line of klog's text logger as [CallerLines] reads it: the
+// message, and the source location the logger was told it came from (its
+// header's file:line), the line made relative to the call under test.
+type LogLine struct {
+	Msg  string
+	File string
+	Line int
+}
+
+// syncWriter is the logger's output; lines are written whole.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// klogHeader matches klog's text header: "I1126 12:00:00.000000   123 file.go:45] "msg"".
+var klogHeader = regexp.MustCompile(`^\S+ \S+ +\d+ ([^:]+):(\d+)\] "([^"]*)"`)
+
+// CallerLines runs call with a ctx whose logger (klog's textlogger) records
+// each line's source location, and returns the lines logged. call returns
+// the place of the call whose logging is checked ([Here] on the line before
+// it, plus one): every line must name that file, and its Line is made
+// relative to that line, so 0 means "names the call", as client-go's
+// helpers that use logr's WithCallStackHelper do.
+//
+// Ours: a test helper.
+func CallerLines(t testing.TB, call func(ctx context.Context) (file string, line int)) []LogLine {
+	t.Helper()
+	out := &syncWriter{}
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(out)))
+	file, line := call(klog.NewContext(context.Background(), logger))
+	var lines []LogLine
+	for _, text := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if text == "" {
+			continue
+		}
+		m := klogHeader.FindStringSubmatch(text)
+		require.NotNil(t, m, "a log line with klog's header: %q", text)
+		n, err := strconv.Atoi(m[2])
+		require.NoError(t, err)
+		require.Equal(t, file, m[1], "%q is reported at the caller's file (%s)", m[3], text)
+		lines = append(lines, LogLine{Msg: m[3], File: m[1], Line: n - line})
+	}
+	return lines
+}
+
+// Here is the base name of the file and the line of its caller (skip 0),
+// or of a caller further up.
+//
+// Ours: a test helper.
+func Here(skip int) (file string, line int) {
+	_, path, line, _ := runtime.Caller(skip + 1)
+	return path[strings.LastIndexByte(path, '/')+1:], line
+}
