@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
@@ -359,11 +360,21 @@ func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 }
 
 // RunWithContext runs the reflector, the queue and every handler until ctx
-// is done. It may run only once.
+// is done. It may run only once: a second call logs a warning through ctx's
+// logger and returns, as upstream's does.
+//
+// A panic in its goroutine (the queue's Process: the cache write, an index
+// function) is handed to utilruntime.HandleCrashWithContext on the way out,
+// after the informer has stopped its processor, as upstream's: the
+// PanicHandlers log it, then it is re-raised unless utilruntime.ReallyCrash
+// is off (chapter 4's controller has already handled it by then; see
+// deltafifo.Controller's RunWithContext).
 func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
 	s.startedLock.Lock()
 	if s.started {
 		s.startedLock.Unlock()
+		klog.FromContext(ctx).Info("Warning: the sharedIndexInformer has started, run more than once is not allowed")
 		return
 	}
 	cfg := &deltafifo.Config{

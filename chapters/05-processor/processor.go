@@ -208,7 +208,11 @@ func (p *processorListener) add(n notification) {
 // pop moves notifications from addCh into the ring buffer and offers the
 // oldest on nextCh, until addCh is closed; then it closes nextCh so run ends.
 func (p *processorListener) pop() {
-	defer utilruntime.HandleCrash()
+	if p.logger != nil {
+		defer utilruntime.HandleCrashWithLogger(*p.logger)
+	} else {
+		defer utilruntime.HandleCrash()
+	}
 	defer close(p.nextCh)
 	var nextCh chan<- notification // nil (disabled) while nothing is ready
 	var next notification

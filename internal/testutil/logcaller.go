@@ -45,19 +45,16 @@ func (w *syncWriter) String() string {
 // klogHeader matches klog's text header: "I1126 12:00:00.000000   123 file.go:45] "msg"".
 var klogHeader = regexp.MustCompile(`^\S+ \S+ +\d+ ([^:]+):(\d+)\] "([^"]*)"`)
 
-// CallerLines runs call with a ctx whose logger (klog's textlogger) records
-// each line's source location, and returns the lines logged. call returns
-// the place of the call whose logging is checked ([Here] on the line before
-// it, plus one): every line must name that file, and its Line is made
-// relative to that line, so 0 means "names the call", as client-go's
-// helpers that use logr's WithCallStackHelper do.
+// CaptureLogs runs call with a ctx whose logger (klog's textlogger at
+// verbosity 0) writes to a buffer, and returns the lines it logged: each
+// message with the file (base name) and line its header names.
 //
 // Ours: a test helper.
-func CallerLines(t testing.TB, call func(ctx context.Context) (file string, line int)) []LogLine {
+func CaptureLogs(t testing.TB, call func(ctx context.Context)) []LogLine {
 	t.Helper()
 	out := &syncWriter{}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(out)))
-	file, line := call(klog.NewContext(context.Background(), logger))
+	call(klog.NewContext(context.Background(), logger))
 	var lines []LogLine
 	for _, text := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if text == "" {
@@ -67,8 +64,26 @@ func CallerLines(t testing.TB, call func(ctx context.Context) (file string, line
 		require.NotNil(t, m, "a log line with klog's header: %q", text)
 		n, err := strconv.Atoi(m[2])
 		require.NoError(t, err)
-		require.Equal(t, file, m[1], "%q is reported at the caller's file (%s)", m[3], text)
-		lines = append(lines, LogLine{Msg: m[3], File: m[1], Line: n - line})
+		lines = append(lines, LogLine{Msg: m[3], File: m[1], Line: n})
+	}
+	return lines
+}
+
+// CallerLines runs call as [CaptureLogs] does and returns the lines logged.
+// call returns the place of the call whose logging is checked ([Here] on
+// the line before it, plus one): every line must name that file, and its
+// Line is made relative to that line, so 0 means "names the call", as
+// client-go's helpers that use logr's WithCallStackHelper do.
+//
+// Ours: a test helper.
+func CallerLines(t testing.TB, call func(ctx context.Context) (file string, line int)) []LogLine {
+	t.Helper()
+	var file string
+	var line int
+	lines := CaptureLogs(t, func(ctx context.Context) { file, line = call(ctx) })
+	for i := range lines {
+		require.Equal(t, file, lines[i].File, "%q is reported at the caller's file", lines[i].Msg)
+		lines[i].Line -= line
 	}
 	return lines
 }
