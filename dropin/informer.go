@@ -170,9 +170,8 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 }
 
 // TraceFilter selects the objects that get a trace. This package adds no
-// functions of its own beyond client-go's three constructors and
-// NewTracedQueue: build a filter with chapter 4's deltafifo.TraceKeys or
-// deltafifo.TraceSelector, or write one.
+// tracing functions of its own: build a filter with chapter 4's
+// deltafifo.TraceKeys or deltafifo.TraceSelector, or write one.
 //
 // Mirrors our [deltafifo.TraceFilter] (chapters/04-deltafifo/tracing.go); not in client-go.
 type TraceFilter = deltafifo.TraceFilter

@@ -196,15 +196,6 @@ func (f *sharedInformerFactory) Shutdown() {
 func (f *sharedInformerFactory) InformerName() *processor.InformerName { return f.informerName }
 
 func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
-	f.lock.Lock()
-	started := map[informerKey]processor.SharedIndexInformer{}
-	for key, informer := range f.informers {
-		if f.startedInformers[key] {
-			started[key] = informer
-		}
-	}
-	f.lock.Unlock()
-
 	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
 }
 
