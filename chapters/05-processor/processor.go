@@ -498,11 +498,13 @@ func (p *sharedProcessor) shouldResync() bool {
 	return dueAny
 }
 
-func (p *sharedProcessor) resyncCheckPeriodChanged(check time.Duration) {
+// resyncCheckPeriodChanged refits every listener's resync period to a new,
+// shorter check period; logger (the new handler's) gets any warning.
+func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, check time.Duration) {
 	p.listenersLock.RLock()
 	defer p.listenersLock.RUnlock()
 	for l := range p.listeners {
-		l.setResyncPeriod(determineResyncPeriod(l.requestedResyncPeriod, check))
+		l.setResyncPeriod(determineResyncPeriod(logger, l.requestedResyncPeriod, check))
 	}
 }
 

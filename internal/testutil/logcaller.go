@@ -22,6 +22,9 @@ type LogLine struct {
 	Msg  string
 	File string
 	Line int
+	// Text is the line after its header: the quoted message and its
+	// key/value pairs.
+	Text string
 }
 
 // syncWriter is the logger's output; lines are written whole.
@@ -43,7 +46,7 @@ func (w *syncWriter) String() string {
 }
 
 // klogHeader matches klog's text header: "I1126 12:00:00.000000   123 file.go:45] "msg"".
-var klogHeader = regexp.MustCompile(`^\S+ \S+ +\d+ ([^:]+):(\d+)\] "([^"]*)"`)
+var klogHeader = regexp.MustCompile(`^\S+ \S+ +\d+ ([^:]+):(\d+)\] ("([^"]*)".*)$`)
 
 // CaptureLogs runs call with a ctx whose logger (klog's textlogger at
 // verbosity 0) writes to a buffer, and returns the lines it logged: each
@@ -64,7 +67,7 @@ func CaptureLogs(t testing.TB, call func(ctx context.Context)) []LogLine {
 		require.NotNil(t, m, "a log line with klog's header: %q", text)
 		n, err := strconv.Atoi(m[2])
 		require.NoError(t, err)
-		lines = append(lines, LogLine{Msg: m[3], File: m[1], Line: n})
+		lines = append(lines, LogLine{Msg: m[4], File: m[1], Line: n, Text: m[3]})
 	}
 	return lines
 }
