@@ -145,8 +145,9 @@ func (g genericInformer) Lister() cache.GenericLister {
 // forwards to, such as the cache.TypedSharedIndexInformer that client-go
 // 1.37's generated accessors return (factory.Core().V1().Pods().Informer()
 // is one, so a type assertion to *Informer fails on it). It is found
-// through GetStore, which every such wrapper forwards; false if inf is not
-// ours.
+// through GetStore, which client-go's wrapper forwards (it embeds the
+// informer), as would any wrapper that hands out our cache; false if inf
+// is not ours.
 //
 // Ours: client-go's wrapper has no Unwrap.
 func InformerOf(inf cache.SharedInformer) (*Informer, bool) {
