@@ -39,6 +39,8 @@ type FactoryScope struct {
 // Options are the factory options that give a factory this scope, for
 // [k8s.io/client-go/informers.NewSharedInformerFactoryWithOptions]:
 // informers.WithNamespace and, if set, informers.WithTweakListOptions.
+//
+// Ours.
 func (s FactoryScope) Options() []informers.SharedInformerOption {
 	opts := []informers.SharedInformerOption{informers.WithNamespace(s.Namespace)}
 	if s.TweakListOptions != nil {

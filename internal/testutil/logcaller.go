@@ -15,9 +15,12 @@ import (
 	"k8s.io/klog/v2/textlogger"
 )
 
-// LogLine is one line of klog's text logger as [CallerLines] reads it: the
+// LogLine is one line of klog's text logger as [CaptureLogs] reads it: the
 // message, and the source location the logger was told it came from (its
-// header's file:line), the line made relative to the call under test.
+// header's file:line; [CallerLines] makes the line relative to the call
+// under test).
+//
+// Ours: a test helper.
 type LogLine struct {
 	Msg  string
 	File string
