@@ -139,7 +139,12 @@ func toOurIndexers(in cache.Indexers) store.Indexers {
 // client-go's tombstone, which our key function does not know: a caller
 // deleting a [cache.DeletedFinalStateUnknown] (as client-go's own code does
 // with a tombstone it was handed) must reach the object under its key.
-type indexer struct{ store.Indexer }
+type indexer struct {
+	store.Indexer
+	// owner is the informer whose cache this is: how InformerOf finds it
+	// behind a wrapper's GetStore.
+	owner *Informer
+}
 
 func (x indexer) Add(obj any) error    { return x.Indexer.Add(toOurTombstone(obj)) }
 func (x indexer) Update(obj any) error { return x.Indexer.Update(toOurTombstone(obj)) }

@@ -24,13 +24,23 @@
 //     client-go's [k8s.io/client-go/tools/cache.ShutDownEventHandler] and
 //     [k8s.io/client-go/tools/cache.WaitFor] work on them.
 //
-// Two doors lead a controller onto it, each one line. With a client-go
-// informer factory, ask for the type first through InformerFor (the first
-// caller wins, and the generated accessors then hand out this informer):
+// Two doors lead a controller onto it. With a client-go informer factory,
+// ask for the type first through InformerFor (the first caller wins, and
+// the generated accessors then hand out this informer). InformerFor's
+// newFunc is given only the client and the resync period, not the
+// factory's namespace and list-options tweak; a [FactoryScope] written once
+// gives them to both, and [NewInformerFunc] builds the ListerWatcher the
+// generated informer would:
 //
-//	factory.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-//		return dropin.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resync, indexers)
-//	})
+//	scope := dropin.FactoryScope{Namespace: "prod", TweakListOptions: selectApp}
+//	factory := informers.NewSharedInformerFactoryWithOptions(client, resync, scope.Options()...)
+//	factory.InformerFor(&corev1.ConfigMap{}, dropin.NewInformerFunc(scope, &corev1.ConfigMap{},
+//		func(c kubernetes.Interface, ns string) dropin.ListWatchClient[*corev1.ConfigMapList] { return c.CoreV1().ConfigMaps(ns) }))
+//
+// The generated accessors of client-go 1.37 return the informer wrapped in
+// cache.TypedSharedIndexInformer; [InformerOf] finds ours behind it. The
+// dynamic factory has no InformerFor: [NewDynamicInformer] makes the
+// informers.GenericInformer its ForResource would, on ours.
 //
 // Build lw as client-go's generated informers build theirs, wrapped by
 // cache.ToListWatcherWithWatchListSemantics(lw, c): on a fake clientset
@@ -40,7 +50,12 @@
 // (fakeclient_test.go runs a controller on it both ways).
 //
 // With controller-runtime, set cache.Options.NewInformer to
-// [NewSharedIndexInformer], whose signature it is.
+// [NewSharedIndexInformer], whose signature it is. Its read-your-writes
+// (client.CacheOptions.EnableReadYourWritesConsistency) works on ours: it
+// needs a registration's HasSyncedChecker and handler calls that come after
+// the cache write, and util/consistency of kube-controller-manager needs the
+// store's LastStoreSyncResourceVersion; readyourwrites_test.go asks both of
+// client-go's informer and ours.
 //
 // The informer traces with the global TracerProvider (otel.SetTracerProvider,
 // even when set after the informer was built); [Informer.SetTracerProvider]

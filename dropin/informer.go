@@ -64,10 +64,16 @@ func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject run
 //
 // What client-go's constructors have no room for is set on it, before Run:
 // [Informer.SetTracerProvider] and [Informer.SetTraceFilter]. Reach it with a
-// type assertion:
+// type assertion on what a constructor returned:
 //
 //	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
 //	_ = inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("default/web"))
+//
+// or with [InformerOf] on what a factory's generated accessor returns
+// (client-go 1.37 wraps it in cache.TypedSharedIndexInformer, where the
+// assertion fails):
+//
+//	inf, _ := dropin.InformerOf(factory.Core().V1().Pods().Informer())
 //
 // Ours: client-go's concrete informer is unexported.
 type Informer struct {
@@ -109,7 +115,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// names client-go's does, so a factory's opt-out of watch-list for a
 	// fake client reaches our reflector too.
 	i.inner = processor.NewSharedIndexInformerWithOptions(lw, exampleObject, ours)
-	i.indexer = indexer{i.inner.GetIndexer()}
+	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
 	return i
 }
 
@@ -164,9 +170,8 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 }
 
 // TraceFilter selects the objects that get a trace. This package adds no
-// functions of its own beyond client-go's three constructors and
-// NewTracedQueue: build a filter with chapter 4's deltafifo.TraceKeys or
-// deltafifo.TraceSelector, or write one.
+// tracing functions of its own: build a filter with chapter 4's
+// deltafifo.TraceKeys or deltafifo.TraceSelector, or write one.
 //
 // Mirrors our [deltafifo.TraceFilter] (chapters/04-deltafifo/tracing.go); not in client-go.
 type TraceFilter = deltafifo.TraceFilter

@@ -240,6 +240,7 @@ func requireSame(t *testing.T, step string, ours, theirs *side) {
 	require.Equal(t, cacheState(theirs.inf.GetStore().List()), cacheState(ours.inf.GetStore().List()), "%s: cache", step)
 	require.ElementsMatch(t, theirs.inf.GetIndexer().ListKeys(), ours.inf.GetIndexer().ListKeys(), "%s: ListKeys", step)
 	require.Equal(t, theirs.inf.LastSyncResourceVersion(), ours.inf.LastSyncResourceVersion(), "%s: LastSyncResourceVersion", step)
+	require.Equal(t, theirs.inf.GetStore().LastStoreSyncResourceVersion(), ours.inf.GetStore().LastStoreSyncResourceVersion(), "%s: LastStoreSyncResourceVersion", step)
 	require.Equal(t, theirs.inf.HasSynced(), ours.inf.HasSynced(), "%s: HasSynced", step)
 	require.Equal(t, isClosed(theirs.inf.HasSyncedChecker().Done()), isClosed(ours.inf.HasSyncedChecker().Done()), "%s: HasSyncedChecker", step)
 	require.Equal(t, theirs.inf.IsStopped(), ours.inf.IsStopped(), "%s: IsStopped", step)

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -106,11 +107,16 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 // DeltaFIFO.endQueuedAsDropped). That last step is not in client-go, whose
 // queue keeps them silently.
 //
-// Unlike upstream's, it does not defer utilruntime.HandleCrash, nor run
-// processLoop under wait.UntilWithContext (which does too): a panic in
-// Process leaves Run as it is, without the PanicHandlers, and is not
-// swallowed when utilruntime.ReallyCrash is false.
+// A panic in Process is handled as upstream's: processLoop runs under
+// wait.UntilWithContext, whose utilruntime.HandleCrashWithContext calls the
+// PanicHandlers and re-panics, and RunWithContext's own deferred one does
+// so again on the way out. With utilruntime.ReallyCrash off the first one
+// swallows the panic, the delta being processed is lost, and popping
+// resumes a second later: the informer keeps running. Without them a panic
+// would skip the PanicHandlers (no log line) and, with ReallyCrash off,
+// still end the informer, where client-go's keeps going.
 func (c *controller) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
 	go func() {
 		<-ctx.Done()
 		c.config.Queue.Close()
@@ -140,7 +146,9 @@ func (c *controller) RunWithContext(ctx context.Context) {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { r.RunWithContext(ctx) })
-	c.processLoop(ctx)
+	// The period matters only after a panic in Process (with ReallyCrash
+	// off): processLoop returns otherwise only when ctx is done.
+	wait.UntilWithContext(ctx, c.processLoop, time.Second)
 	wg.Wait()
 	// Only now: with the reflector gone nothing more is queued, and with
 	// processLoop gone nothing more is popped, so every delta still queued

@@ -40,12 +40,22 @@ func IsDone(checker DoneChecker) bool {
 // each checker as it finishes, and the names of those that did not.
 //
 // One goroutine per checker waits on its channel, so each "Done waiting"
-// line is logged when that checker finished, not when the slowest did.
+// line is logged when that checker finished, not when the slowest did; the
+// lines are logged here, by the caller's goroutine, not by those: a log
+// line's source location is found by walking up the logging goroutine's
+// stack, and a waiter's stack does not lead back to the caller.
+//
+// The lines name the caller's file and line, not this function's: the
+// logger is given one more frame to skip (logr's WithCallStackHelper), as
+// upstream does, so a log says which wait of which controller it was.
 //
 // Mirrors [k8s.io/client-go/tools/cache.WaitFor] (shared_informer.go).
 func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
 	logger := klog.FromContext(ctx)
 	if what != "" {
+		var helper func()
+		helper, logger = logger.WithCallStackHelper()
+		helper()
 		logger.Info("Waiting", "for", what)
 	}
 	type result struct {

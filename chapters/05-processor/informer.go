@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 
@@ -90,9 +91,10 @@ type ResourceEventHandlerRegistration interface {
 //
 // Mirrors [k8s.io/client-go/tools/cache.HandlerOptions] (shared_informer.go).
 type HandlerOptions struct {
-	// Logger, if set, is the logger a panic in the handler is reported
-	// to; by default the global one. Upstream also logs slow handler calls
-	// with it; ours has no such log (the handler's span shows the time).
+	// Logger, if set, is the logger a panic in the handler and a change
+	// of its resync period are reported to; by default the global one.
+	// Upstream also logs slow handler calls with it; ours has no such log
+	// (the handler's span shows the time).
 	Logger *klog.Logger
 	// ResyncPeriod, if set, is the handler's resync period; nil means the
 	// informer's default.
@@ -106,9 +108,16 @@ type HandlerOptions struct {
 type DoneChecker = deltafifo.DoneChecker
 
 // WaitFor waits until every checker is done or ctx is; see [deltafifo.WaitFor].
+// Its log lines name the caller of this function: the logger handed on
+// skips this frame too, or every line would point here.
 //
 // Mirrors [k8s.io/client-go/tools/cache.WaitFor] (shared_informer.go).
 func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
+	if what != "" {
+		helper, logger := klog.FromContext(ctx).WithCallStackHelper()
+		helper()
+		ctx = klog.NewContext(ctx, logger)
+	}
 	return deltafifo.WaitFor(ctx, what, checkers...)
 }
 
@@ -352,11 +361,21 @@ func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 }
 
 // RunWithContext runs the reflector, the queue and every handler until ctx
-// is done. It may run only once.
+// is done. It may run only once: a second call logs a warning through ctx's
+// logger and returns, as upstream's does.
+//
+// A panic in its goroutine (the queue's Process: the cache write, an index
+// function) is handed to utilruntime.HandleCrashWithContext on the way out,
+// after the informer has stopped its processor, as upstream's: the
+// PanicHandlers log it, then it is re-raised unless utilruntime.ReallyCrash
+// is off (chapter 4's controller has already handled it by then; see
+// deltafifo.Controller's RunWithContext).
 func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
 	s.startedLock.Lock()
 	if s.started {
 		s.startedLock.Unlock()
+		klog.FromContext(ctx).Info("Warning: the sharedIndexInformer has started, run more than once is not allowed")
 		return
 	}
 	cfg := &deltafifo.Config{
@@ -478,19 +497,28 @@ func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (Res
 
 // determineResyncPeriod fits a handler's wish to the informer's check period:
 // 0 stays 0; an informer that does not resync cannot honour any period; a
-// period shorter than the check period is raised to it.
-func determineResyncPeriod(desired, check time.Duration) time.Duration {
+// period shorter than the check period is raised to it. The last two are
+// logged as warnings to logger, with upstream's words: a controller's
+// author reads them to learn why a handler is not resynced as asked.
+//
+// Mirrors determineResyncPeriod (shared_informer.go).
+func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
 	switch {
 	case desired == 0:
 		return 0
 	case check == 0:
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
 		return 0
 	case desired < check:
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
 		return check
 	}
 	return desired
 }
 
+// AddEventHandlerWithOptions adds handler. A resync period it cannot honour
+// is changed, and the change logged as a warning to options.Logger (by
+// default klog.Background()), as upstream's.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
 	resyncPeriod := s.defaultEventHandlerResyncPeriod
 	if options.ResyncPeriod != nil {
@@ -501,21 +529,29 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	if s.stopped {
 		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
 	}
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
 	if resyncPeriod > 0 {
-		resyncPeriod = max(resyncPeriod, minimumResyncPeriod)
+		if resyncPeriod < minimumResyncPeriod {
+			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
+			resyncPeriod = minimumResyncPeriod
+		}
 		if resyncPeriod < s.resyncCheckPeriod {
 			if s.started {
 				// The reflector's timer is already running at the check
 				// period; this handler cannot be resynced more often.
+				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
 				resyncPeriod = s.resyncCheckPeriod
 			} else {
 				s.resyncCheckPeriod = resyncPeriod
-				s.processor.resyncCheckPeriodChanged(resyncPeriod)
+				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
 			}
 		}
 	}
 	l := newProcessListener(handler, s.processor.listenerName(handler), resyncPeriod,
-		determineResyncPeriod(resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
+		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
 	l.logger = options.Logger
 	if !s.started {
 		s.processor.addListener(l)

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -85,8 +86,8 @@ func TestResyncPeriodRules(t *testing.T) {
 	late, err := inf.AddEventHandlerWithResyncPeriod(newRecorder(), 500*time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, time.Second, late.(*processorListener).resyncPeriod, "after Run, raised to the check period")
-	assert.Equal(t, 5*time.Second, determineResyncPeriod(5*time.Second, time.Second))
-	assert.Zero(t, determineResyncPeriod(5*time.Second, 0), "an informer that does not resync honours no period")
+	assert.Equal(t, 5*time.Second, determineResyncPeriod(klog.Background(), 5*time.Second, time.Second))
+	assert.Zero(t, determineResyncPeriod(klog.Background(), 5*time.Second, 0), "an informer that does not resync honours no period")
 }
 
 type panicky struct{ calls atomic.Int32 }

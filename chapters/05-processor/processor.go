@@ -208,7 +208,11 @@ func (p *processorListener) add(n notification) {
 // pop moves notifications from addCh into the ring buffer and offers the
 // oldest on nextCh, until addCh is closed; then it closes nextCh so run ends.
 func (p *processorListener) pop() {
-	defer utilruntime.HandleCrash()
+	if p.logger != nil {
+		defer utilruntime.HandleCrashWithLogger(*p.logger)
+	} else {
+		defer utilruntime.HandleCrash()
+	}
 	defer close(p.nextCh)
 	var nextCh chan<- notification // nil (disabled) while nothing is ready
 	var next notification
@@ -494,11 +498,13 @@ func (p *sharedProcessor) shouldResync() bool {
 	return dueAny
 }
 
-func (p *sharedProcessor) resyncCheckPeriodChanged(check time.Duration) {
+// resyncCheckPeriodChanged refits every listener's resync period to a new,
+// shorter check period; logger (the new handler's) gets any warning.
+func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, check time.Duration) {
 	p.listenersLock.RLock()
 	defer p.listenersLock.RUnlock()
 	for l := range p.listeners {
-		l.setResyncPeriod(determineResyncPeriod(l.requestedResyncPeriod, check))
+		l.setResyncPeriod(determineResyncPeriod(logger, l.requestedResyncPeriod, check))
 	}
 }
 

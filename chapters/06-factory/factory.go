@@ -33,6 +33,9 @@ type SharedInformerFactory interface {
 	// Start runs every informer created so far that is not yet running; it
 	// is safe to call again after creating more.
 	Start(stopCh <-chan struct{})
+	// StartWithContext is Start until ctx is done; the informers run with
+	// ctx, so they log through its logger.
+	StartWithContext(ctx context.Context)
 	// WaitForCacheSync waits for every started informer to sync (or stopCh)
 	// and reports each one's state. It waits on each informer's
 	// HasSyncedChecker().Done() channel, never polls.
@@ -171,7 +174,10 @@ type sharedInformerFactory struct {
 }
 
 func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
-	ctx := wait.ContextForChannel(stopCh)
+	f.StartWithContext(wait.ContextForChannel(stopCh))
+}
+
+func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	if f.shuttingDown {
@@ -196,15 +202,6 @@ func (f *sharedInformerFactory) Shutdown() {
 func (f *sharedInformerFactory) InformerName() *processor.InformerName { return f.informerName }
 
 func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
-	f.lock.Lock()
-	started := map[informerKey]processor.SharedIndexInformer{}
-	for key, informer := range f.informers {
-		if f.startedInformers[key] {
-			started[key] = informer
-		}
-	}
-	f.lock.Unlock()
-
 	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
 }
 

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -205,4 +207,51 @@ func TestWithInformerName(t *testing.T) {
 	again, err := processor.NewInformerName("my-controller")
 	require.NoError(t, err, "Shutdown released the name")
 	again.Release()
+}
+
+// TestStartWithContextRunsUntilCtxIsDone: StartWithContext runs the
+// informers with ctx, as client-go's factory does: they sync, and ending ctx
+// stops them, so Shutdown returns; a Start after that does nothing. The same
+// steps on client-go's factory, over the same server, give the same answers.
+func TestStartWithContextRunsUntilCtxIsDone(t *testing.T) {
+	srv, client := setup(t)
+	_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}})
+	theirsClient, err := kubernetes.NewForConfig(srv.Config())
+	require.NoError(t, err)
+
+	type answers struct {
+		Synced           map[reflect.Type]bool
+		StoppedBefore    bool
+		StoppedAfter     bool
+		CachedAfterStart []string
+	}
+	run := func(start func(context.Context), wait func(context.Context) map[reflect.Type]bool, shutdown func(),
+		isStopped func() bool, listKeys func() []string) answers {
+		ctx, cancel := context.WithCancel(context.Background())
+		start(ctx)
+		var a answers
+		a.Synced = wait(ctx)
+		a.StoppedBefore = isStopped()
+		a.CachedAfterStart = listKeys()
+		cancel()
+		shutdown()
+		a.StoppedAfter = isStopped()
+		return a
+	}
+
+	ours := NewSharedInformerFactory(client, 0)
+	oursInf := ours.Core().V1().Pods().Informer()
+	got := run(ours.StartWithContext, func(ctx context.Context) map[reflect.Type]bool { return ours.WaitForCacheSyncWithContext(ctx).Synced },
+		ours.Shutdown, oursInf.IsStopped, oursInf.GetStore().ListKeys)
+
+	theirs := informers.NewSharedInformerFactory(theirsClient, 0)
+	theirsInf := theirs.Core().V1().Pods().Informer()
+	want := run(theirs.StartWithContext, func(ctx context.Context) map[reflect.Type]bool { return theirs.WaitForCacheSyncWithContext(ctx).Synced },
+		theirs.Shutdown, theirsInf.IsStopped, theirsInf.GetStore().ListKeys)
+
+	require.Equal(t, answers{Synced: map[reflect.Type]bool{reflect.TypeOf(&corev1.Pod{}): true}, StoppedAfter: true, CachedAfterStart: []string{"ns/web"}}, want)
+	require.Equal(t, want, got)
+	before := len(requests(srv, "watch", "pods"))
+	ours.StartWithContext(context.Background())
+	require.Len(t, requests(srv, "watch", "pods"), before, "StartWithContext after Shutdown does nothing")
 }

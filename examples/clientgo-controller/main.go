@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
 )
@@ -71,8 +72,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace(*namespace))
-	controller.UseDropinInformer(factory, *namespace)
+	scope := dropin.FactoryScope{Namespace: *namespace}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, scope.Options()...)
+	controller.UseDropinInformer(factory, scope)
 	c, err := controller.New(client, factory.Core().V1().ConfigMaps())
 	if err != nil {
 		return err

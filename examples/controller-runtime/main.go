@@ -23,8 +23,10 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -74,11 +76,18 @@ func run(ctx context.Context, exporter, namespace string) error {
 }
 
 // ManagerOptions are the manager's options with our informer: the one line
-// that matters is NewInformer.
+// that matters is NewInformer. Read-your-writes is on
+// (client.CacheOptions.EnableReadYourWritesConsistency, controller-runtime
+// v0.25, experimental): a read through the manager's client waits until the
+// cache has seen this process's own earlier writes, which it learns from a
+// handler on our informer and its registration's HasSyncedChecker.
 func ManagerOptions(namespace string) manager.Options {
 	opts := manager.Options{
 		Cache: cache.Options{
 			NewInformer: dropin.NewSharedIndexInformer,
+		},
+		Client: client.Options{
+			Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)},
 		},
 		// No metrics or health endpoints: the example needs no ports.
 		Metrics:                metricsserver.Options{BindAddress: "0"},

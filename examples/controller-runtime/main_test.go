@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,6 +25,14 @@ func TestManagerOptionsUseOurInformer(t *testing.T) {
 	got := ManagerOptions("ns").Cache.NewInformer
 	require.NotNil(t, got)
 	require.Equal(t, reflect.ValueOf(dropin.NewSharedIndexInformer).Pointer(), reflect.ValueOf(got).Pointer())
+}
+
+// TestManagerOptionsReadYourWrites: the manager's client waits for the
+// cache to see its own writes (e2e_readyourwrites_test.go shows it does).
+func TestManagerOptionsReadYourWrites(t *testing.T) {
+	c := ManagerOptions("").Client.Cache
+	require.NotNil(t, c)
+	require.True(t, ptr.Deref(c.EnableReadYourWritesConsistency, false))
 }
 
 // TestNewQueueIsTracedAndWorks: NewQueue's queue is the traced priority

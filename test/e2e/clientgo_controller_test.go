@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
 )
 
@@ -41,8 +42,9 @@ func TestClientGoControllerOnARealAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	controller.UseDropinInformer(factory, ns)
+	scope := dropin.FactoryScope{Namespace: ns}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, scope.Options()...)
+	controller.UseDropinInformer(factory, scope)
 	c, err := controller.New(client, factory.Core().V1().ConfigMaps())
 	require.NoError(t, err)
 	var mu sync.Mutex

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -55,7 +54,7 @@ func newFixture(t *testing.T, objects ...*corev1.ConfigMap) *fixture {
 		require.NoError(t, err)
 	}
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
-	UseDropinInformer(f.factory, metav1.NamespaceAll)
+	UseDropinInformer(f.factory, dropin.FactoryScope{})
 	c, err := New(f.client, f.factory.Core().V1().ConfigMaps())
 	require.NoError(t, err)
 	c.Reconciled = func(key string, err error) {
@@ -99,23 +98,11 @@ func (f *fixture) eventually(cond func() bool, what string) {
 // ConfigMap informer (which 1.37's typed accessor wraps) is ours.
 func TestFactoryHandsOutOurs(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	UseDropinInformer(factory, "")
-	first := unwrap(factory.Core().V1().ConfigMaps().Informer())
-	require.IsType(t, &dropin.Informer{}, first, "the factory's informer")
-	require.Same(t, first, unwrap(factory.Core().V1().ConfigMaps().Informer()), "one informer, shared")
-}
-
-// unwrap takes off cache.NewTypedSharedIndexInformer's wrapper, which
-// embeds the informer it was given.
-func unwrap(inf cache.SharedIndexInformer) any {
-	v := reflect.ValueOf(inf)
-	for {
-		e := reflect.Indirect(v)
-		if e.Kind() != reflect.Struct || e.NumField() == 0 || !e.Type().Field(0).Anonymous {
-			return v.Interface()
-		}
-		v = e.Field(0).Elem()
-	}
+	UseDropinInformer(factory, dropin.FactoryScope{})
+	first, ok := dropin.InformerOf(factory.Core().V1().ConfigMaps().Informer())
+	require.True(t, ok, "the factory's informer is ours")
+	second, _ := dropin.InformerOf(factory.Core().V1().ConfigMaps().Informer())
+	require.Same(t, first, second, "one informer, shared")
 }
 
 // TestCreateMakesStatus: a watched ConfigMap present at start gets its
@@ -151,7 +138,7 @@ func TestUpdateAndDeleteReachTheReconcile(t *testing.T) {
 // takes it for a watched object's and enqueues the object's key.
 func TestTombstoneKeyIsEnqueued(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	UseDropinInformer(factory, "")
+	UseDropinInformer(factory, dropin.FactoryScope{})
 	c, err := New(fake.NewClientset(), factory.Core().V1().ConfigMaps())
 	require.NoError(t, err)
 	defer c.queue.ShutDown()
