@@ -57,8 +57,8 @@ func runUpdateScript(t *testing.T, newInf newInformerFunc, threads int) []string
 	watching := make(chan struct{})
 	var once sync.Once
 	inf := newInf(listOnlyLW{&cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) { return source.List(o) },
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) { return source.List(o) },
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			w, err := source.Watch(o)
 			once.Do(func() { close(watching) })
 			return w, err
