@@ -108,6 +108,8 @@ func TestNextControllerLinksToTheWriter(t *testing.T) {
 	require.True(t, bChain.FromWatch(), "B's reconcile hangs from its informer's root")
 	assert.Equal(t, tracing.SpanRootPrefix+"watch", bChain.Root().Name)
 	assert.Equal(t, "ADDED", bChain.Root().Attr(tracing.KeyEventType))
+	require.Len(t, bChain.Root().WriterLinks, 1, "spancheck reads the link as a writer's")
+	assert.Equal(t, writer.SpanID(), bChain.Root().WriterLinks[0].SpanID())
 	root := byID(rec)[bChain.Root().SpanID]
 	links := writerLinksOf(root)
 	require.Len(t, links, 1, "B's root links to A's span")
