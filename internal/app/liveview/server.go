@@ -320,6 +320,11 @@ type Link struct {
 	TraceID string `json:"traceID"`
 	SpanID  string `json:"spanID"`
 	Name    string `json:"name,omitempty"` // "" when the linked span is not kept
+	// Writer marks a root's link to the span that wrote its object (the
+	// object carried it in tracing.k8s.io/traceparent; the contract's
+	// "From one controller to the next"), as opposed to a link to a
+	// reflector cycle, a queue entry or deltas popped together.
+	Writer bool `json:"writer,omitempty"`
 }
 
 // Waterfall is the trace endpoint's answer.
@@ -358,7 +363,8 @@ func (s *Server) waterfall(id trace.TraceID, spans []spancheck.Span) Waterfall {
 			ws.Attrs[string(k)] = v
 		}
 		for _, l := range sp.Links {
-			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String()}
+			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
+				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
 			if ls, ok := s.o.Spans.span(l); ok {
 				ln.Name = ls.Name
 			}

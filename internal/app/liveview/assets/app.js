@@ -211,7 +211,7 @@ async function openWaterfall(e) {
   const res = await fetch("api/trace/" + e.traceID);
   const box = $("waterfall");
   $("waterfall-box").hidden = false;
-  text("waterfall-title", `${e.type} ${e.key} rv ${e.rv}`);
+  text("waterfall-title", e.rv ? `${e.type} ${e.key} rv ${e.rv}` : `${e.type} ${e.key}`);
   box.innerHTML = "";
   if (!res.ok) { box.textContent = (await res.json()).error; return; }
   const wf = await res.json();
@@ -241,7 +241,18 @@ async function openWaterfall(e) {
     for (const l of s.links || []) {
       const div = document.createElement("div");
       div.className = "link";
-      div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
+      if (l.writer) {
+        // The object carried its writer's span (tracing.k8s.io/traceparent):
+        // a link, not a parent. Clicking opens the writer's trace.
+        div.className = "link writer";
+        div.textContent = `↪ written by ${l.name || "a span the page does not hold (evicted, or another process's)"} (trace ${l.traceID.slice(0, 8)}…), named in the object's tracing.k8s.io/traceparent: a link, not a parent`;
+        if (l.name) {
+          div.title = "open the writer's trace";
+          div.onclick = (ev) => { ev.stopPropagation(); openWaterfall({ traceID: l.traceID, type: "writer:", key: l.name, rv: "" }); };
+        }
+      } else {
+        div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
+      }
       d.appendChild(div);
     }
     for (const c of kids[s.spanID] || []) draw(d, c);
