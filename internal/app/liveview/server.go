@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 //go:embed assets
@@ -83,6 +84,11 @@ type State struct {
 	// its queue was full: tracing drops them rather than wait (and slow
 	// the informer). The page and its waterfalls still hold them.
 	SpansDropped int64 `json:"spansDropped"`
+	// TraceparentsIgnored is how many tracing.k8s.io/traceparent
+	// annotations the process's informers ignored because they did not
+	// parse (internal/tracing.TraceparentsIgnored): no link was made for
+	// them, and no error either.
+	TraceparentsIgnored uint64 `json:"traceparentsIgnored"`
 }
 
 // Control is one button of the page (embedded server only).
@@ -214,6 +220,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
 	st.TracesKept, st.TracesEvicted = s.o.Spans.Counts()
+	st.TraceparentsIgnored = tracing.TraceparentsIgnored()
 	if s.o.SpansDropped != nil {
 		st.SpansDropped = s.o.SpansDropped()
 	}

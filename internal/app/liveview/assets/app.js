@@ -144,7 +144,8 @@ function drawEvents(st) {
   // Spans the exporter's queue dropped (it was full: tracing never waits
   // for the exporter) are still here; only the exporter lacks them.
   const dropped = st.spansDropped ? `; ${st.spansDropped} spans not exported: the exporter could not keep up, and tracing drops rather than wait` : "";
-  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped})`);
+  const ignored = st.traceparentsIgnored ? `; ${st.traceparentsIgnored} tracing.k8s.io/traceparent annotations ignored: they did not parse, so no link was made` : "";
+  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped}${ignored})`);
   const body = $("events").tBodies[0];
   const sig = st.events.map((e) => e.traceID + e.handlerCalls).join();
   if (body.dataset.sig === sig) return;
