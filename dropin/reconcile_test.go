@@ -121,7 +121,7 @@ func ended(rec *tracetest.SpanRecorder, name string) []sdktrace.ReadOnlySpan {
 func spanAttr(s sdktrace.ReadOnlySpan, k string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == k {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

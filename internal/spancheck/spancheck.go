@@ -60,7 +60,7 @@ func FromReadOnly(r sdktrace.ReadOnlySpan) Span {
 	for _, l := range r.Links() {
 		s.Links = append(s.Links, l.SpanContext)
 		for _, a := range l.Attributes {
-			if isWriterLink(a.Key, a.Value.Emit()) {
+			if isWriterLink(a.Key, a.Value.String()) {
 				s.WriterLinks = append(s.WriterLinks, l.SpanContext)
 			}
 		}
