@@ -74,9 +74,9 @@ func ReconcileContext(ctx context.Context) context.Context {
 // Ours. It follows KEP-5915's draft (sig-instrumentation, "Standardizing
 // Async Trace Context Propagation", open) in the annotation's key and
 // format and in asking readers for a link, not a parent; it writes the
-// traceparent only (the draft's InjectContext writes whatever the
-// propagator it is given writes, tracestate and baggage too, under the
-// same prefix).
+// traceparent only (the draft's InjectContext writes whatever keys the
+// propagator it is given writes, each under the prefix tracing.k8s.io/:
+// with OTel's W3C propagator, a tracestate too when the span has one).
 func StampTraceparent(ctx context.Context, obj metav1.Object) bool {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {

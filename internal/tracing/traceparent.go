@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -13,8 +14,8 @@ import (
 // span context of the write that made it: a W3C traceparent
 // ("00-<trace id>-<span id>-<flags>"). The key is the one KEP-5915's draft
 // (sig-instrumentation, "Standardizing Async Trace Context Propagation",
-// open) proposes, and the one ovn-kubernetes already writes; the draft may
-// still change it. docs/span-contract.md, "From one controller to the
+// open) proposes, and the one ovn-kubernetes already reads (it links its
+// reconciles to the span it names); the draft may still change it. docs/span-contract.md, "From one controller to the
 // next", says what this project does with it.
 //
 // Ours: client-go reads no annotation.
@@ -59,8 +60,10 @@ func (c *traceparentCarrier) Keys() []string { return []string{traceparentHeader
 // Traceparent reads obj's [AnnotationTraceparent]. present is false when
 // obj has no such annotation (or is not an object with metadata); then
 // nothing else is said. When it is present and parses, sc is the span
-// context it names (valid, remote). When it is present and does not parse
-// (an empty value included), sc is invalid, ignored is the value (cut to 64
+// context it names (valid, remote); white space around the value is
+// trimmed first (a YAML block scalar leaves a newline at its end, which the
+// W3C format does not allow but nobody means). When it is present and does
+// not parse (an empty value included), sc is invalid, ignored is the value (cut to 64
 // bytes, for a span event) and the ignored-annotations counter
 // ([TraceparentsIgnored]) goes up by one: bad input in an annotation anyone
 // can write is never an error for the informer.
@@ -76,7 +79,7 @@ func Traceparent(obj any) (sc trace.SpanContext, ignored string, present bool) {
 	if !ok {
 		return trace.SpanContext{}, "", false
 	}
-	sc = trace.SpanContextFromContext(w3c.Extract(context.Background(), &traceparentCarrier{value: value}))
+	sc = trace.SpanContextFromContext(w3c.Extract(context.Background(), &traceparentCarrier{value: strings.TrimSpace(value)}))
 	if !sc.IsValid() {
 		ignoredTraceparents.Add(1)
 		if len(value) > maxIgnoredValue {

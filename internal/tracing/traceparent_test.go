@@ -35,6 +35,12 @@ func TestTraceparentRoundTripsAndRefusesWhatDoesNotParse(t *testing.T) {
 	assert.Equal(t, sc.SpanID(), got.SpanID())
 	assert.True(t, got.IsRemote())
 
+	padded := " " + value + "\n" // a YAML block scalar's trailing newline
+	got, ignored, present = Traceparent(withAnnotation(&padded))
+	require.True(t, present)
+	assert.Empty(t, ignored)
+	assert.Equal(t, sc.SpanID(), got.SpanID(), "white space around the value is trimmed")
+
 	_, _, present = Traceparent(withAnnotation(nil))
 	assert.False(t, present, "no annotation")
 	_, _, present = Traceparent("not an object")
