@@ -103,7 +103,7 @@ func (e *Env) startHandoffController(name, role string, reconcile func(ctx conte
 		o.LabelSelector = handoffLabel + "=" + role
 	})
 	inf := processor.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, processor.SharedIndexInformerOptions{
-		Name: "configmaps-" + name, TracerProvider: e.tp, TraceFilter: e.filter,
+		Name: "configmaps-" + name, TracerProvider: e.tp, TraceFilter: e.filter, Queue: e.queue,
 	})
 	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: name}))
