@@ -87,6 +87,16 @@
 // [TracedQueue.Stats] counts adds, merged adds and reconciles for a live
 // view, also only while tracing is on.
 //
+// # Inside the reconcile, and on to the next controller
+//
+// [ReconcileContext] gives a reconcile's ctx the key's workqueue.process
+// span, found the same way (the goroutine that called Get, until Done), so
+// the reconcile's own spans hang under it. [StampTraceparent] writes that
+// span on an object the reconcile is about to write, in the annotation
+// tracing.k8s.io/traceparent (KEP-5915's draft): the informer of the next
+// controller links the watch event of that write to it (chapter 4,
+// docs/span-contract.md "From one controller to the next").
+//
 // The Example functions show it running; oracle_test.go runs it beside
 // client-go's informer on one script and requires the same answers from
 // every method; queue_test.go drives the traced queue beside client-go's

@@ -288,6 +288,7 @@ func (f *DeltaFIFO) queueAction_locked(ctx context.Context, action, internal Del
 	if err != nil {
 		return store.KeyError{Obj: obj, Err: err}
 	}
+	written := obj // as it came, for its traceparent annotation
 	if f.transformer != nil {
 		// Tombstones wrap an object that was transformed when it was queued;
 		// Sync objects come from the cache, transformed already.
@@ -299,7 +300,7 @@ func (f *DeltaFIFO) queueAction_locked(ctx context.Context, action, internal Del
 	}
 	d := Delta{Type: action, Object: obj}
 	if tracing.Enabled(f.tp) {
-		d.trace = f.startRoot(ctx, obj, key, source, event)
+		d.trace = f.startRoot(ctx, obj, written, key, source, event)
 	}
 
 	old, queued := f.items[key]

@@ -396,6 +396,7 @@ func (f *RealFIFO) enqueue_locked(ctx context.Context, typ DeltaType, obj any, t
 	if err != nil {
 		return store.KeyError{Obj: obj, Err: err}
 	}
+	written := obj // as it came, for its traceparent annotation
 	if transform && f.transformer != nil {
 		if _, tombstone := obj.(DeletedFinalStateUnknown); !tombstone {
 			if obj, err = f.transformer(obj); err != nil {
@@ -405,7 +406,7 @@ func (f *RealFIFO) enqueue_locked(ctx context.Context, typ DeltaType, obj any, t
 	}
 	d := Delta{Type: typ, Object: obj}
 	if tracing.Enabled(f.tp) {
-		d.trace = f.startEventRoot(ctx, obj, key, source, event)
+		d.trace = f.startEventRoot(ctx, obj, written, key, source, event)
 	}
 	f.push_locked(d)
 	return nil

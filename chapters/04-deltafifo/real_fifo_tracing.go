@@ -43,12 +43,16 @@ type atomicTrace struct {
 // (PRODUCER, a new trace) linked to link, at start (now if zero), with the
 // contract's root attributes. The caller ends it. Shared by the per-object
 // entries (linked to the reflector's cycle) and the per-object traces of an
-// atomic entry (linked to the entry's span).
-func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trace.SpanContext, start time.Time, obj any, key, source, event string) trace.Span {
-	opts := make([]trace.SpanStartOption, 0, 4)
+// atomic entry (linked to the entry's span). w is what the object's
+// traceparent annotation said (writtenBy; zero: nothing to add).
+func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trace.SpanContext, start time.Time, obj any, key, source, event string, w writer) trace.Span {
+	opts := make([]trace.SpanStartOption, 0, 5)
 	opts = append(opts, newRoot, rootKind)
 	if link.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+	}
+	if w.sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs}))
 	}
 	if !start.IsZero() {
 		opts = append(opts, trace.WithTimestamp(start))
@@ -58,6 +62,9 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 		return span
 	}
 	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
+	if w.present && !w.sc.IsValid() {
+		span.AddEvent(tracing.EventTraceparentIgnored, trace.WithAttributes(tracing.KeyTraceparent.String(w.ignored)))
+	}
 	if t, ok := obj.(DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -73,11 +80,11 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 // startEventRoot begins a per-object entry's trace at enqueue, as
 // DeltaFIFO.startRoot does; nil if the queue's TraceFilter leaves the
 // object out or it is not sampled. Called only when tracing.Enabled.
-func (f *RealFIFO) startEventRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+func (f *RealFIFO) startEventRoot(ctx context.Context, obj, written any, key, source, event string) *deltaTrace {
 	if !selected(f.traceFilter, key, obj) {
 		return nil
 	}
-	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event, &f.ends)
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, written, key, source, event, &f.ends)
 }
 
 // startAtomicEntry starts the span of a ReplacedAll or SyncAll entry,
@@ -183,7 +190,9 @@ func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, ke
 		}
 	}
 	nameAttr := tracing.KeyInformerName.String(informerName)
-	root := startObjectRoot(tracer, nameAttr, t.root, start, obj, key, source, event)
+	// No writer's link: these objects were listed, resynced or lost, not
+	// written now (writtenBy says why).
+	root := startObjectRoot(tracer, nameAttr, t.root, start, obj, key, source, event, writer{})
 	recording := root.IsRecording()
 	// The hand-off to the queue was the entry's enqueue: the root covers
 	// that instant, as a per-object root covers its own enqueue.

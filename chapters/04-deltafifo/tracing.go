@@ -121,11 +121,11 @@ var (
 // Called only when tracing.Enabled; it returns nil if the queue's
 // TraceFilter leaves the object out (then nothing else is done) or the span
 // is not sampled.
-func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event string) *deltaTrace {
+func (f *DeltaFIFO) startRoot(ctx context.Context, obj, written any, key, source, event string) *deltaTrace {
 	if !selected(f.traceFilter, key, obj) {
 		return nil
 	}
-	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, key, source, event, &f.ends)
+	return startEnqueueTrace(ctx, f.tracer, f.nameAttr, obj, written, key, source, event, &f.ends)
 }
 
 // startEnqueueTrace is startRoot for either queue: the DeltaFIFO's deltas
@@ -135,10 +135,14 @@ func (f *DeltaFIFO) startRoot(ctx context.Context, obj any, key, source, event s
 // (arrivedAt in ctx), so the root spans the wait in the reflector's
 // temporary store for the bookmark; every other root starts now.
 //
+// written is the object as the reflector handed it in, before the
+// queue's transform: its traceparent annotation, if any, links the root
+// to the write that stamped it (writtenBy).
+//
 // The root is ended through ends, once the queue's lock is released.
-func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj any, key, source, event string, ends *spanEnds) *deltaTrace {
+func startEnqueueTrace(ctx context.Context, tracer trace.Tracer, nameAttr attribute.KeyValue, obj, written any, key, source, event string, ends *spanEnds) *deltaTrace {
 	start, _ := ctx.Value(arrivedAtKey{}).(time.Time)
-	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), start, obj, key, source, event)
+	span := startObjectRoot(tracer, nameAttr, trace.SpanContextFromContext(ctx), start, obj, key, source, event, writtenBy(written, source, event))
 	if !span.IsRecording() {
 		span.End()
 		return nil

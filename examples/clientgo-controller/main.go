@@ -68,6 +68,16 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig (pass --kubeconfig or set KUBECONFIG): %w", err)
 	}
+	// The reconcile's API requests join its trace (a CLIENT span each,
+	// under workqueue.process, through dropin.ReconcileContext) with one
+	// more line, which this example leaves out so as not to add
+	// go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp to the
+	// module's dependencies:
+	//
+	//	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelhttp.NewTransport(rt) })
+	//
+	// The informer's own list and watch requests go through it too, each a
+	// trace of its own.
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,10 +103,16 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	created.Data["b"] = "2"
 	updated, err := cms.Update(ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
+	var stamped trace.SpanContext // the span the status was last written from
 	require.Eventually(t, func() bool {
 		st, err := status()
-		return err == nil && st.Data["observedResourceVersion"] == updated.ResourceVersion
+		if err != nil || st.Data["observedResourceVersion"] != updated.ResourceVersion {
+			return false
+		}
+		stamped, _, _ = tracing.Traceparent(st)
+		return true
 	}, 30*time.Second, 20*time.Millisecond, "the update reached the reconcile")
+	require.True(t, stamped.IsValid(), "the status carries tracing.k8s.io/traceparent")
 
 	require.NoError(t, cms.Delete(ctx, "app", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool {
@@ -138,4 +145,16 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(chains), n, "a workqueue.process for every reconcile, each with its whole chain")
 	require.GreaterOrEqual(t, ofApp, 3, "the create, the update and the delete of app each reconciled")
+	// The stamp names the workqueue.process of a reconcile of app
+	// (Reconcile took it with dropin.ReconcileContext on controller-runtime's
+	// worker goroutine, which called the queue's Get).
+	var stamper *spancheck.ReconcileChain
+	for i, c := range chains {
+		if c.Spans[0].SpanID == stamped.SpanID() {
+			stamper = &chains[i]
+		}
+	}
+	require.NotNil(t, stamper, "the status's traceparent names a reconcile's workqueue.process")
+	require.Equal(t, ns+"/app", stamper.Key())
+	require.True(t, stamper.FromWatch(), "%s", stamper)
 }

@@ -61,6 +61,13 @@ func run(ctx context.Context, exporter, namespace string) error {
 	if err != nil {
 		return fmt.Errorf("no cluster configuration (pass --kubeconfig or set KUBECONFIG): %w", err)
 	}
+	// The reconcile's API requests join its trace (a CLIENT span each,
+	// under workqueue.process, through dropin.ReconcileContext) with one
+	// more line, which this example leaves out so as not to add
+	// go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp to the
+	// module's dependencies:
+	//
+	//	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelhttp.NewTransport(rt) })
 	mgr, err := NewManager(cfg, namespace)
 	if err != nil {
 		return err

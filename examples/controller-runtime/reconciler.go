@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
 )
 
 // WatchLabel selects the ConfigMaps reconciled.
@@ -41,7 +44,14 @@ func Setup(mgr ctrl.Manager, reconciled func(reconcile.Request, error)) (*Reconc
 
 // Reconcile makes the status ConfigMap match the watched one, or removes
 // it when the watched one is gone.
+//
+// Its ctx is first given the key's workqueue.process span
+// (dropin.ReconcileContext: controller-runtime calls the queue's Get,
+// Reconcile and Done on one worker goroutine), so spans started from it go
+// on the object's trace, and the status it writes is stamped with it
+// (dropin.StampTraceparent).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
+	ctx = dropin.ReconcileContext(ctx)
 	if r.Reconciled != nil {
 		defer func() { r.Reconciled(req, err) }()
 	}
@@ -55,7 +65,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	st := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name + StatusSuffix}}
 	_, err = ctrl.CreateOrUpdate(ctx, r.Client, st, func() error {
-		st.Data = map[string]string{"observedResourceVersion": cm.ResourceVersion, "keys": strconv.Itoa(len(cm.Data))}
+		data := map[string]string{"observedResourceVersion": cm.ResourceVersion, "keys": strconv.Itoa(len(cm.Data))}
+		if st.ResourceVersion == "" || !maps.Equal(st.Data, data) {
+			// A create, or a change: stamped with this reconcile's span.
+			// Left alone when nothing else changes, so CreateOrUpdate
+			// still skips a write that would change nothing.
+			dropin.StampTraceparent(ctx, st)
+		}
+		st.Data = data
 		return ctrl.SetControllerReference(&cm, st, r.Scheme())
 	})
 	return reconcile.Result{}, err

@@ -27,6 +27,15 @@ type Span struct {
 	End      time.Time
 	Attrs    map[attribute.Key]string
 	Links    []trace.SpanContext
+	// WriterLinks are the links among Links that name the writer of the
+	// root's object (link attribute informer.link.annotation): the
+	// contract's "From one controller to the next".
+	WriterLinks []trace.SpanContext
+}
+
+// isWriterLink reports whether a link's attributes mark it as a writer's.
+func isWriterLink(key attribute.Key, value string) bool {
+	return key == tracing.KeyLinkAnnotation && value == tracing.AnnotationTraceparent
 }
 
 // Duration is End - Start.
@@ -50,6 +59,11 @@ func FromReadOnly(r sdktrace.ReadOnlySpan) Span {
 	}
 	for _, l := range r.Links() {
 		s.Links = append(s.Links, l.SpanContext)
+		for _, a := range l.Attributes {
+			if isWriterLink(a.Key, a.Value.String()) {
+				s.WriterLinks = append(s.WriterLinks, l.SpanContext)
+			}
+		}
 	}
 	return s
 }
@@ -69,6 +83,10 @@ type stub struct {
 	}
 	Links []struct {
 		SpanContext struct{ TraceID, SpanID string }
+		Attributes  []struct {
+			Key   attribute.Key
+			Value struct{ Value any }
+		}
 	}
 }
 
@@ -103,7 +121,13 @@ func ReadStdoutTrace(r io.Reader) ([]Span, error) {
 		for _, l := range st.Links {
 			tid, _ := trace.TraceIDFromHex(l.SpanContext.TraceID)
 			sid, _ := trace.SpanIDFromHex(l.SpanContext.SpanID)
-			s.Links = append(s.Links, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
+			sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid})
+			s.Links = append(s.Links, sc)
+			for _, a := range l.Attributes {
+				if isWriterLink(a.Key, fmt.Sprint(a.Value.Value)) {
+					s.WriterLinks = append(s.WriterLinks, sc)
+				}
+			}
 		}
 		out = append(out, s)
 	}
@@ -210,8 +234,10 @@ type RootCheck struct {
 // it has exactly one queue wait span (DeltaFIFO.queued or RealFIFO.queued),
 // and then either that span says informer.queue.dropped=true and nothing
 // else follows (dropped at stop), or the delta was popped: one HandleDeltas.
-// A root with neither is what the contract calls lost. Handler chains below
-// HandleDeltas are HandlerChains' business.
+// A root with neither is what the contract calls lost. A link to the
+// writer of the object (WriterLinks) is allowed once, and only on a
+// "ListAndWatch watch" root of an ADDED or MODIFIED event. Handler chains
+// below HandleDeltas are HandlerChains' business.
 func (ix *Index) CheckRoots() []RootCheck {
 	var out []RootCheck
 	for _, r := range ix.Roots {
@@ -243,9 +269,29 @@ func (ix *Index) CheckRoots() []RootCheck {
 		case len(handled) != 1:
 			rc.Err = fmt.Errorf("%s: popped but %d HandleDeltas spans, want one", what, len(handled))
 		}
+		if rc.Err == nil {
+			rc.Err = checkWriterLinks(r, what)
+		}
 		out = append(out, rc)
 	}
 	return out
+}
+
+// checkWriterLinks applies the contract's "From one controller to the
+// next" to a root: at most one writer's link, and only on a watch event
+// that adds or modifies.
+func checkWriterLinks(r *Span, what string) error {
+	switch event := r.Attr(tracing.KeyEventType); {
+	case len(r.WriterLinks) == 0:
+		return nil
+	case len(r.WriterLinks) > 1:
+		return fmt.Errorf("%s: %d links to a writer, want at most one", what, len(r.WriterLinks))
+	case r.Name != tracing.SpanRootPrefix+"watch" || event != "ADDED" && event != "MODIFIED":
+		return fmt.Errorf("%s: a link to a writer, but only an ADDED or MODIFIED watch event may have one", what)
+	case !r.WriterLinks[0].IsValid():
+		return fmt.Errorf("%s: its link to a writer names no valid span", what)
+	}
+	return nil
 }
 
 // HandlerChains returns a chain per handler call span, in start order.

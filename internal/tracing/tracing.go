@@ -94,6 +94,17 @@ const (
 	// KeyWorkqueuePriority is a controller-runtime priority queue's
 	// priority: the one an add asked for, the one GetWithPriority returned.
 	KeyWorkqueuePriority = attribute.Key("workqueue.priority")
+
+	// From one controller to the next (AnnotationTraceparent): the link a
+	// watch event's root makes to the write that stamped its object
+	// carries KeyLinkAnnotation = AnnotationTraceparent, which tells it
+	// from the root's link to the reflector's cycle. An annotation that
+	// does not parse makes no link; the root gets the event
+	// EventTraceparentIgnored, with the value (cut short) in
+	// KeyTraceparent.
+	KeyLinkAnnotation       = attribute.Key("informer.link.annotation")
+	EventTraceparentIgnored = "traceparent.ignored"
+	KeyTraceparent          = attribute.Key("informer.traceparent")
 )
 
 // Tracer returns the tracer a chapter starts its spans with: from tp, or

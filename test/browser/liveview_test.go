@@ -440,7 +440,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	assert.Equal(t, []int{1, 0, 0}, []int{s.Streams, s.Lists, s.Watches}, "STREAM, LIST, WATCH counts")
 	assert.Equal(t, []string{"STREAM from the latest · 1 object · bookmark rv " + s.RV}, s.Requests)
 	assert.Equal(t, "initial state: 1 object streamed, bookmark at rv "+s.RV, s.Stream)
-	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "controller", "lessons"}, s.Controls)
+	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "controller", "handoff", "lessons"}, s.Controls)
 	p.screenshot("1-started", true)
 
 	// create a pod: its ADDED in the list, handled by all three; the

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -133,7 +134,11 @@ func (c *Controller) processNextItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	err := c.sync(ctx, key)
+	// The reconcile's ctx carries the key's workqueue.process span: spans
+	// started from it in sync (an HTTP client's, with the REST config's
+	// transport wrapped by otelhttp, see main.go) go on the object's trace,
+	// and the status written is stamped with it.
+	err := c.sync(dropin.ReconcileContext(ctx), key)
 	if c.Reconciled != nil {
 		c.Reconciled(key, err)
 	}
@@ -172,15 +177,25 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	got, err := c.client.CoreV1().ConfigMaps(ns).Get(ctx, want.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		// Stamped with this reconcile's span (tracing.k8s.io/traceparent):
+		// a controller watching status ConfigMaps on our informer links
+		// its trace of this write to this reconcile.
+		dropin.StampTraceparent(ctx, want)
 		_, err = c.client.CoreV1().ConfigMaps(ns).Create(ctx, want, metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {
 		return err
 	}
+	if apiequality.Semantic.DeepEqual(got.Data, want.Data) && apiequality.Semantic.DeepEqual(got.OwnerReferences, want.OwnerReferences) {
+		// Nothing to change. Writing anyway would now change the object
+		// (a new stamp each time) and wake every watcher for nothing.
+		return nil
+	}
 	got = got.DeepCopy()
 	got.Data = want.Data
 	got.OwnerReferences = want.OwnerReferences
+	dropin.StampTraceparent(ctx, got)
 	_, err = c.client.CoreV1().ConfigMaps(ns).Update(ctx, got, metav1.UpdateOptions{})
 	return err
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // The controller's own tests, in the sample-controller style: a fake
@@ -187,4 +188,43 @@ func TestEveryReconcileTracesBackToTheWatch(t *testing.T) {
 		require.Positive(t, f.reconciles(key), key)
 		require.Equal(t, f.reconciles(key), reconciled[key], "a traced chain for every reconcile of %s", key)
 	}
+}
+
+// TestStatusIsStampedWithItsReconcile: the status ConfigMap a reconcile
+// writes carries tracing.k8s.io/traceparent naming that reconcile's
+// workqueue.process span (dropin.ReconcileContext gave sync its ctx), so a
+// controller watching it links its trace of the write to this one.
+func TestStatusIsStampedWithItsReconcile(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	previous := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(previous) })
+
+	f := newFixture(t, watchedCM("present", map[string]string{"a": "1"}))
+	f.eventually(func() bool { _, err := f.status("present"); return err == nil }, "the status of present")
+	f.stop()
+	st, err := f.status("present")
+	require.NoError(t, err)
+	sc, ignored, present := tracing.Traceparent(st)
+	require.True(t, present, "stamped")
+	require.Empty(t, ignored)
+
+	var stamper *spancheck.Span
+	for _, c := range spancheck.NewIndex(spansOf(rec)).ReconcileChains() {
+		if c.Spans[0].SpanID == sc.SpanID() {
+			stamper = c.Spans[0]
+			require.True(t, c.FromWatch(), "%s", c)
+		}
+	}
+	require.NotNil(t, stamper, "the stamp names a reconcile's workqueue.process span")
+	assert.Equal(t, "default/present", stamper.Attr(tracing.KeyWorkqueueKey))
+	assert.Equal(t, sc.TraceID(), stamper.TraceID)
+}
+
+func spansOf(rec *tracetest.SpanRecorder) []spancheck.Span {
+	var spans []spancheck.Span
+	for _, s := range rec.Ended() {
+		spans = append(spans, spancheck.FromReadOnly(s))
+	}
+	return spans
 }

@@ -18,8 +18,10 @@
 // the live view's lesson script (internal/app/livecontrols) read the same
 // table, so adding a lesson is adding a file. In script order: basic,
 // coalesce, order, slow-handler, relist, fallback, late-handler, resync;
-// and controller, which runs only when named (--scenario controller, or
-// the live view's button).
+// and controller and handoff, which run only when named (--scenario
+// controller, or the live view's button; --scenario handoff: one
+// controller's reconcile writes an object, the next controller's informer
+// links its trace of that write to the writer's span).
 //
 // The coalesce and order lessons compare queues, so they run informers of
 // their own (queue_lessons.go) in namespace lessons, whatever queue the

@@ -23,5 +23,5 @@ func ExampleLessons() {
 	// fallback
 	// late-handler
 	// resync
-	// opt-in: [controller]
+	// opt-in: [controller handoff]
 }

@@ -218,3 +218,51 @@ func TestOrderVerdictCanFail(t *testing.T) {
 	res.realFIFO = []call{{"OnAdd", a, "1"}, {"OnAdd", b, "2"}, {"OnUpdate", a, "4"}, {"OnDelete", b, ""}}
 	assert.False(t, sameCalls(res.realFIFO, res.asHandlerCalls()), "a different resourceVersion is a different call")
 }
+
+// The handoff lesson: controller A's reconcile writes lessons/handoff-out
+// stamped with its span; controller B's informer roots the ADDED of that
+// write in a trace of its own that links to A's span, and B's reconcile
+// is in that trace. Run twice, as the live view's script may: each run
+// makes its own pair of traces.
+func TestHandoffLessonLinksTheNextControllerToTheWriter(t *testing.T) {
+	r := runScript(t, "handoff", "handoff")
+	assert.Equal(t, 2, strings.Count(r.stdout, "B's reconcile is in that trace"), r.stdout)
+	assert.Contains(t, r.stdout, `linked to A's "controller A: reconcile" (trace `)
+	require.Len(t, r.outcomes["handoff"].Show, 2)
+	var waterfalls bytes.Buffer
+	terminal.DrawWaterfalls(&waterfalls, r.report, r.outcomes["handoff"].Show)
+	assert.Contains(t, waterfalls.String(), "━━ [handoff] lessons/handoff-out — controller B's informer receives the write")
+	assert.Regexp(t, `root links to the writer of its object \(tracing\.k8s\.io/traceparent\): "controller A: reconcile" [0-9a-f]{16} \(trace [0-9a-f]{32}\), started -`,
+		waterfalls.String(), "the waterfall says what the link is")
+	assert.Regexp(t, `workqueue\.process[^\n]*\n[^\n]*controller B: reconcile`, waterfalls.String(), "B's trace goes down to its reconcile's own span")
+	assert.Empty(t, r.report.Broken)
+
+	ix := r.report.Index
+	var linked int
+	for _, root := range ix.Roots {
+		if root.Attr(tracing.KeyObjectKey) != "lessons/handoff-out" {
+			continue
+		}
+		require.Equal(t, "ListAndWatch watch", root.Name, "B's informer syncs before A writes: the write is a watch event")
+		require.Equal(t, "ADDED", root.Attr(tracing.KeyEventType))
+		require.Len(t, root.WriterLinks, 1, "%s %s", root.Name, root.Attr(tracing.KeyEventType))
+		writer := ix.ByID[root.WriterLinks[0].SpanID()]
+		require.NotNil(t, writer)
+		assert.Equal(t, handoffSpanA, writer.Name)
+		assert.NotEqual(t, writer.TraceID, root.TraceID, "a link, not a parent")
+		// A's span is in the trace of A's reconcile of lessons/handoff.
+		parent := ix.ByID[writer.ParentID]
+		require.NotNil(t, parent)
+		assert.Equal(t, tracing.SpanWorkqueueProcess, parent.Name)
+		assert.Equal(t, "lessons/handoff", parent.Attr(tracing.KeyWorkqueueKey))
+		linked++
+	}
+	assert.Equal(t, 2, linked, "one ADDED of lessons/handoff-out per run")
+	for _, c := range ix.ReconcileChains() {
+		require.NoError(t, c.Check())
+		require.True(t, c.FromWatch(), "%s", c)
+	}
+	for _, rc := range ix.CheckRoots() {
+		require.NoError(t, rc.Err)
+	}
+}

@@ -122,6 +122,9 @@ func (le *liveEmbedded) controls() []liveview.Control {
 		{Name: "controller", Label: "run a controller",
 			LookFor: "a *demo.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
 			Do:      le.locked(le.controller)},
+		{Name: "handoff", Label: "hand off to a second controller",
+			LookFor: "controller A reconciles lessons/handoff and writes lessons/handoff-out, stamped with its reconcile's span (tracing.k8s.io/traceparent); controller B's informer receives that write: click lessons/handoff-out's ADDED to see B's trace down to its reconcile, and its root's \"written by\" link: a link, not a parent; click the link to open A's trace",
+			Do:      le.locked(le.handoff)},
 		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs, and its result after it; watch the boxes move. The script can run again: each lesson makes its objects anew",
 			Do: le.lessons},
 	}
@@ -227,6 +230,17 @@ func (le *liveEmbedded) controller(context.Context, int) (string, error) {
 		return demo.ControllerListener, liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
 			Merged: st.Merged, Reconciles: st.Processed, LastMicros: float64(st.ProcessLast.Nanoseconds()) / 1e3}, true
 	})
+	return out.Line, nil
+}
+
+// handoff runs the handoff lesson: two controllers of their own, the
+// second linked to the first's write.
+func (le *liveEmbedded) handoff(context.Context, int) (string, error) {
+	l, _ := demo.Find("handoff")
+	out, err := l.Run(le.env)
+	if err != nil {
+		return "", err
+	}
 	return out.Line, nil
 }
 

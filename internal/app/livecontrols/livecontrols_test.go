@@ -183,3 +183,46 @@ func TestMostHandlersAndLargestBurstStayBounded(t *testing.T) {
 		before>>20, after>>20, MaxExtraHandlers, MaxBurst, bound>>20, st.TracesKept, st.TracesEvicted)
 	assert.Less(t, after, before+bound, "the heap grew past the bound the limits give")
 }
+
+// "hand off to a second controller" puts controller B's ADDED of
+// lessons/handoff-out in the page's events; its waterfall's root has a
+// link marked as the writer's, to controller A's span, whose trace the
+// page also serves. Pressed twice: it works every time.
+func TestHandOffShowsTheWritersLinkOnThePage(t *testing.T) {
+	p := startPage(t)
+	for i := range 2 {
+		code, msg := p.press(t, "handoff", 0)
+		require.Equal(t, http.StatusOK, code, "press %d: %s", i+1, msg)
+		assert.Contains(t, msg, "B's reconcile is in that trace", "press %d", i+1)
+	}
+	var b *liveview.Event
+	for _, e := range p.state(t).Events {
+		if e.Key == "lessons/handoff-out" && e.Type == "ADDED" {
+			b = &e
+			break // newest first: the second press's
+		}
+	}
+	require.NotNil(t, b, "B's ADDED is among the page's events")
+	var wf liveview.Waterfall
+	require.NoError(t, p.get("api/trace/"+b.TraceID, &wf))
+	var writers []liveview.Link
+	var reconciled bool
+	for _, s := range wf.Spans {
+		for _, l := range s.Links {
+			if l.Writer {
+				writers = append(writers, l)
+			}
+		}
+		reconciled = reconciled || s.Name == "controller B: reconcile"
+	}
+	assert.True(t, reconciled, "B's trace goes down to its reconcile")
+	require.Len(t, writers, 1)
+	assert.Equal(t, "controller A: reconcile", writers[0].Name)
+	var a liveview.Waterfall
+	require.NoError(t, p.get("api/trace/"+writers[0].TraceID, &a), "the writer's trace is served: the link can be followed")
+	names := map[string]bool{}
+	for _, s := range a.Spans {
+		names[s.Name] = true
+	}
+	assert.True(t, names["controller A: reconcile"] && names["workqueue.process"] && names["ListAndWatch watch"], "%v", names)
+}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 //go:embed assets
@@ -83,6 +84,11 @@ type State struct {
 	// its queue was full: tracing drops them rather than wait (and slow
 	// the informer). The page and its waterfalls still hold them.
 	SpansDropped int64 `json:"spansDropped"`
+	// TraceparentsIgnored is how many tracing.k8s.io/traceparent
+	// annotations the process's informers ignored because they did not
+	// parse (internal/tracing.TraceparentsIgnored): no link was made for
+	// them, and no error either.
+	TraceparentsIgnored uint64 `json:"traceparentsIgnored"`
 }
 
 // Control is one button of the page (embedded server only).
@@ -214,6 +220,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
 	st.TracesKept, st.TracesEvicted = s.o.Spans.Counts()
+	st.TraceparentsIgnored = tracing.TraceparentsIgnored()
 	if s.o.SpansDropped != nil {
 		st.SpansDropped = s.o.SpansDropped()
 	}
@@ -320,6 +327,11 @@ type Link struct {
 	TraceID string `json:"traceID"`
 	SpanID  string `json:"spanID"`
 	Name    string `json:"name,omitempty"` // "" when the linked span is not kept
+	// Writer marks a root's link to the span that wrote its object (the
+	// object carried it in tracing.k8s.io/traceparent; the contract's
+	// "From one controller to the next"), as opposed to a link to a
+	// reflector cycle, a queue entry or deltas popped together.
+	Writer bool `json:"writer,omitempty"`
 }
 
 // Waterfall is the trace endpoint's answer.
@@ -358,7 +370,8 @@ func (s *Server) waterfall(id trace.TraceID, spans []spancheck.Span) Waterfall {
 			ws.Attrs[string(k)] = v
 		}
 		for _, l := range sp.Links {
-			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String()}
+			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
+				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
 			if ls, ok := s.o.Spans.span(l); ok {
 				ln.Name = ls.Name
 			}

@@ -227,6 +227,14 @@ func drawTrace(w io.Writer, ix *spancheck.Index, root *spancheck.Span, title str
 func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0 time.Time) string {
 	s := ix.ByID[id]
 	switch {
+	case slices.ContainsFunc(root.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == id }):
+		// From one controller to the next (docs/span-contract.md): the
+		// object carried the writer's span in tracing.k8s.io/traceparent.
+		if s == nil {
+			return fmt.Sprintf("root links to the writer of its object (%s): span %s, not among the recorded spans", tracing.AnnotationTraceparent, id)
+		}
+		return fmt.Sprintf("root links to the writer of its object (%s): %q %s (trace %s), started %s; a link, not a parent",
+			tracing.AnnotationTraceparent, s.Name, s.SpanID, s.TraceID, signedMs(s.Start.Sub(t0)))
 	case s == nil:
 		return fmt.Sprintf("root links to span %s, not among the recorded spans", id)
 	case s.Name == tracing.SpanRealFIFOReplacedAll || s.Name == tracing.SpanRealFIFOSyncAll:

@@ -144,7 +144,8 @@ function drawEvents(st) {
   // Spans the exporter's queue dropped (it was full: tracing never waits
   // for the exporter) are still here; only the exporter lacks them.
   const dropped = st.spansDropped ? `; ${st.spansDropped} spans not exported: the exporter could not keep up, and tracing drops rather than wait` : "";
-  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped})`);
+  const ignored = st.traceparentsIgnored ? `; ${st.traceparentsIgnored} tracing.k8s.io/traceparent annotations ignored: they did not parse, so no link was made` : "";
+  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped}${ignored})`);
   const body = $("events").tBodies[0];
   const sig = st.events.map((e) => e.traceID + e.handlerCalls).join();
   if (body.dataset.sig === sig) return;
@@ -211,7 +212,7 @@ async function openWaterfall(e) {
   const res = await fetch("api/trace/" + e.traceID);
   const box = $("waterfall");
   $("waterfall-box").hidden = false;
-  text("waterfall-title", `${e.type} ${e.key} rv ${e.rv}`);
+  text("waterfall-title", e.rv ? `${e.type} ${e.key} rv ${e.rv}` : `${e.type} ${e.key}`);
   box.innerHTML = "";
   if (!res.ok) { box.textContent = (await res.json()).error; return; }
   const wf = await res.json();
@@ -241,7 +242,18 @@ async function openWaterfall(e) {
     for (const l of s.links || []) {
       const div = document.createElement("div");
       div.className = "link";
-      div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
+      if (l.writer) {
+        // The object carried its writer's span (tracing.k8s.io/traceparent):
+        // a link, not a parent. Clicking opens the writer's trace.
+        div.className = "link writer";
+        div.textContent = `↪ written by ${l.name || "a span the page does not hold (evicted, or another process's)"} (trace ${l.traceID.slice(0, 8)}…), named in the object's tracing.k8s.io/traceparent: a link, not a parent`;
+        if (l.name) {
+          div.title = "open the writer's trace";
+          div.onclick = (ev) => { ev.stopPropagation(); openWaterfall({ traceID: l.traceID, type: "writer:", key: l.name, rv: "" }); };
+        }
+      } else {
+        div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
+      }
       d.appendChild(div);
     }
     for (const c of kids[s.spanID] || []) draw(d, c);
