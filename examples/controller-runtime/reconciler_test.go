@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -29,7 +29,7 @@ import (
 func TestReconcileStampsTheStatusWithItsProcessSpan(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	q := NewQueue("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	q.(*dropin.TracedQueue[reconcile.Request]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	q.(*crqueue.TracedPriorityQueue[reconcile.Request]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	defer q.ShutDown()
 	watched := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "uid-app",
 		Labels: map[string]string{WatchLabel: "true"}}, Data: map[string]string{"a": "1"}}
