@@ -65,10 +65,11 @@ const usage = `usage: go run ./cmd/workshop [command] [--all|--browser] [NAME...
                   those exercises' checkers (default: every one); exit 0 only
                   when all of them pass
   warm            build everything once
-  selfcheck [CHAPTER...]
-                  for CI: every stub fails its checker without giving the
-                  answer away, every solution passes (only those chapters'
-                  exercises, when named)
+  selfcheck [--worktree] [CHAPTER...]
+                  for CI: every stub (as git's HEAD has it; --worktree: as
+                  the files are) fails its checker without giving the
+                  answer away or yielding to trial, every solution passes
+                  (only those chapters' exercises, when named)
 
   --all           include exercises that need a cluster, a browser or a
                   trace viewer

@@ -827,3 +827,91 @@ func TestSelfcheckOfOneChapterPasses(t *testing.T) {
 		t.Fatalf("selfcheck 01-store: %v\n%s", err, &out)
 	}
 }
+
+// fakeCourse makes a course in a new git repository holding only the
+// exercises in files (path under the repository → content), committed as
+// shipped, and returns its root.
+func fakeCourse(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	names := []string{"go.mod", "go.sum", "chapters", "dropin", "internal", "workshop/kit", "workshop/.gitignore"}
+	for _, n := range names {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := copyTree("../..", root, names); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "init", "-q")
+	for path, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, root, "add", ".")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "exercises")
+	return root
+}
+
+// predictExercise is the files of a predict exercise 01-x/<dir> whose
+// stub and solution hold vars (Go declarations) and whose checker is
+// check (the body of TestPredictions).
+func predictExercise(dir, stubVars, solVars, check string) map[string]string {
+	doc := "// Package p is a test exercise.\n//\n// # Test " + dir + "\n//\n// Kind: predict. Minutes: 5. Needs: none. Practises: nothing.\n//\n// Predict.\npackage p\n\n"
+	return map[string]string{
+		"workshop/exercises/01-x/" + dir + "/exercise.go": doc + stubVars,
+		"workshop/solutions/01-x/" + dir + "/exercise.go": doc + solVars,
+		"workshop/exercises/01-x/" + dir + "/hints.md":    "## Hint 1\nThink.\n",
+		"workshop/exercises/01-x/" + dir + "/check_test.go": "//go:build workshop\n\npackage p\n\nimport \"testing\"\n\n" +
+			"func TestPredictions(t *testing.T) {\n" + check + "\n}\n",
+	}
+}
+
+// The selfcheck plays a participant who does not think: one who tries
+// every yes/no combination, and one who changes only what the checker
+// names. An exercise either of them solves is reported; one with an
+// answer that cannot be guessed is not.
+func TestTheSelfcheckSolvesGuessableExercisesByTrial(t *testing.T) {
+	files := map[string]string{}
+	for dir, ex := range map[string][3]string{
+		// Only yes/no values: the coin-tosser finds it.
+		"1-yesno": {"var A, B = false, false\n", "var A, B = true, false\n",
+			`if A != true || B != false { t.Errorf("your predictions are not what happened") }`},
+		// A small count and a yes/no value, each named when wrong: the
+		// flipper finds it.
+		"2-named": {"var N, Y = -1, false\n", "var N, Y = 3, true\n",
+			`if N != 3 { t.Errorf("N: you predicted %d, not what happened", N) }
+if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
+		// A choice the task... is not offered, a list: neither finds it.
+		"3-list": {"var Y = false\nvar L []string\n", "var Y = true\nvar L = []string{\"watch rv=S\", \"list rv=0\"}\n",
+			`if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }
+if len(L) != 2 || L[0] != "watch rv=S" || L[1] != "list rv=0" { t.Errorf("L: not the requests the server saw") }`},
+	} {
+		for k, v := range predictExercise(dir, ex[0], ex[1], ex[2]) {
+			files[k] = v
+		}
+	}
+	root := fakeCourse(t, files)
+	var out bytes.Buffer
+	err := selfcheck(root, nil, &out)
+	if err == nil {
+		t.Fatalf("selfcheck passed a course that can be solved by trial:\n%s", &out)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"01-x/1-yesno: it can be solved by trial: trying the yes/no values of A, B (4 combinations)",
+		"01-x/2-named: it can be solved by trial: changing only what the checker names (N, Y)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "01-x/3-list") {
+		t.Errorf("an exercise whose list cannot be guessed was reported:\n%s", got)
+	}
+}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,6 +26,9 @@ var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "dropin", "internal
 // skipping the runner's progress file and reset's backups.
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(src, n)); errors.Is(err, fs.ErrNotExist) {
+			continue // a course without it (a test's) does not need it
+		}
 		err := filepath.WalkDir(filepath.Join(src, n), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -118,6 +124,17 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if err := copyTree(root, tmp, copied); err != nil {
 		return err
 	}
+	worktree := slices.Contains(chapters, "--worktree")
+	chapters = slices.DeleteFunc(slices.Clone(chapters), func(c string) bool { return c == "--worktree" })
+	if !worktree {
+		note, err := shippedExercises(root, tmp)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(out, note)
+		}
+	}
 	exs, err := load(tmp)
 	if err != nil {
 		return err
@@ -149,6 +166,7 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
+	problems = append(problems, sc.trials(exs, stubs)...)
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
 	}
@@ -158,6 +176,68 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, every solution passes, each has hints (%s)\n",
 		len(exs), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// shippedExercises replaces the copy's workshop/exercises with the one
+// git's HEAD has: a participant's tree holds solved stubs (which pass their
+// checkers) and scratch files of their own, and the selfcheck is about the
+// course as shipped. It says what it did when the files differ; outside a
+// git checkout it keeps the files as they are, and says so.
+func shippedExercises(root, tmp string) (string, error) {
+	const dir = "workshop/exercises"
+	cmd := exec.Command("git", "archive", "--format=tar", "HEAD", dir)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "selfcheck: not a git checkout (" + strings.TrimSpace(stderr.String()) + "): checking the exercises as they are, solved ones included", nil
+	}
+	if err := os.RemoveAll(filepath.Join(tmp, dir)); err != nil {
+		return "", err
+	}
+	differ := 0
+	seen := map[string]bool{}
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading git archive HEAD %s: %w", dir, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return "", err
+		}
+		path := filepath.Join(tmp, filepath.FromSlash(h.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return "", err
+		}
+		seen[filepath.FromSlash(h.Name)] = true
+		if mine, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(h.Name))); err != nil || !bytes.Equal(mine, data) {
+			differ++
+		}
+	}
+	_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != ".progress.json" {
+			if rel, _ := filepath.Rel(root, p); !seen[rel] {
+				differ++
+			}
+		}
+		return nil
+	})
+	if differ == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("selfcheck: checking the exercises as git's HEAD has them; %d files under %s differ or are not in git and are not checked (selfcheck --worktree checks the files as they are)", differ, dir), nil
 }
 
 // inChapters keeps the exercises of the named chapters (all: none named).

@@ -10,12 +10,14 @@
 // ResourceEventHandlerFuncs calling one method of its own type:
 // kit.AuditController, kit.QuotaController and kit.LabelController
 // (OnChange), added in that order with kit.StartDropinInformer and
-// kit.FuncsFor. Then 20 pods are created. Run it with a kit.Spans, and find
-// out from the spans alone, as you would in a trace viewer:
+// kit.FuncsFor. Then 20 pods are created (kit.CreatePods). One of the
+// three handlers is slow. Write that scenario as a test of your own
+// (kit.NewSpans for the spans; kit.WaitFor until each controller's Len()
+// is 20), and find out from the spans alone, as you would in a trace
+// viewer:
 //
-//   - Slow: which controller's handler is the slow one: its type name,
-//     e.g. "AuditController". (The informer.listener attribute of the
-//     handler spans names each listener.)
+//   - Slow: the informer.listener attribute of the slow listener's
+//     handler spans (OnAdd), exactly as the spans carry it;
 //   - OthersFirst: whether the other two listeners' last handler call
 //     (OnAdd span) ended before the slow listener's last one began.
 //
@@ -24,6 +26,6 @@ package slowhandler
 
 // Your findings.
 var (
-	Slow        = "QuotaController"
+	Slow        = "github.com/informer-anatomy/informer-anatomy/workshop/kit.(*QuotaController).OnChange-fm+github.com/informer-anatomy/informer-anatomy/workshop/kit.FuncsFor.func1+github.com/informer-anatomy/informer-anatomy/workshop/kit.(*QuotaController).OnChange-fm#1" // dropin names a Funcs handler after the functions it holds, then "#" and its index
 	OthersFirst = true
 )
