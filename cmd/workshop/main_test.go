@@ -915,3 +915,167 @@ if len(L) != 2 || L[0] != "watch rv=S" || L[1] != "list rv=0" { t.Errorf("L: not
 		t.Errorf("an exercise whose list cannot be guessed was reported:\n%s", got)
 	}
 }
+
+// A checker of concurrent code catches a racy answer every time, and its
+// ✓ never comes from go test's cache: 06-factory/3 once accepted an answer
+// that checked and stored under two holds of the lock about half the time.
+func TestARacyInformerForFailsEveryRun(t *testing.T) {
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(all, "06-factory/3-informer-for")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Concurrent || !strings.Contains(goCommand(e), "-race") {
+		t.Errorf("06-factory/3's checker is not marked %s: %s", concurrentMark, goCommand(e))
+	}
+	root := t.TempDir()
+	local, err := makeCourse(root, []*Exercise{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = local[0]
+	for name, src := range map[string]string{
+		"check, then build and store under a second hold": `package informerfor
+
+import (
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+)
+
+type Registry struct {
+	mu        sync.Mutex
+	informers map[any]processor.SharedIndexInformer
+}
+
+func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
+	t := reflect.TypeOf(obj)
+	r.mu.Lock()
+	inf, ok := r.informers[t]
+	r.mu.Unlock()
+	if ok {
+		return inf
+	}
+	inf = newFunc()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.informers == nil {
+		r.informers = map[any]processor.SharedIndexInformer{}
+	}
+	r.informers[t] = inf
+	return inf
+}
+`,
+		"no lock": `package informerfor
+
+import (
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+)
+
+type Registry struct {
+	mu        sync.Mutex
+	informers map[any]processor.SharedIndexInformer
+}
+
+func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
+	t := reflect.TypeOf(obj)
+	if inf, ok := r.informers[t]; ok {
+		return inf
+	}
+	if r.informers == nil {
+		r.informers = map[any]processor.SharedIndexInformer{}
+	}
+	inf := newFunc()
+	r.informers[t] = inf
+	return inf
+}
+`,
+	} {
+		answer(t, root, e, src)
+		for run := range 4 {
+			if out, err := runErr(root, "verify", e.Name()); err == nil {
+				t.Fatalf("%s: run %d passed the checker:\n%s", name, run+1, out)
+			}
+		}
+	}
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, root, "verify", e.Name())
+}
+
+// The verdict is the checker's alone: a participant's own failing test in
+// the folder does not turn a solved exercise into "not yet".
+func TestAScratchTestDoesNotDecideTheVerdict(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/2-configmaps"]
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	scratch := "//go:build workshop\n\npackage " + pkgName(t, root, e) + "\n\nimport \"testing\"\n\nfunc TestMine(t *testing.T) { t.Fatal(\"my own experiment\") }\n"
+	if err := os.WriteFile(filepath.Join(root, e.Path(), "mine_test.go"), []byte(scratch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := runOK(t, root, "verify", e.Name()); !strings.Contains(out, "1 of 1 solved") {
+		t.Errorf("a solved exercise with a failing scratch test:\n%s", out)
+	}
+}
+
+func pkgName(t *testing.T, root string, e *Exercise) string {
+	t.Helper()
+	_, pkg, err := packageDoc(filepath.Join(root, e.Path(), e.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
+// The selfcheck checks the course as shipped, also on a participant's
+// tree: solved stubs and scratch files are not what it judges.
+func TestTheSelfcheckJudgesTheShippedStubsOnAParticipantsTree(t *testing.T) {
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(all, "01-store/2-configmaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	local, err := makeCourse(root, []*Exercise{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = local[0]
+	if err := copyTree("../..", root, []string{"docs"}); err != nil { // the Practises sections
+		t.Fatal(err)
+	}
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, e.Path(), "mine_test.go"), []byte("package "+pkgName(t, root, e)+"\n\nfunc broken( {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := selfcheck(root, nil, &out); err != nil || strings.Contains(out.String(), "✗") {
+		t.Errorf("selfcheck on a participant's tree (a solved stub, a scratch file): %v\n%s", err, &out)
+	}
+	if !strings.Contains(out.String(), "as git's HEAD has them") {
+		t.Errorf("selfcheck does not say it checks the shipped files:\n%s", &out)
+	}
+	out.Reset()
+	if err := selfcheck(root, []string{"--worktree"}, &out); err == nil {
+		t.Errorf("selfcheck --worktree passed a tree whose stub is solved and a file does not compile:\n%s", &out)
+	}
+}
