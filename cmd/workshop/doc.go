@@ -11,7 +11,7 @@
 //	go run ./cmd/workshop verify [NAME...] # those checkers (default: all); exit 0 only when all pass
 //	go run ./cmd/workshop warm          # build everything once, before the room needs it
 //	go run ./cmd/workshop selfcheck     # CI: every stub fails without giving its answer away, every solution passes
-//	go run ./cmd/workshop selfcheck 07-liveview  # the same, for one chapter's exercises
+//	go run ./cmd/workshop selfcheck 08-liveview  # the same, for one chapter's exercises
 //
 // NAME is <chapter>/<exercise>, e.g. 01-store/1-bynode; the number prefix of
 // the exercise (1-) may be left out, and so may the chapter when the rest is
@@ -91,7 +91,7 @@
 // default command, list, watch and verify unless --all (or, for Needs:
 // browser, --browser) is given or they are named; their checkers still
 // prove the answer on the embedded API server, so selfcheck runs them all.
-// Those of 07-liveview run cmd/trace-demo --ui and drive the page through
+// Those of 08-liveview run cmd/trace-demo --ui and drive the page through
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
 // holds cmd/ too.
 //

@@ -522,6 +522,7 @@ func TestAnAnswerPrintingMegabytesDoesNotHideTheCheckersMessage(t *testing.T) {
 	answer(t, root, ex["01-store/1-bynode"], `package bynode
 
 import (
+	"regexp"
 	"fmt"
 	"strings"
 )
@@ -941,6 +942,7 @@ func TestARacyInformerForFailsEveryRun(t *testing.T) {
 		"check, then build and store under a second hold": `package informerfor
 
 import (
+	"regexp"
 	"reflect"
 	"sync"
 
@@ -975,6 +977,7 @@ func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.Shar
 		"no lock": `package informerfor
 
 import (
+	"regexp"
 	"reflect"
 	"sync"
 
@@ -1077,5 +1080,123 @@ func TestTheSelfcheckJudgesTheShippedStubsOnAParticipantsTree(t *testing.T) {
 	out.Reset()
 	if err := selfcheck(root, []string{"--worktree"}, &out); err == nil {
 		t.Errorf("selfcheck --worktree passed a tree whose stub is solved and a file does not compile:\n%s", &out)
+	}
+}
+
+// docs/workshop.md's numbers come from the exercises' own metadata: how
+// many there are, how many need nothing, their minutes in all, each row's
+// kind and minutes; and the three-hour agenda holds exactly the ★
+// exercises, each block at least as long as its exercises' estimates,
+// with 20 minutes of slack in all.
+func TestTheWorkshopPageAgreesWithTheExercises(t *testing.T) {
+	b, err := os.ReadFile("../../docs/workshop.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, none := 0, 0
+	byName := map[string]*Exercise{}
+	for _, e := range exs {
+		total += e.Minutes
+		if e.Needs == "none" {
+			none++
+		}
+		byName[e.Name()] = e
+	}
+	for _, want := range []string{
+		fmt.Sprintf("A course of %d exercises", len(exs)),
+		fmt.Sprintf("Nothing else for the %d\nexercises marked *needs: none*. %d are marked:", none, len(exs)-none),
+		fmt.Sprintf("The course has %d minutes of exercises (about %d hours)", total, (total+30)/60),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("docs/workshop.md does not say %q", want)
+		}
+	}
+	// Folders are numbered as the chapters: every row under "### Chapter
+	// N" names an exercise of a folder 0N-….
+	chapter := ""
+	for _, line := range strings.Split(page, "\n") {
+		if m := regexp.MustCompile(`^### Chapter (\d)\b`).FindStringSubmatch(line); m != nil {
+			chapter = "0" + m[1] + "-"
+		} else if strings.HasPrefix(line, "### ") || strings.HasPrefix(line, "## ") {
+			chapter = ""
+		}
+		if m := regexp.MustCompile("^\\| (?:★ )?`([\\w./-]+)` \\|").FindStringSubmatch(line); m != nil && chapter != "" && !strings.HasPrefix(m[1], chapter) {
+			t.Errorf("docs/workshop.md lists %s under chapter %s", m[1], chapter)
+		}
+	}
+	// The exercise tables: a row per exercise, with its kind and minutes.
+	row := regexp.MustCompile("(?m)^\\| (★ )?`([\\w./-]+)` \\| (\\w+) \\| (\\d+) \\|")
+	starred := map[string]bool{}
+	starMinutes := 0
+	for _, m := range row.FindAllStringSubmatch(page, -1) {
+		e := byName[m[2]]
+		if e == nil {
+			t.Errorf("docs/workshop.md has a row for %s, which is no exercise", m[2])
+			continue
+		}
+		if m[3] != e.Kind || m[4] != strconv.Itoa(e.Minutes) {
+			t.Errorf("docs/workshop.md: %s is a %s of %s minutes, its metadata says %s of %d", e.Name(), m[3], m[4], e.Kind, e.Minutes)
+		}
+		if m[1] != "" {
+			starred[e.Name()] = true
+			starMinutes += e.Minutes
+		}
+	}
+	if want := fmt.Sprintf("marked ★\nbelow (%d minutes)", starMinutes); !strings.Contains(page, want) {
+		t.Errorf("docs/workshop.md does not say %q", want)
+	}
+	// The agenda.
+	agenda := regexp.MustCompile("(?m)^\\| (\\d):(\\d\\d) \\| [^|]+\\| (.+) \\|$")
+	type block struct {
+		start int
+		names []string
+	}
+	var blocks []block
+	for _, m := range agenda.FindAllStringSubmatch(page, -1) {
+		h, _ := strconv.Atoi(m[1])
+		mi, _ := strconv.Atoi(m[2])
+		var names []string
+		for _, n := range regexp.MustCompile("`([\\w./-]+)`").FindAllStringSubmatch(m[3], -1) {
+			names = append(names, n[1])
+		}
+		blocks = append(blocks, block{h*60 + mi, names})
+	}
+	if len(blocks) < 3 || blocks[len(blocks)-1].start != 180 {
+		t.Fatalf("the agenda has %d rows and does not end at 3:00", len(blocks))
+	}
+	slack := 0
+	inAgenda := map[string]bool{}
+	for i, bl := range blocks[:len(blocks)-1] {
+		if len(bl.names) == 0 {
+			continue
+		}
+		d := blocks[i+1].start - bl.start
+		sum := 0
+		for _, n := range bl.names {
+			e := byName[n]
+			if e == nil || !starred[n] {
+				t.Errorf("the agenda names %s, which is not a ★ exercise", n)
+				continue
+			}
+			inAgenda[n] = true
+			sum += e.Minutes
+		}
+		if sum > d {
+			t.Errorf("the agenda's block at %d:%02d lasts %d minutes, its exercises %d", bl.start/60, bl.start%60, d, sum)
+		}
+		slack += d - sum
+	}
+	for n := range starred {
+		if !inAgenda[n] {
+			t.Errorf("★ %s is not in the agenda", n)
+		}
+	}
+	if slack < 20 {
+		t.Errorf("the three-hour agenda has %d minutes of slack, want 20", slack)
 	}
 }

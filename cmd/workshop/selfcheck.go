@@ -112,7 +112,7 @@ func sameTask(root string, e *Exercise) string {
 // selfcheck proves the course in a temporary copy of the repository: every
 // exercise is complete (hints, solution, metadata: load checks them), every
 // stub compiles and fails its checker, every solution passes it. With
-// chapters, only the exercises of those chapters (e.g. 07-liveview) are
+// chapters, only the exercises of those chapters (e.g. 08-liveview) are
 // checked: for whoever works on one group.
 func selfcheck(root string, chapters []string, out io.Writer) error {
 	start := time.Now()

@@ -134,7 +134,7 @@ func StartDropinInformer(t testing.TB, srv *apiserver.Server, spans *Spans, hand
 	return inf
 }
 
-// The three controllers of exercise 08-controller/1: each one's handler is
+// The three controllers of exercise 07-controller/1: each one's handler is
 // a method of its own type, so a trace names it (informer.listener is the
 // handler's functions' package and receiver type, then "#" and its index).
 // One of them is slow, as a controller that calls out of its handler is:
@@ -171,14 +171,14 @@ func (l *LabelController) OnChange(obj any) { l.record(describe("change", obj)) 
 // delete, as a controller's handler is usually written. Not inlined: the
 // listener's name (dropin's nameForHandler) holds its closure's name,
 // which must not depend on the test that calls it (exercise
-// 08-controller/1 asks for that name).
+// 07-controller/1 asks for that name).
 //
 //go:noinline
 func FuncsFor(f func(obj any)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, o any) { f(o) }, DeleteFunc: f}
 }
 
-// Burst is the scenario of exercises 08-controller/2 and 3: a controller
+// Burst is the scenario of exercises 07-controller/2 and 3: a controller
 // (NewController, Delay half a second) on package dropin's informer, one
 // pod created, then updated ten times as soon as the worker has begun
 // reconciling it. It returns when every update has reached the queue and
