@@ -1200,3 +1200,74 @@ func TestTheWorkshopPageAgreesWithTheExercises(t *testing.T) {
 		t.Errorf("the three-hour agenda has %d minutes of slack, want 20", slack)
 	}
 }
+
+// Hints lead, and the last one is a strong nudge, not the answer (that is
+// `solution NAME`): no hint quotes a solution's prediction (a string with
+// more than letters, a CamelCase name, a number of two digits or more) or
+// a line of a build exercise's solution the stub lacks.
+func TestNoHintGivesTheAnswerAway(t *testing.T) {
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if e.Kind == "build" {
+			for i, h := range e.Hints {
+				for _, p := range codeLeaks("../..", e, strings.Split(h, "\n")) {
+					if strings.Contains(p, "shows a line") {
+						t.Errorf("%s: hint %d: %s", e.Name(), i+1, p)
+					}
+				}
+			}
+			continue
+		}
+		stub := map[string]bool{}
+		for _, s := range literals(t, filepath.Join("../..", e.Path()), e) {
+			stub[s] = true
+		}
+		for _, a := range literals(t, filepath.Join("../..", e.SolutionPath()), e) {
+			if stub[a] || !(notJustLetters(a) || camel.MatchString(a) || isNumber(a) && len(a) >= 2) || containsWord(taskOf("../..", e), a) {
+				continue
+			}
+			for i, h := range e.Hints {
+				if containsWord(h, a) || notJustLetters(a) && strings.Contains(h, a) {
+					t.Errorf("%s: hint %d gives an answer away: %q", e.Name(), i+1, a)
+				}
+			}
+		}
+	}
+}
+
+// literals are the string and number literals of the values of the
+// exported variables in dir's copy of e's files.
+func literals(t *testing.T, dir string, e *Exercise) []string {
+	t.Helper()
+	var out []string
+	for _, f := range e.Files {
+		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, f), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range pf.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, v := range s.(*ast.ValueSpec).Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						if lit, ok := n.(*ast.BasicLit); ok {
+							if u, err := strconv.Unquote(lit.Value); err == nil {
+								out = append(out, u)
+							} else if lit.Kind == token.INT {
+								out = append(out, lit.Value)
+							}
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
+	return out
+}

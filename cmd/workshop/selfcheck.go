@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"time"
@@ -344,6 +345,14 @@ func (sc *selfcheckRun) stubProblems(e *Exercise, r *Result) []string {
 		for _, p := range codeLeaks(sc.tmp, e, append(r.Output, r.Messages...)) {
 			problems = append(problems, e.Name()+": "+p)
 		}
+		// Hints lead; the solution's code is `solution NAME`'s.
+		for i, h := range e.Hints {
+			for _, p := range codeLeaks(sc.tmp, e, strings.Split(h, "\n")) {
+				if strings.Contains(p, "shows a line") {
+					problems = append(problems, fmt.Sprintf("%s: hint %d: %s", e.Name(), i+1, strings.Replace(p, "the checker's output", "it", 1)))
+				}
+			}
+		}
 	}
 	return problems
 }
@@ -367,5 +376,55 @@ func (sc *selfcheckRun) solutionProblems(e *Exercise, stub, sol *Result) []strin
 	for _, p := range predictionLeaks(stubR, solR, stub.Messages, stub.Output) {
 		problems = append(problems, e.Name()+": "+p)
 	}
+	for _, p := range hintLeaks(e, stubR, solR) {
+		problems = append(problems, e.Name()+": "+p)
+	}
 	return problems
+}
+
+// hintLeaks: hints lead, and the last one is a strong nudge, not the
+// answer (that is `solution NAME`). A hint must not hold a prediction's
+// answer: a rendering specific enough to be looked for anywhere, or a
+// number of two digits or more, or a CamelCase name, that the stub does not
+// hold.
+func hintLeaks(e *Exercise, stub, sol map[string]rendering) []string {
+	var problems []string
+	stubs := map[string]bool{}
+	for _, r := range stub {
+		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
+			stubs[x] = true
+		}
+	}
+	var names []string
+	for n := range sol {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, h := range e.Hints {
+		for _, n := range names {
+			if s, ok := stub[n]; ok && s.SharpV == sol[n].SharpV {
+				continue
+			}
+			toks := specific(sol[n], stubs)
+			for _, p := range plain(sol[n]) {
+				if len(p) >= 2 && (isNumber(p) || camel.MatchString(p)) && !stubs[p] {
+					toks = append(toks, p)
+				}
+			}
+			for _, tok := range toks {
+				if containsWord(h, tok) || notJustLetters(tok) && strings.Contains(h, tok) {
+					problems = append(problems, fmt.Sprintf("hint %d gives %s's answer away: %s", i+1, n, tok))
+					break
+				}
+			}
+		}
+	}
+	return problems
+}
+
+var camel = regexp.MustCompile(`^[A-Z][a-z]+[A-Z]`)
+
+func isNumber(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
