@@ -1271,3 +1271,55 @@ func literals(t *testing.T, dir string, e *Exercise) []string {
 	}
 	return out
 }
+
+// No exercise's output carries another's answer: the cross check finds a
+// whole answer or a long list entry of one exercise in another's checker
+// output, and a build checker whose rule is another exercise's prediction
+// names the case, not the expected result.
+func TestNoCheckersOutputAnswersAnotherExercise(t *testing.T) {
+	pops := &Exercise{Chapter: "04-deltafifo", Dir: "1-pops"}
+	dedup := &Exercise{Chapter: "04-deltafifo", Dir: "2-dedup"}
+	list := func(elems ...string) rendering {
+		return rendering{Kind: "slice", V: fmt.Sprintf("%v", elems), PlusV: fmt.Sprintf("%+v", elems), SharpV: fmt.Sprintf("%#v", elems), Q: fmt.Sprintf("%q", elems), Elems: elems}
+	}
+	stub := map[string]rendering{"Pops": list()}
+	sol := map[string]rendering{"Pops": list("default/a: Added@1 Updated@3", "default/b: Added@2 Deleted@4")}
+	exs := []*Exercise{pops, dedup}
+	if p := crossLeaksOf(pops, stub, sol, exs, map[string]string{dedup.Name(): "DedupDeltas(Deleted@4 Deleted@5) = [], not what client-go's dedupDeltas returns"}); len(p) != 0 {
+		t.Errorf("a message about the case: %q", p)
+	}
+	if p := crossLeaksOf(pops, stub, sol, exs, map[string]string{dedup.Name(): "the queue pops default/b: Added@2 Deleted@4"}); len(p) != 1 {
+		t.Errorf("a message with another exercise's answer: %q", p)
+	}
+
+	// The two build checkers the cold run caught, on their stubs.
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picked []*Exercise
+	for _, n := range []string{"04-deltafifo/2-dedup", "04-realfifo/3-batch-rule"} {
+		e, err := find(all, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		picked = append(picked, e)
+	}
+	res, err := runCheckers("../..", picked, "-count=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range picked {
+		r := res[e.ImportPath()]
+		if r.Pass || r.BuildFailed {
+			t.Fatalf("%s: the stub as shipped does not fail its checker", e.Name())
+		}
+		for _, m := range r.Messages {
+			for _, bad := range []string{"want ", " pops ", " took "} {
+				if strings.Contains(m, bad) && !strings.Contains(m, "the batch size") {
+					t.Errorf("%s: its checker prints the expected result, which is another exercise's prediction: %q", e.Name(), m)
+				}
+			}
+		}
+	}
+}

@@ -167,6 +167,7 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
+	problems = append(problems, sc.crossLeaks(exs, stubs)...)
 	problems = append(problems, sc.trials(exs, stubs)...)
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
@@ -378,6 +379,70 @@ func (sc *selfcheckRun) solutionProblems(e *Exercise, stub, sol *Result) []strin
 	}
 	for _, p := range hintLeaks(e, stubR, solR) {
 		problems = append(problems, e.Name()+": "+p)
+	}
+	return problems
+}
+
+// crossLeaks: no exercise's checker output carries another's answer
+// (04-deltafifo/2-dedup's once printed what 04-deltafifo/1-pops asks to
+// predict). Whole answers are looked for, and list entries long enough to
+// be one exercise's (12 characters or more, not only letters).
+func (sc *selfcheckRun) crossLeaks(exs []*Exercise, stubs map[string]*Result) []string {
+	outputs := map[string]string{}
+	for _, e := range exs {
+		if r := stubs[e.ImportPath()]; r != nil && !r.BuildFailed {
+			outputs[e.Name()] = strings.Join(r.Output, "\n") + "\n" + strings.Join(r.Messages, "\n")
+		}
+	}
+	var problems []string
+	for _, b := range exs {
+		if b.Kind == "build" {
+			continue
+		}
+		stubR, err1 := readRenderings(sc.stubAnswers, b)
+		solR, err2 := readRenderings(sc.solAnswers, b)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		problems = append(problems, crossLeaksOf(b, stubR, solR, exs, outputs)...)
+	}
+	return problems
+}
+
+func crossLeaksOf(b *Exercise, stubR, solR map[string]rendering, exs []*Exercise, outputs map[string]string) []string {
+	stubs := map[string]bool{}
+	for _, r := range stubR {
+		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
+			stubs[x] = true
+		}
+	}
+	var names []string
+	for n := range solR {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var problems []string
+	for _, n := range names {
+		a := solR[n]
+		var toks []string
+		for _, tok := range specific(a, stubs) {
+			whole := tok == a.V || tok == a.PlusV || tok == a.SharpV || tok == a.Q
+			if whole && (a.Kind != "string" || notJustLetters(a.V)) || !whole && len(strings.Trim(tok, `"`)) >= 12 {
+				toks = append(toks, tok)
+			}
+		}
+		for _, e := range exs {
+			out, ok := outputs[e.Name()]
+			if !ok || e == b {
+				continue
+			}
+			for _, tok := range toks {
+				if strings.Contains(out, tok) {
+					problems = append(problems, fmt.Sprintf("%s: its checker's output gives %s's answer away (%s): %s", e.Name(), b.Name(), n, tok))
+					break
+				}
+			}
+		}
 	}
 	return problems
 }
