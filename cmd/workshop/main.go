@@ -362,7 +362,7 @@ func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	}
 	if e != nil {
 		fmt.Fprintf(out, "%d of %d solved.\n\n", solved, len(inc))
-		header(out, inc, e)
+		header(out, exs, e) // numbered in the whole course, as every command numbers it
 		report(out, root, e, res[e.ImportPath()])
 		return nil
 	}
@@ -646,7 +646,7 @@ func watch(root string, exs []*Exercise, needs []string, named *Exercise, out io
 				return err
 			}
 			fmt.Fprintf(out, "\n[%s]\n", time.Now().Format("15:04:05"))
-			header(out, included(exs, needs), e)
+			header(out, exs, e)
 			report(out, root, e, res[e.ImportPath()])
 			if res[e.ImportPath()].Pass {
 				break

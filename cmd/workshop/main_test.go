@@ -1323,3 +1323,20 @@ func TestNoCheckersOutputAnswersAnotherExercise(t *testing.T) {
 		}
 	}
 }
+
+// Every command numbers an exercise in the whole course: the next
+// unsolved one, shown without --all, has the number NAME shows it with.
+func TestEveryCommandNumbersAnExerciseAlike(t *testing.T) {
+	files := predictExercise("2-b", "var N = -1\n", "var N = 7\n", `if N != 7 { t.Errorf("not what happened") }`)
+	for k, v := range predictExercise("1-a", "var N = -1\n", "var N = 7\n", `if N != 7 { t.Errorf("not what happened") }`) {
+		files[k] = strings.Replace(v, "Needs: none", "Needs: cluster", 1)
+	}
+	root := fakeCourse(t, files)
+	want := "Exercise 2 of 2: 01-x/2-b"
+	if out := runOK(t, root); !strings.Contains(out, want) {
+		t.Errorf("the next exercise: want %q in:\n%s", want, out)
+	}
+	if out := runOK(t, root, "01-x/2-b"); !strings.Contains(out, want) {
+		t.Errorf("NAME: want %q in:\n%s", want, out)
+	}
+}
