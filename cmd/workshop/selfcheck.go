@@ -377,7 +377,7 @@ func (sc *selfcheckRun) solutionProblems(e *Exercise, stub, sol *Result) []strin
 	for _, p := range predictionLeaks(stubR, solR, stub.Messages, stub.Output) {
 		problems = append(problems, e.Name()+": "+p)
 	}
-	for _, p := range hintLeaks(e, stubR, solR) {
+	for _, p := range hintLeaks(e, taskOf(sc.tmp, e), stubR, solR) {
 		problems = append(problems, e.Name()+": "+p)
 	}
 	return problems
@@ -452,7 +452,7 @@ func crossLeaksOf(b *Exercise, stubR, solR map[string]rendering, exs []*Exercise
 // answer: a rendering specific enough to be looked for anywhere, or a
 // number of two digits or more, or a CamelCase name, that the stub does not
 // hold.
-func hintLeaks(e *Exercise, stub, sol map[string]rendering) []string {
+func hintLeaks(e *Exercise, task string, stub, sol map[string]rendering) []string {
 	var problems []string
 	stubs := map[string]bool{}
 	for _, r := range stub {
@@ -477,6 +477,9 @@ func hintLeaks(e *Exercise, stub, sol map[string]rendering) []string {
 				}
 			}
 			for _, tok := range toks {
+				if containsWord(task, tok) {
+					continue // the task names it: the hint may too
+				}
 				if containsWord(h, tok) || notJustLetters(tok) && strings.Contains(h, tok) {
 					problems = append(problems, fmt.Sprintf("hint %d gives %s's answer away: %s", i+1, n, tok))
 					break

@@ -53,9 +53,12 @@ func TestPredictions(t *testing.T) {
 	if moved := int(after.Pipeline.HandleDeltas - before.Pipeline.HandleDeltas); HandleDeltas != moved {
 		t.Errorf("HandleDeltas: you predicted it moves by %d, not by what the box moved", HandleDeltas)
 	}
+	// One message, naming no listener: the listeners' names are another
+	// exercise's answer (08-liveview/1-backlog asks which row grows).
 	for i, ls := range after.Pipeline.Listeners {
 		if moved := int(ls.Calls - before.Pipeline.Listeners[i].Calls); Calls != moved {
-			t.Errorf("Calls: you predicted %d, not by what %s's calls moved", Calls, ls.Name)
+			t.Errorf("Calls: you predicted %d, not by what every handler's calls moved", Calls)
+			break
 		}
 	}
 }
