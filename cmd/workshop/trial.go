@@ -78,9 +78,8 @@ func runPattern(names []string) string {
 
 // leaf is one scalar of a prediction's JSON value.
 type leaf struct {
-	path  []any  // keys (string) and indices (int) below the prediction
-	field string // the innermost struct field on the path, or ""
-	value any    // bool, json.Number or string
+	path  []any // keys (string) and indices (int) below the prediction
+	value any   // bool, json.Number or string
 }
 
 func decodeJSON(s string) (any, error) {
@@ -91,7 +90,7 @@ func decodeJSON(s string) (any, error) {
 	return v, err
 }
 
-func leavesOf(v any, path []any, field string) []leaf {
+func leavesOf(v any, path []any) []leaf {
 	switch x := v.(type) {
 	case map[string]any:
 		var keys []string
@@ -101,19 +100,19 @@ func leavesOf(v any, path []any, field string) []leaf {
 		slices.Sort(keys)
 		var out []leaf
 		for _, k := range keys {
-			out = append(out, leavesOf(x[k], append(slices.Clone(path), k), k)...)
+			out = append(out, leavesOf(x[k], append(slices.Clone(path), k))...)
 		}
 		return out
 	case []any:
 		var out []leaf
 		for i, el := range x {
-			out = append(out, leavesOf(el, append(slices.Clone(path), i), field)...)
+			out = append(out, leavesOf(el, append(slices.Clone(path), i))...)
 		}
 		return out
 	case nil:
 		return nil
 	}
-	return []leaf{{path: path, field: field, value: v}}
+	return []leaf{{path: path, value: v}}
 }
 
 // setPath returns v with the leaf at path replaced by x (v is changed in
@@ -277,7 +276,7 @@ func firstLine(s, prefix string) string {
 func (t *trialExercise) startValues() []string {
 	var problems []string
 	for _, n := range t.names {
-		solLeaves := leavesOf(t.sol[n], nil, "")
+		solLeaves := leavesOf(t.sol[n], nil)
 		if allBool(solLeaves) {
 			continue
 		}
@@ -295,7 +294,7 @@ func (t *trialExercise) coinTosser() ([]string, error) {
 	var yesNo []string
 	var count int
 	for _, n := range t.names {
-		if ls := leavesOf(t.sol[n], nil, ""); allBool(ls) {
+		if ls := leavesOf(t.sol[n], nil); allBool(ls) {
 			yesNo = append(yesNo, n)
 			count += len(ls)
 		}
@@ -329,7 +328,7 @@ func (t *trialExercise) coinTosser() ([]string, error) {
 		i := 0
 		for _, n := range yesNo {
 			val := cloneJSON(t.sol[n])
-			for _, l := range leavesOf(t.sol[n], nil, "") {
+			for _, l := range leavesOf(t.sol[n], nil) {
 				val = setPath(val, l.path, c[i])
 				i++
 			}
@@ -350,7 +349,7 @@ func (t *trialExercise) coinTosser() ([]string, error) {
 func (t *trialExercise) bits(names []string) []bool {
 	var out []bool
 	for _, n := range names {
-		for _, l := range leavesOf(t.sol[n], nil, "") {
+		for _, l := range leavesOf(t.sol[n], nil) {
 			out = append(out, l.value.(bool))
 		}
 	}
@@ -380,7 +379,7 @@ func (t *trialExercise) flipper(first []string) ([]string, error) {
 			if !containsWord(all, n) {
 				continue
 			}
-			if tries := guesses(leavesOf(t.sol[n], nil, ""), t.task); tries == 0 || tries > trialGuesses {
+			if tries := guesses(leavesOf(t.sol[n], nil), t.task); tries == 0 || tries > trialGuesses {
 				continue
 			}
 			if a, b := t.values(map[string]any{n: v[n]}), t.values(map[string]any{n: t.sol[n]}); a != b {
