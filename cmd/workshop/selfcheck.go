@@ -175,7 +175,7 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, every solution passes, each has hints (%s)\n",
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s)\n",
 		len(exs), time.Since(start).Round(time.Second))
 	return nil
 }
