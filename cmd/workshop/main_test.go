@@ -897,6 +897,9 @@ if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
 		"3-list": {"var Y = false\nvar L []string\n", "var Y = true\nvar L = []string{\"watch rv=S\", \"list rv=0\"}\n",
 			`if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }
 if len(L) != 2 || L[0] != "watch rv=S" || L[1] != "list rv=0" { t.Errorf("L: not the requests the server saw") }`},
+		// A list that starts as its answer: leaving it alone is right.
+		"4-start": {"var K = []string{\"watch rv=S\"}\nvar L []string\n", "var K = []string{\"watch rv=S\"}\nvar L = []string{\"list rv=0\"}\n",
+			`if len(L) != 1 || L[0] != "list rv=0" { t.Errorf("not the requests the server saw") }`},
 	} {
 		for k, v := range predictExercise(dir, ex[0], ex[1], ex[2]) {
 			files[k] = v
@@ -912,6 +915,7 @@ if len(L) != 2 || L[0] != "watch rv=S" || L[1] != "list rv=0" { t.Errorf("L: not
 	for _, want := range []string{
 		"01-x/1-yesno: it can be solved by trial: trying the yes/no values of A, B (4 combinations)",
 		"01-x/2-named: it can be solved by trial: changing only what the checker names (N, Y)",
+		"01-x/4-start: the stub's K is already its answer",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)

@@ -271,15 +271,11 @@ func firstLine(s, prefix string) string {
 
 // startValues are the problems of predictions that start as their
 // answer: a participant who leaves one alone has it right, and the
-// checker's silence about it tells them so. Yes/no predictions cannot
-// avoid it: the coin-tosser covers them.
+// checker's silence about it tells them so. A yes/no prediction starts as
+// the other value.
 func (t *trialExercise) startValues() []string {
 	var problems []string
 	for _, n := range t.names {
-		solLeaves := leavesOf(t.sol[n], nil)
-		if allBool(solLeaves) {
-			continue
-		}
 		a, _ := json.Marshal(t.stub[n])
 		b, _ := json.Marshal(t.sol[n])
 		if bytes.Equal(a, b) {
