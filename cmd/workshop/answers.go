@@ -229,6 +229,24 @@ func predictionLeaks(stub, sol map[string]rendering, messages, output []string) 
 			}
 		}
 	}
+	// A message that names yes/no predictions and nothing else tells
+	// which value to flip.
+	for _, m := range messages {
+		var yesNo []string
+		other := false
+		for _, name := range names {
+			if containsWord(m, name) {
+				if sol[name].Kind == "bool" {
+					yesNo = append(yesNo, name)
+				} else {
+					other = true
+				}
+			}
+		}
+		if len(yesNo) > 0 && !other {
+			problems = append(problems, fmt.Sprintf("the checker's message names the yes/no prediction %s on its own, which says which value to flip: %q", strings.Join(yesNo, " and "), m))
+		}
+	}
 	if wrong == 0 {
 		problems = append(problems, "the stub's predictions are all the solution's: there is nothing to predict")
 	} else if len(messages) == 0 {

@@ -685,10 +685,14 @@ func TestTheLeakCheckFindsTheAnswerInACheckersOutput(t *testing.T) {
 		"Keys: you predicted [], not the keys the store holds: you wrote no entry",
 		`Root: you predicted "", not a root of the late handler's traces`,
 	}
-	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 2 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
 		t.Errorf("a message naming Unlock and true: %q", p)
 	}
 	clean[3] = "Unlock: you predicted false, not what Add did"
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "names the yes/no prediction Unlock on its own") {
+		t.Errorf("a message that names a yes/no prediction alone: %q", p)
+	}
+	clean[3] = "Unlock and WebPods are not what Add and ByIndex did"
 	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 0 {
 		t.Errorf("messages that give nothing away: %q", p)
 	}

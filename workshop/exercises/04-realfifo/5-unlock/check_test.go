@@ -42,11 +42,10 @@ func addReturns(t *testing.T, unlock bool, left int) bool {
 }
 
 func TestPredictions(t *testing.T) {
-	if got := addReturns(t, true, 0); got != WithUnlock {
-		t.Errorf("WithUnlock: you predicted %v, not what Add did while the process function blocked", WithUnlock)
-	}
-	if got := addReturns(t, false, 0); got != WithoutUnlock {
-		t.Errorf("WithoutUnlock: you predicted %v, not what Add did while the process function blocked", WithoutUnlock)
+	// One message for the two yes/no answers: naming the wrong one would
+	// say which to flip.
+	if addReturns(t, true, 0) != WithUnlock || addReturns(t, false, 0) != WithoutUnlock {
+		t.Errorf("your answers about whether Add returns while the process function blocks are not what it did: with and without UnlockWhileProcessing, who holds the queue's lock during the process call?")
 	}
 	if KeepsLockFrom < 1 {
 		t.Fatalf("KeepsLockFrom: you wrote %d; it is a number of entries, at least 1", KeepsLockFrom)
