@@ -10,8 +10,8 @@
 //	go run ./cmd/workshop reset NAME    # the exercise back as shipped, yours kept in workshop/.backup
 //	go run ./cmd/workshop verify [NAME...] # those checkers (default: all); exit 0 only when all pass
 //	go run ./cmd/workshop warm          # build everything once, before the room needs it
-//	go run ./cmd/workshop selfcheck     # CI: every stub fails without giving its answer away, every solution passes
-//	go run ./cmd/workshop selfcheck 07-liveview  # the same, for one chapter's exercises
+//	go run ./cmd/workshop selfcheck     # CI: every stub fails without giving its answer away or yielding to trial, every solution passes
+//	go run ./cmd/workshop selfcheck 08-liveview  # the same, for one chapter's exercises
 //
 // NAME is <chapter>/<exercise>, e.g. 01-store/1-bynode; the number prefix of
 // the exercise (1-) may be left out, and so may the chapter when the rest is
@@ -49,9 +49,14 @@
 //     `go test ./...` stays green with every exercise unsolved. It runs the
 //     participant's answer against the real behaviour of the chapters (and
 //     of client-go's tools/cache where that is the point) and says in words
-//     what is wrong, never what is right: "you predicted X, not what Y
-//     does", and for a list where it first goes wrong (kit.DiffList). The
-//     runner adds the command for the next hint. A checker that calls the
+//     what is wrong in the reasoning, never what is right nor which yes/no
+//     value to change: a question that points to the rule, and for a list
+//     where it first goes wrong (kit.DiffList). Predictions that are each
+//     a small choice get one message for all of them. The runner adds the
+//     command for the next hint, and runs only the checker's own tests
+//     (-run), so that scratch tests in the folder never decide the verdict.
+//     A checker of concurrent code carries the line //workshop:concurrent:
+//     the runner runs it under -race and never from go test's cache. A checker that calls the
 //     participant's code does it through kit.Returns, which gives up after
 //     kit.CallTimeout with its own message; the kit's watchdog (built with
 //     the tag) reports a package initialiser that never ends; go test's
@@ -59,8 +64,9 @@
 //     backstop, and the runner reports it in words, without the goroutine
 //     dump.
 //
-//   - hints.md: one "## Hint" section per hint, from a nudge to nearly the
-//     answer.
+//   - hints.md: one "## Hint" section per hint, from a nudge to a strong
+//     one; none holds the answer (that is `solution NAME`), which a test
+//     and the selfcheck check.
 //
 // workshop/solutions/<chapter>/<n>-<name>/ holds the reference solution: the
 // same file names as the edited files. Solutions compile with the module
@@ -75,9 +81,20 @@
 // %#v, %q, each string of a list) by a test the selfcheck compiles into the
 // exercise package and runs with the stub and with the solution; a
 // rendering specific enough (a quoted string, a list) must appear nowhere,
-// a plain one (3, true) not in a message that names its variable, and
-// every variable the stub gets wrong must be named. For a build exercise
-// it is the solution's lines of code the stub lacks (answers.go).
+// a plain one (3, true) not in a message that names its variable; no
+// hint may hold it, and no other exercise's checker may print it. For a
+// build exercise it is the solution's lines of code the stub lacks
+// (answers.go).
+//
+// selfcheck then proves that no predict or investigate exercise can be
+// solved by trial (trial.go): with the checker compiled once and every
+// prediction set through that test's init, it tries every combination of
+// the yes/no values, and it changes only what the checker's messages name
+// (setting each named prediction that a few runs would find to its
+// answer); either passing is a problem, and so is a prediction other than
+// yes/no that starts as its answer. It judges the exercises as git's HEAD
+// has them, so that it can run on a participant's tree (--worktree: the
+// files as they are).
 //
 // Progress is what the checkers say now: list and verify run every checker
 // in one `go test -tags workshop -json` per timeout over all exercise
@@ -91,7 +108,7 @@
 // default command, list, watch and verify unless --all (or, for Needs:
 // browser, --browser) is given or they are named; their checkers still
 // prove the answer on the embedded API server, so selfcheck runs them all.
-// Those of 07-liveview run cmd/trace-demo --ui and drive the page through
+// Those of 08-liveview run cmd/trace-demo --ui and drive the page through
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
 // holds cmd/ too.
 //

@@ -29,6 +29,11 @@ type Exercise struct {
 	// reset repairs it. The metadata comes from the solution, which is not
 	// edited, so that damage to one exercise never breaks every command.
 	Damage []string
+	// Tests are the checker's test functions (check_test.go), the only
+	// tests the runner runs; Concurrent marks a checker of concurrent
+	// code (concurrentMark), run under -race and uncached.
+	Tests      []string
+	Concurrent bool
 }
 
 // Name is <chapter>/<dir>, the NAME of the commands.
@@ -153,6 +158,8 @@ func loadOne(root, chapter, dir string) (*Exercise, error) {
 		return nil, fmt.Errorf("%s: no '# Title' heading in the package doc", e.Files[0])
 	}
 	e.Damage = damage(root, e, doc, pkg)
+	e.Tests, _ = checkerTests(root, e)
+	e.Concurrent = concurrent(root, e)
 	if hints, err := os.ReadFile(filepath.Join(root, e.Path(), "hints.md")); err == nil {
 		e.Hints = parseHints(string(hints))
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -75,22 +76,43 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 
 func runCheckersEnv(root string, exs []*Exercise, env []string, extra ...string) (map[string]*Result, error) {
 	results := map[string]*Result{}
-	var order []time.Duration
-	groups := map[time.Duration][]*Exercise{}
+	// One go test per timeout, set of checker tests and race mode: the
+	// verdict is the checker's alone, so only its own tests run (-run),
+	// whatever scratch tests the participant keeps in the folder; a
+	// checker of concurrent code runs under -race and uncached.
+	type group struct {
+		timeout time.Duration
+		run     string
+		race    bool
+	}
+	var order []group
+	groups := map[group][]*Exercise{}
 	for _, e := range exs {
 		if missing := e.missing(root); missing != "" {
 			// Nothing to run: go test would fail on the whole command.
 			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{missing + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
 			continue
 		}
-		d := timeoutFor(e)
-		if _, ok := groups[d]; !ok {
-			order = append(order, d)
+		tests, err := checkerTests(root, e)
+		if err != nil {
+			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{err.Error() + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
+			continue
 		}
-		groups[d] = append(groups[d], e)
+		if fileExists(filepath.Join(root, e.Path(), answersFile)) {
+			tests = append(tests, answersTest) // the selfcheck's
+		}
+		g := group{timeoutFor(e), runPattern(tests), concurrent(root, e)}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], e)
 	}
-	for _, d := range order {
-		res, err := goTest(root, groups[d], d, env, extra)
+	for _, g := range order {
+		flags := append([]string{"-run", g.run}, extra...)
+		if g.race {
+			flags = append(flags, raceFlags...)
+		}
+		res, err := goTest(root, groups[g], g.timeout, env, flags)
 		if err != nil {
 			return nil, err
 		}
@@ -99,6 +121,29 @@ func runCheckersEnv(root string, exs []*Exercise, env []string, extra ...string)
 		}
 	}
 	return results, nil
+}
+
+// concurrentMark, a line of its own in check_test.go, marks a checker of
+// concurrent code: it runs under the race detector, and never from go
+// test's cache (a racy answer that passed once must not keep its ✓).
+const concurrentMark = "//workshop:concurrent"
+
+// raceFlags are added for a checker of concurrent code (a later -count
+// wins over an earlier one).
+var raceFlags = []string{"-race", "-count=1"}
+
+// concurrent reports whether e's checker carries concurrentMark.
+func concurrent(root string, e *Exercise) bool {
+	b, err := os.ReadFile(filepath.Join(root, e.Path(), "check_test.go"))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == concurrentMark {
+			return true
+		}
+	}
+	return false
 }
 
 // goTest runs one `go test -json` over exs.
@@ -427,7 +472,15 @@ func limit(lines []string, n int) []string {
 
 // goCommand is the go test line that runs one checker by hand.
 func goCommand(e *Exercise) string {
-	return fmt.Sprintf("go test -tags %s -count=1 -v ./%s", checkTags, strings.ReplaceAll(e.Path(), "\\", "/"))
+	run := ""
+	if len(e.Tests) > 0 {
+		run = " -run '" + runPattern(e.Tests) + "'"
+	}
+	race := ""
+	if e.Concurrent {
+		race = " -race"
+	}
+	return fmt.Sprintf("go test -tags %s -count=1%s%s -v ./%s", checkTags, race, run, strings.ReplaceAll(e.Path(), "\\", "/"))
 }
 
 // fileExists reports whether path exists.

@@ -63,10 +63,11 @@ const usage = `usage: go run ./cmd/workshop [command] [--all|--browser] [NAME...
                   those exercises' checkers (default: every one); exit 0 only
                   when all of them pass
   warm            build everything once
-  selfcheck [CHAPTER...]
-                  for CI: every stub fails its checker without giving the
-                  answer away, every solution passes (only those chapters'
-                  exercises, when named)
+  selfcheck [--worktree] [CHAPTER...]
+                  for CI: every stub (as git's HEAD has it; --worktree: as
+                  the files are) fails its checker without giving the
+                  answer away or yielding to trial, every solution passes
+                  (only those chapters' exercises, when named)
 
   --all           include exercises that need a cluster, a browser or a
                   trace viewer
@@ -363,7 +364,7 @@ func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	}
 	if e != nil {
 		fmt.Fprintf(out, "%d of %d solved.\n\n", solved, len(inc))
-		header(out, inc, e)
+		header(out, exs, e) // numbered in the whole course, as every command numbers it
 		report(out, root, e, res[e.ImportPath()])
 		return nil
 	}
@@ -528,7 +529,7 @@ func watch(root string, exs []*Exercise, needs []string, named *Exercise, out io
 				return err
 			}
 			fmt.Fprintf(out, "\n[%s]\n", time.Now().Format("15:04:05"))
-			header(out, included(exs, needs), e)
+			header(out, exs, e)
 			report(out, root, e, res[e.ImportPath()])
 			if res[e.ImportPath()].Pass {
 				break

@@ -685,10 +685,14 @@ func TestTheLeakCheckFindsTheAnswerInACheckersOutput(t *testing.T) {
 		"Keys: you predicted [], not the keys the store holds: you wrote no entry",
 		`Root: you predicted "", not a root of the late handler's traces`,
 	}
-	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 2 || !strings.Contains(p[0], "about Unlock gives its answer away (true)") {
 		t.Errorf("a message naming Unlock and true: %q", p)
 	}
 	clean[3] = "Unlock: you predicted false, not what Add did"
+	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 1 || !strings.Contains(p[0], "names the yes/no prediction Unlock on its own") {
+		t.Errorf("a message that names a yes/no prediction alone: %q", p)
+	}
+	clean[3] = "Unlock and WebPods are not what Add and ByIndex did"
 	if p := predictionLeaks(stub, sol, clean, clean); len(p) != 0 {
 		t.Errorf("messages that give nothing away: %q", p)
 	}
@@ -708,8 +712,14 @@ func TestTheLeakCheckFindsTheAnswerInACheckersOutput(t *testing.T) {
 			t.Errorf("%q: want a problem with %q, got %q", leak.message, leak.want, p)
 		}
 	}
-	if p := predictionLeaks(stub, sol, clean[1:], clean[1:]); len(p) != 1 || !strings.Contains(p[0], "does not name it") {
-		t.Errorf("no message about TombstoneRV: %q", p)
+	// A message need not name the prediction it is about (naming which
+	// value is wrong lets a guess replace the reasoning), but a checker
+	// that fails must say something.
+	if p := predictionLeaks(stub, sol, clean[1:], clean[1:]); len(p) != 0 {
+		t.Errorf("no message naming TombstoneRV: %q", p)
+	}
+	if p := predictionLeaks(stub, sol, nil, nil); len(p) != 1 || !strings.Contains(p[0], "says nothing") {
+		t.Errorf("a checker that says nothing: %q", p)
 	}
 	if p := predictionLeaks(sol, sol, nil, nil); len(p) != 1 || !strings.Contains(p[0], "nothing to predict") {
 		t.Errorf("a stub that holds the answer: %q", p)
@@ -825,5 +835,522 @@ func TestSelfcheckOfOneChapterPasses(t *testing.T) {
 	var out bytes.Buffer
 	if err := selfcheck("../..", []string{"01-store"}, &out); err != nil || strings.Contains(out.String(), "✗") {
 		t.Fatalf("selfcheck 01-store: %v\n%s", err, &out)
+	}
+}
+
+// fakeCourse makes a course in a new git repository holding only the
+// exercises in files (path under the repository → content), committed as
+// shipped, and returns its root.
+func fakeCourse(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	names := []string{"go.mod", "go.sum", "chapters", "dropin", "internal", "workshop/kit", "workshop/.gitignore"}
+	for _, n := range names {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := copyTree("../..", root, names); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "init", "-q")
+	for path, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, root, "add", ".")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "exercises")
+	return root
+}
+
+// predictExercise is the files of a predict exercise 01-x/<dir> whose
+// stub and solution hold vars (Go declarations) and whose checker is
+// check (the body of TestPredictions).
+func predictExercise(dir, stubVars, solVars, check string) map[string]string {
+	doc := "// Package p is a test exercise.\n//\n// # Test " + dir + "\n//\n// Kind: predict. Minutes: 5. Needs: none. Practises: nothing.\n//\n// Predict.\npackage p\n\n"
+	return map[string]string{
+		"workshop/exercises/01-x/" + dir + "/exercise.go": doc + stubVars,
+		"workshop/solutions/01-x/" + dir + "/exercise.go": doc + solVars,
+		"workshop/exercises/01-x/" + dir + "/hints.md":    "## Hint 1\nThink.\n",
+		"workshop/exercises/01-x/" + dir + "/check_test.go": "//go:build workshop\n\npackage p\n\nimport \"testing\"\n\n" +
+			"func TestPredictions(t *testing.T) {\n" + check + "\n}\n",
+	}
+}
+
+// The selfcheck plays a participant who does not think: one who tries
+// every yes/no combination, and one who changes only what the checker
+// names. An exercise either of them solves is reported; one with an
+// answer that cannot be guessed is not.
+func TestTheSelfcheckSolvesGuessableExercisesByTrial(t *testing.T) {
+	files := map[string]string{}
+	for dir, ex := range map[string][3]string{
+		// Only yes/no values: the coin-tosser finds it.
+		"1-yesno": {"var A, B = false, false\n", "var A, B = true, false\n",
+			`if A != true || B != false { t.Errorf("your predictions are not what happened") }`},
+		// A small count and a yes/no value, each named when wrong: the
+		// flipper finds it.
+		"2-named": {"var N, Y = -1, false\n", "var N, Y = 3, true\n",
+			`if N != 3 { t.Errorf("N: you predicted %d, not what happened", N) }
+if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
+		// A choice the task... is not offered, a list: neither finds it.
+		"3-list": {"var Y = false\nvar L []string\n", "var Y = true\nvar L = []string{\"watch rv=S\", \"list rv=0\"}\n",
+			`if Y != true || len(L) != 2 || L[0] != "watch rv=S" || L[1] != "list rv=0" { t.Errorf("Y and L: not what the server saw") }`},
+		// A list that starts as its answer: leaving it alone is right.
+		"4-start": {"var K = []string{\"watch rv=S\"}\nvar L []string\n", "var K = []string{\"watch rv=S\"}\nvar L = []string{\"list rv=0\"}\n",
+			`if len(L) != 1 || L[0] != "list rv=0" { t.Errorf("not the requests the server saw") }`},
+	} {
+		for k, v := range predictExercise(dir, ex[0], ex[1], ex[2]) {
+			files[k] = v
+		}
+	}
+	root := fakeCourse(t, files)
+	var out bytes.Buffer
+	err := selfcheck(root, nil, &out)
+	if err == nil {
+		t.Fatalf("selfcheck passed a course that can be solved by trial:\n%s", &out)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"01-x/1-yesno: it can be solved by trial: trying the yes/no values of A, B (4 combinations)",
+		"01-x/2-named: it can be solved by trial: changing only what the checker names (N, Y)",
+		"01-x/4-start: the stub's K is already its answer",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "01-x/3-list") {
+		t.Errorf("an exercise whose list cannot be guessed was reported:\n%s", got)
+	}
+}
+
+// A checker of concurrent code catches a racy answer every time, and its
+// ✓ never comes from go test's cache: 06-factory/3 once accepted an answer
+// that checked and stored under two holds of the lock about half the time.
+func TestARacyInformerForFailsEveryRun(t *testing.T) {
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(all, "06-factory/3-informer-for")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Concurrent || !strings.Contains(goCommand(e), "-race") {
+		t.Errorf("06-factory/3's checker is not marked %s: %s", concurrentMark, goCommand(e))
+	}
+	root := t.TempDir()
+	local, err := makeCourse(root, []*Exercise{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = local[0]
+	for name, src := range map[string]string{
+		"check, then build and store under a second hold": `package informerfor
+
+import (
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+)
+
+type Registry struct {
+	mu        sync.Mutex
+	informers map[any]processor.SharedIndexInformer
+}
+
+func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
+	t := reflect.TypeOf(obj)
+	r.mu.Lock()
+	inf, ok := r.informers[t]
+	r.mu.Unlock()
+	if ok {
+		return inf
+	}
+	inf = newFunc()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.informers == nil {
+		r.informers = map[any]processor.SharedIndexInformer{}
+	}
+	r.informers[t] = inf
+	return inf
+}
+`,
+		"no lock": `package informerfor
+
+import (
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+)
+
+type Registry struct {
+	mu        sync.Mutex
+	informers map[any]processor.SharedIndexInformer
+}
+
+func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
+	t := reflect.TypeOf(obj)
+	if inf, ok := r.informers[t]; ok {
+		return inf
+	}
+	if r.informers == nil {
+		r.informers = map[any]processor.SharedIndexInformer{}
+	}
+	inf := newFunc()
+	r.informers[t] = inf
+	return inf
+}
+`,
+	} {
+		answer(t, root, e, src)
+		for run := range 4 {
+			out, err := runErr(root, "verify", e.Name())
+			if err == nil {
+				t.Fatalf("%s: run %d passed the checker:\n%s", name, run+1, out)
+			}
+			if !strings.Contains(out, "✗ not yet") {
+				t.Fatalf("%s: run %d did not run the checker:\n%s", name, run+1, out)
+			}
+		}
+	}
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, root, "verify", e.Name())
+}
+
+// The verdict is the checker's alone: a participant's own failing test in
+// the folder does not turn a solved exercise into "not yet".
+func TestAScratchTestDoesNotDecideTheVerdict(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/2-configmaps"]
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	scratch := "//go:build workshop\n\npackage " + pkgName(t, root, e) + "\n\nimport \"testing\"\n\nfunc TestMine(t *testing.T) { t.Fatal(\"my own experiment\") }\n"
+	if err := os.WriteFile(filepath.Join(root, e.Path(), "mine_test.go"), []byte(scratch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := runOK(t, root, "verify", e.Name()); !strings.Contains(out, "1 of 1 solved") {
+		t.Errorf("a solved exercise with a failing scratch test:\n%s", out)
+	}
+}
+
+func pkgName(t *testing.T, root string, e *Exercise) string {
+	t.Helper()
+	_, pkg, err := packageDoc(filepath.Join(root, e.Path(), e.Files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
+// The selfcheck checks the course as shipped, also on a participant's
+// tree: solved stubs and scratch files are not what it judges.
+func TestTheSelfcheckJudgesTheShippedStubsOnAParticipantsTree(t *testing.T) {
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(all, "01-store/2-configmaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	local, err := makeCourse(root, []*Exercise{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = local[0]
+	if err := copyTree("../..", root, []string{"docs"}); err != nil { // the Practises sections
+		t.Fatal(err)
+	}
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, e.Path(), "mine_test.go"), []byte("package "+pkgName(t, root, e)+"\n\nfunc broken( {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := selfcheck(root, nil, &out); err != nil || strings.Contains(out.String(), "✗") {
+		t.Errorf("selfcheck on a participant's tree (a solved stub, a scratch file): %v\n%s", err, &out)
+	}
+	if !strings.Contains(out.String(), "as git's HEAD has them") {
+		t.Errorf("selfcheck does not say it checks the shipped files:\n%s", &out)
+	}
+	out.Reset()
+	if err := selfcheck(root, []string{"--worktree"}, &out); err == nil {
+		t.Errorf("selfcheck --worktree passed a tree whose stub is solved and a file does not compile:\n%s", &out)
+	}
+}
+
+// docs/workshop.md's numbers come from the exercises' own metadata: how
+// many there are, how many need nothing, their minutes in all, each row's
+// kind and minutes; and the three-hour agenda holds exactly the ★
+// exercises, each block at least as long as its exercises' estimates,
+// with 20 minutes of slack in all.
+func TestTheWorkshopPageAgreesWithTheExercises(t *testing.T) {
+	b, err := os.ReadFile("../../docs/workshop.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, none := 0, 0
+	byName := map[string]*Exercise{}
+	for _, e := range exs {
+		total += e.Minutes
+		if e.Needs == "none" {
+			none++
+		}
+		byName[e.Name()] = e
+	}
+	for _, want := range []string{
+		fmt.Sprintf("A course of %d exercises", len(exs)),
+		fmt.Sprintf("Nothing else for the %d\nexercises marked *needs: none*. %d are marked:", none, len(exs)-none),
+		fmt.Sprintf("The course has %d minutes of exercises (about %d hours)", total, (total+30)/60),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("docs/workshop.md does not say %q", want)
+		}
+	}
+	// Folders are numbered as the chapters: every row under "### Chapter
+	// N" names an exercise of a folder 0N-….
+	chapter := ""
+	for _, line := range strings.Split(page, "\n") {
+		if m := regexp.MustCompile(`^### Chapter (\d)\b`).FindStringSubmatch(line); m != nil {
+			chapter = "0" + m[1] + "-"
+		} else if strings.HasPrefix(line, "### ") || strings.HasPrefix(line, "## ") {
+			chapter = ""
+		}
+		if m := regexp.MustCompile("^\\| (?:★ )?`([\\w./-]+)` \\|").FindStringSubmatch(line); m != nil && chapter != "" && !strings.HasPrefix(m[1], chapter) {
+			t.Errorf("docs/workshop.md lists %s under chapter %s", m[1], chapter)
+		}
+	}
+	// The exercise tables: a row per exercise, with its kind and minutes.
+	row := regexp.MustCompile("(?m)^\\| (★ )?`([\\w./-]+)` \\| (\\w+) \\| (\\d+) \\|")
+	starred := map[string]bool{}
+	starMinutes := 0
+	for _, m := range row.FindAllStringSubmatch(page, -1) {
+		e := byName[m[2]]
+		if e == nil {
+			t.Errorf("docs/workshop.md has a row for %s, which is no exercise", m[2])
+			continue
+		}
+		if m[3] != e.Kind || m[4] != strconv.Itoa(e.Minutes) {
+			t.Errorf("docs/workshop.md: %s is a %s of %s minutes, its metadata says %s of %d", e.Name(), m[3], m[4], e.Kind, e.Minutes)
+		}
+		if m[1] != "" {
+			starred[e.Name()] = true
+			starMinutes += e.Minutes
+		}
+	}
+	if want := fmt.Sprintf("marked ★\nbelow (%d minutes)", starMinutes); !strings.Contains(page, want) {
+		t.Errorf("docs/workshop.md does not say %q", want)
+	}
+	// The agenda.
+	agenda := regexp.MustCompile("(?m)^\\| (\\d):(\\d\\d) \\| [^|]+\\| (.+) \\|$")
+	type block struct {
+		start int
+		names []string
+	}
+	var blocks []block
+	for _, m := range agenda.FindAllStringSubmatch(page, -1) {
+		h, _ := strconv.Atoi(m[1])
+		mi, _ := strconv.Atoi(m[2])
+		var names []string
+		for _, n := range regexp.MustCompile("`([\\w./-]+)`").FindAllStringSubmatch(m[3], -1) {
+			names = append(names, n[1])
+		}
+		blocks = append(blocks, block{h*60 + mi, names})
+	}
+	if len(blocks) < 3 || blocks[len(blocks)-1].start != 180 {
+		t.Fatalf("the agenda has %d rows and does not end at 3:00", len(blocks))
+	}
+	slack := 0
+	inAgenda := map[string]bool{}
+	for i, bl := range blocks[:len(blocks)-1] {
+		if len(bl.names) == 0 {
+			continue
+		}
+		d := blocks[i+1].start - bl.start
+		sum := 0
+		for _, n := range bl.names {
+			e := byName[n]
+			if e == nil || !starred[n] {
+				t.Errorf("the agenda names %s, which is not a ★ exercise", n)
+				continue
+			}
+			inAgenda[n] = true
+			sum += e.Minutes
+		}
+		if sum > d {
+			t.Errorf("the agenda's block at %d:%02d lasts %d minutes, its exercises %d", bl.start/60, bl.start%60, d, sum)
+		}
+		slack += d - sum
+	}
+	for n := range starred {
+		if !inAgenda[n] {
+			t.Errorf("★ %s is not in the agenda", n)
+		}
+	}
+	if slack < 20 {
+		t.Errorf("the three-hour agenda has %d minutes of slack, want 20", slack)
+	}
+}
+
+// Hints lead, and the last one is a strong nudge, not the answer (that is
+// `solution NAME`): no hint quotes a solution's prediction (a string with
+// more than letters, a CamelCase name, a number of two digits or more) or
+// a line of a build exercise's solution the stub lacks.
+func TestNoHintGivesTheAnswerAway(t *testing.T) {
+	exs, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if e.Kind == "build" {
+			for i, h := range e.Hints {
+				for _, p := range codeLeaks("../..", e, strings.Split(h, "\n")) {
+					if strings.Contains(p, "shows a line") {
+						t.Errorf("%s: hint %d: %s", e.Name(), i+1, p)
+					}
+				}
+			}
+			continue
+		}
+		stub := map[string]bool{}
+		for _, s := range literals(t, filepath.Join("../..", e.Path()), e) {
+			stub[s] = true
+		}
+		for _, a := range literals(t, filepath.Join("../..", e.SolutionPath()), e) {
+			if stub[a] || !(notJustLetters(a) || camel.MatchString(a) || isNumber(a) && len(a) >= 2) || containsWord(taskOf("../..", e), a) {
+				continue
+			}
+			for i, h := range e.Hints {
+				if containsWord(h, a) || notJustLetters(a) && strings.Contains(h, a) {
+					t.Errorf("%s: hint %d gives an answer away: %q", e.Name(), i+1, a)
+				}
+			}
+		}
+	}
+}
+
+// literals are the string and number literals of the values of the
+// exported variables in dir's copy of e's files.
+func literals(t *testing.T, dir string, e *Exercise) []string {
+	t.Helper()
+	var out []string
+	for _, f := range e.Files {
+		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, f), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range pf.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, v := range s.(*ast.ValueSpec).Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						if lit, ok := n.(*ast.BasicLit); ok {
+							if u, err := strconv.Unquote(lit.Value); err == nil {
+								out = append(out, u)
+							} else if lit.Kind == token.INT {
+								out = append(out, lit.Value)
+							}
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// No exercise's output carries another's answer: the cross check finds a
+// whole answer or a long list entry of one exercise in another's checker
+// output, and a build checker whose rule is another exercise's prediction
+// names the case, not the expected result.
+func TestNoCheckersOutputAnswersAnotherExercise(t *testing.T) {
+	pops := &Exercise{Chapter: "04-deltafifo", Dir: "1-pops"}
+	dedup := &Exercise{Chapter: "04-deltafifo", Dir: "2-dedup"}
+	list := func(elems ...string) rendering {
+		return rendering{Kind: "slice", V: fmt.Sprintf("%v", elems), PlusV: fmt.Sprintf("%+v", elems), SharpV: fmt.Sprintf("%#v", elems), Q: fmt.Sprintf("%q", elems), Elems: elems}
+	}
+	stub := map[string]rendering{"Pops": list()}
+	sol := map[string]rendering{"Pops": list("default/a: Added@1 Updated@3", "default/b: Added@2 Deleted@4")}
+	exs := []*Exercise{pops, dedup}
+	if p := crossLeaksOf(pops, stub, sol, exs, map[string]string{dedup.Name(): "DedupDeltas(Deleted@4 Deleted@5) = [], not what client-go's dedupDeltas returns"}); len(p) != 0 {
+		t.Errorf("a message about the case: %q", p)
+	}
+	if p := crossLeaksOf(pops, stub, sol, exs, map[string]string{dedup.Name(): "the queue pops default/b: Added@2 Deleted@4"}); len(p) != 1 {
+		t.Errorf("a message with another exercise's answer: %q", p)
+	}
+
+	// The two build checkers the cold run caught, on their stubs.
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picked []*Exercise
+	for _, n := range []string{"04-deltafifo/2-dedup", "04-realfifo/3-batch-rule"} {
+		e, err := find(all, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		picked = append(picked, e)
+	}
+	res, err := runCheckers("../..", picked, "-count=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range picked {
+		r := res[e.ImportPath()]
+		if r.Pass || r.BuildFailed {
+			t.Fatalf("%s: the stub as shipped does not fail its checker", e.Name())
+		}
+		for _, m := range r.Messages {
+			for _, bad := range []string{"want ", " pops ", " took "} {
+				if strings.Contains(m, bad) && !strings.Contains(m, "the batch size") {
+					t.Errorf("%s: its checker prints the expected result, which is another exercise's prediction: %q", e.Name(), m)
+				}
+			}
+		}
+	}
+}
+
+// Every command numbers an exercise in the whole course: the next
+// unsolved one, shown without --all, has the number NAME shows it with.
+func TestEveryCommandNumbersAnExerciseAlike(t *testing.T) {
+	files := predictExercise("2-b", "var N = -1\n", "var N = 7\n", `if N != 7 { t.Errorf("not what happened") }`)
+	for k, v := range predictExercise("1-a", "var N = -1\n", "var N = 7\n", `if N != 7 { t.Errorf("not what happened") }`) {
+		files[k] = strings.Replace(v, "Needs: none", "Needs: cluster", 1)
+	}
+	root := fakeCourse(t, files)
+	want := "Exercise 2 of 2: 01-x/2-b"
+	if out := runOK(t, root); !strings.Contains(out, want) {
+		t.Errorf("the next exercise: want %q in:\n%s", want, out)
+	}
+	if out := runOK(t, root, "01-x/2-b"); !strings.Contains(out, want) {
+		t.Errorf("NAME: want %q in:\n%s", want, out)
 	}
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +27,9 @@ var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "dropin", "internal
 // skipping the runner's progress file and reset's backups.
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(src, n)); errors.Is(err, fs.ErrNotExist) {
+			continue // a course without it (a test's) does not need it
+		}
 		err := filepath.WalkDir(filepath.Join(src, n), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -106,7 +113,7 @@ func sameTask(root string, e *Exercise) string {
 // selfcheck proves the course in a temporary copy of the repository: every
 // exercise is complete (hints, solution, metadata: load checks them), every
 // stub compiles and fails its checker, every solution passes it. With
-// chapters, only the exercises of those chapters (e.g. 07-liveview) are
+// chapters, only the exercises of those chapters (e.g. 08-liveview) are
 // checked: for whoever works on one group.
 func selfcheck(root string, chapters []string, out io.Writer) error {
 	start := time.Now()
@@ -117,6 +124,17 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	defer os.RemoveAll(tmp)
 	if err := copyTree(root, tmp, copied); err != nil {
 		return err
+	}
+	worktree := slices.Contains(chapters, "--worktree")
+	chapters = slices.DeleteFunc(slices.Clone(chapters), func(c string) bool { return c == "--worktree" })
+	if !worktree {
+		note, err := shippedExercises(root, tmp)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(out, note)
+		}
 	}
 	exs, err := load(tmp)
 	if err != nil {
@@ -149,15 +167,79 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
+	problems = append(problems, sc.crossLeaks(exs, stubs)...)
+	problems = append(problems, sc.trials(exs, stubs)...)
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
 	}
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, every solution passes, each has hints (%s)\n",
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s)\n",
 		len(exs), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// shippedExercises replaces the copy's workshop/exercises with the one
+// git's HEAD has: a participant's tree holds solved stubs (which pass their
+// checkers) and scratch files of their own, and the selfcheck is about the
+// course as shipped. It says what it did when the files differ; outside a
+// git checkout it keeps the files as they are, and says so.
+func shippedExercises(root, tmp string) (string, error) {
+	const dir = "workshop/exercises"
+	cmd := exec.Command("git", "archive", "--format=tar", "HEAD", dir)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "selfcheck: not a git checkout (" + strings.TrimSpace(stderr.String()) + "): checking the exercises as they are, solved ones included", nil
+	}
+	if err := os.RemoveAll(filepath.Join(tmp, dir)); err != nil {
+		return "", err
+	}
+	differ := 0
+	seen := map[string]bool{}
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading git archive HEAD %s: %w", dir, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return "", err
+		}
+		path := filepath.Join(tmp, filepath.FromSlash(h.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return "", err
+		}
+		seen[filepath.FromSlash(h.Name)] = true
+		if mine, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(h.Name))); err != nil || !bytes.Equal(mine, data) {
+			differ++
+		}
+	}
+	_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != ".progress.json" {
+			if rel, _ := filepath.Rel(root, p); !seen[rel] {
+				differ++
+			}
+		}
+		return nil
+	})
+	if differ == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("selfcheck: checking the exercises as git's HEAD has them; %d files under %s differ or are not in git and are not checked (selfcheck --worktree checks the files as they are)", differ, dir), nil
 }
 
 // inChapters keeps the exercises of the named chapters (all: none named).
@@ -264,6 +346,14 @@ func (sc *selfcheckRun) stubProblems(e *Exercise, r *Result) []string {
 		for _, p := range codeLeaks(sc.tmp, e, append(r.Output, r.Messages...)) {
 			problems = append(problems, e.Name()+": "+p)
 		}
+		// Hints lead; the solution's code is `solution NAME`'s.
+		for i, h := range e.Hints {
+			for _, p := range codeLeaks(sc.tmp, e, strings.Split(h, "\n")) {
+				if strings.Contains(p, "shows a line") {
+					problems = append(problems, fmt.Sprintf("%s: hint %d: %s", e.Name(), i+1, strings.Replace(p, "the checker's output", "it", 1)))
+				}
+			}
+		}
 	}
 	return problems
 }
@@ -287,5 +377,122 @@ func (sc *selfcheckRun) solutionProblems(e *Exercise, stub, sol *Result) []strin
 	for _, p := range predictionLeaks(stubR, solR, stub.Messages, stub.Output) {
 		problems = append(problems, e.Name()+": "+p)
 	}
+	for _, p := range hintLeaks(e, taskOf(sc.tmp, e), stubR, solR) {
+		problems = append(problems, e.Name()+": "+p)
+	}
 	return problems
+}
+
+// crossLeaks: no exercise's checker output carries another's answer
+// (04-deltafifo/2-dedup's once printed what 04-deltafifo/1-pops asks to
+// predict). Whole answers are looked for, and list entries long enough to
+// be one exercise's (12 characters or more, not only letters).
+func (sc *selfcheckRun) crossLeaks(exs []*Exercise, stubs map[string]*Result) []string {
+	outputs := map[string]string{}
+	for _, e := range exs {
+		if r := stubs[e.ImportPath()]; r != nil && !r.BuildFailed {
+			outputs[e.Name()] = strings.Join(r.Output, "\n") + "\n" + strings.Join(r.Messages, "\n")
+		}
+	}
+	var problems []string
+	for _, b := range exs {
+		if b.Kind == "build" {
+			continue
+		}
+		stubR, err1 := readRenderings(sc.stubAnswers, b)
+		solR, err2 := readRenderings(sc.solAnswers, b)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		problems = append(problems, crossLeaksOf(b, stubR, solR, exs, outputs)...)
+	}
+	return problems
+}
+
+func crossLeaksOf(b *Exercise, stubR, solR map[string]rendering, exs []*Exercise, outputs map[string]string) []string {
+	stubs := map[string]bool{}
+	for _, r := range stubR {
+		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
+			stubs[x] = true
+		}
+	}
+	var names []string
+	for n := range solR {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var problems []string
+	for _, n := range names {
+		a := solR[n]
+		var toks []string
+		for _, tok := range specific(a, stubs) {
+			whole := tok == a.V || tok == a.PlusV || tok == a.SharpV || tok == a.Q
+			if whole && (a.Kind != "string" || notJustLetters(a.V)) || !whole && len(strings.Trim(tok, `"`)) >= 12 {
+				toks = append(toks, tok)
+			}
+		}
+		for _, e := range exs {
+			out, ok := outputs[e.Name()]
+			if !ok || e == b {
+				continue
+			}
+			for _, tok := range toks {
+				if strings.Contains(out, tok) {
+					problems = append(problems, fmt.Sprintf("%s: its checker's output gives %s's answer away (%s): %s", e.Name(), b.Name(), n, tok))
+					break
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// hintLeaks: hints lead, and the last one is a strong nudge, not the
+// answer (that is `solution NAME`). A hint must not hold a prediction's
+// answer: a rendering specific enough to be looked for anywhere, or a
+// number of two digits or more, or a CamelCase name, that the stub does not
+// hold.
+func hintLeaks(e *Exercise, task string, stub, sol map[string]rendering) []string {
+	var problems []string
+	stubs := map[string]bool{}
+	for _, r := range stub {
+		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
+			stubs[x] = true
+		}
+	}
+	var names []string
+	for n := range sol {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, h := range e.Hints {
+		for _, n := range names {
+			if s, ok := stub[n]; ok && s.SharpV == sol[n].SharpV {
+				continue
+			}
+			toks := specific(sol[n], stubs)
+			for _, p := range plain(sol[n]) {
+				if len(p) >= 2 && (isNumber(p) || camel.MatchString(p)) && !stubs[p] {
+					toks = append(toks, p)
+				}
+			}
+			for _, tok := range toks {
+				if containsWord(task, tok) {
+					continue // the task names it: the hint may too
+				}
+				if containsWord(h, tok) || notJustLetters(tok) && strings.Contains(h, tok) {
+					problems = append(problems, fmt.Sprintf("hint %d gives %s's answer away: %s", i+1, n, tok))
+					break
+				}
+			}
+		}
+	}
+	return problems
+}
+
+var camel = regexp.MustCompile(`^[A-Z][a-z]+[A-Z]`)
+
+func isNumber(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }

@@ -134,10 +134,11 @@ func StartDropinInformer(t testing.TB, srv *apiserver.Server, spans *Spans, hand
 	return inf
 }
 
-// The three controllers of exercise 08-controller/1: each one's handler is
+// The three controllers of exercise 07-controller/1: each one's handler is
 // a method of its own type, so a trace names it (informer.listener is the
 // handler's functions' package and receiver type, then "#" and its index).
-// One of them is slow.
+// One of them is slow, as a controller that calls out of its handler is:
+// the exercise is to find it in the spans.
 
 // AuditController records what changed.
 type AuditController struct{ Recorder }
@@ -149,7 +150,16 @@ func (a *AuditController) OnChange(obj any) { a.record(describe("change", obj)) 
 type QuotaController struct{ Recorder }
 
 // OnChange is its handler's one function.
-func (q *QuotaController) OnChange(obj any) { q.record(describe("change", obj)) }
+func (q *QuotaController) OnChange(obj any) {
+	// Recounting asks the (imagined) quota service, in the handler: the
+	// slow handler the exercise's spans show.
+	time.Sleep(quotaServiceLatency)
+	q.record(describe("change", obj))
+}
+
+// quotaServiceLatency is how long QuotaController's handler waits on each
+// change.
+const quotaServiceLatency = 15 * time.Millisecond
 
 // LabelController checks every pod's labels.
 type LabelController struct{ Recorder }
@@ -158,12 +168,17 @@ type LabelController struct{ Recorder }
 func (l *LabelController) OnChange(obj any) { l.record(describe("change", obj)) }
 
 // FuncsFor is a client-go handler calling f on every add, update and
-// delete, as a controller's handler is usually written.
+// delete, as a controller's handler is usually written. Not inlined: the
+// listener's name (dropin's nameForHandler) holds its closure's name,
+// which must not depend on the test that calls it (exercise
+// 07-controller/1 asks for that name).
+//
+//go:noinline
 func FuncsFor(f func(obj any)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, o any) { f(o) }, DeleteFunc: f}
 }
 
-// Burst is the scenario of exercises 08-controller/2 and 3: a controller
+// Burst is the scenario of exercises 07-controller/2 and 3: a controller
 // (NewController, Delay half a second) on package dropin's informer, one
 // pod created, then updated ten times as soon as the worker has begun
 // reconciling it. It returns when every update has reached the queue and

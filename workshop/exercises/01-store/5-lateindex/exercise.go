@@ -4,20 +4,23 @@
 //
 // Kind: predict. Minutes: 5. Needs: none. Practises: docs/01-store.md, "Indexes and their invariant".
 //
-// A store without indexes holds five pods, three labelled app=web. Then
-// AddIndexers({"byApp": <the pod's app label>}). Predict:
+// A store without indexes holds five pods, three labelled app=web and two
+// app=db. Then AddIndexers({"byApp": <the pod's app label>}). Then
+// AddIndexers again, with two indexes: {"byApp": <the same function>,
+// "byTier": <the pod's tier label>}. The checker does this on chapter 1's
+// store and on client-go's. Predict:
 //
-//   - WebPods: how many pods ByIndex("byApp", "web") returns right after,
-//     for objects that were stored before the index existed;
-//   - SecondAddFails: whether AddIndexers({"byApp": ...}) a second time is
-//     an error;
-//   - StillWebPods: how many ByIndex("byApp", "web") returns after that
-//     second call.
+//   - WebPods: how many pods ByIndex("byApp", "web") returns right after
+//     the first AddIndexers, for objects stored before the index existed;
+//   - Indexes: the names of the store's indexes after the second
+//     AddIndexers (the keys of GetIndexers(), sorted);
+//   - StillWebPods: how many pods ByIndex("byApp", "web") returns after
+//     the second AddIndexers.
 package lateindex
 
 // Your predictions.
 var (
-	WebPods        = 0
-	SecondAddFails = false
-	StillWebPods   = 0
+	WebPods      = -1
+	Indexes      []string
+	StillWebPods = -1
 )

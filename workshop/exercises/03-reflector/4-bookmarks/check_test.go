@@ -17,10 +17,12 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
-func relists(t *testing.T, bookmark bool) bool {
+func TestPrediction(t *testing.T) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 2)
-	var fetches int // streams and LISTs: the first, and any relist
+	first := srv.ResourceVersion()
+	var bookmark string
+	var got []string
 	synctest.Test(t, func(t *testing.T) {
 		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, store.NewStore(store.MetaNamespaceKeyFunc), 0)
 		r.SetWatchErrorHandler(func(*reflector.Reflector, error) {})
@@ -33,23 +35,25 @@ func relists(t *testing.T, bookmark bool) bool {
 				t.Fatal(err)
 			}
 		}
-		if bookmark {
-			srv.SendBookmarks()
-			synctest.Wait()
-		}
+		bookmark = srv.ResourceVersion()
+		srv.SendBookmarks()
+		synctest.Wait()
 		srv.Compact()
 		srv.CloseWatches()
 		time.Sleep(30 * time.Second)
-		fetches = kit.CountStateFetches(srv.Requests(), "pods")
+		got = kit.Requests(srv, "pods", func(rv string) string {
+			switch rv {
+			case "0", "":
+				return rv
+			case first:
+				return "S"
+			case bookmark:
+				return "B"
+			}
+			return "later"
+		})
 	})
-	return fetches > 1
-}
-
-func TestPredictions(t *testing.T) {
-	if got := relists(t, false); got != RelistWithoutBookmark {
-		t.Errorf("RelistWithoutBookmark: you predicted %v, not what the reflector did", RelistWithoutBookmark)
-	}
-	if got := relists(t, true); got != RelistWithBookmark {
-		t.Errorf("RelistWithBookmark: you predicted %v, not what the reflector did", RelistWithBookmark)
+	if d := kit.DiffList(WithBookmark, got); d != "" {
+		t.Errorf("WithBookmark: not the pod requests the server saw: %s. Which resourceVersion does the reflector hold when the watch closes, and is it older than the compaction?", d)
 	}
 }

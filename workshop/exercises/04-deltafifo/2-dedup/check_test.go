@@ -32,24 +32,27 @@ func TestDedupDeltas(t *testing.T) {
 }
 
 func checkDedupDeltas(t *testing.T) {
+	// The messages name the case, never the expected deltas: those would
+	// answer 04-deltafifo/1-pops, which asks what the queue pops.
 	for _, c := range []struct {
 		in   deltafifo.Deltas
 		want string
+		why  string
 	}{
-		{deltafifo.Deltas{}, "[]"},
-		{deltafifo.Deltas{d(deltafifo.Added, "1")}, "Added@1"},
-		{deltafifo.Deltas{d(deltafifo.Added, "1"), d(deltafifo.Deleted, "2")}, "Added@1 Deleted@2"},
-		{deltafifo.Deltas{d(deltafifo.Updated, "1"), d(deltafifo.Updated, "2")}, "Updated@1 Updated@2"},
-		{deltafifo.Deltas{d(deltafifo.Deleted, "4"), d(deltafifo.Deleted, "5")}, "Deleted@4"},
-		{deltafifo.Deltas{d(deltafifo.Added, "1"), d(deltafifo.Deleted, "4"), d(deltafifo.Deleted, "5")}, "Added@1 Deleted@4"},
-		{deltafifo.Deltas{d(deltafifo.Deleted, "4"), tomb("3")}, "Deleted@4"},
-		{deltafifo.Deltas{tomb("3"), d(deltafifo.Deleted, "5")}, "Deleted@5"},
-		{deltafifo.Deltas{tomb("3"), tomb("4")}, "Deleted@tombstone(4)"},
-		{deltafifo.Deltas{d(deltafifo.Deleted, "1"), d(deltafifo.Added, "2"), d(deltafifo.Deleted, "3")}, "Deleted@1 Added@2 Deleted@3"},
+		{deltafifo.Deltas{}, "[]", "nothing to deduplicate"},
+		{deltafifo.Deltas{d(deltafifo.Added, "1")}, "Added@1", "a single delta"},
+		{deltafifo.Deltas{d(deltafifo.Added, "1"), d(deltafifo.Deleted, "2")}, "Added@1 Deleted@2", "only two deletions in a row are duplicates"},
+		{deltafifo.Deltas{d(deltafifo.Updated, "1"), d(deltafifo.Updated, "2")}, "Updated@1 Updated@2", "only deletions are ever merged"},
+		{deltafifo.Deltas{d(deltafifo.Deleted, "4"), d(deltafifo.Deleted, "5")}, "Deleted@4", "two real deletions: which one does client-go keep?"},
+		{deltafifo.Deltas{d(deltafifo.Added, "1"), d(deltafifo.Deleted, "4"), d(deltafifo.Deleted, "5")}, "Added@1 Deleted@4", "only the last two deltas are compared; the rest stays"},
+		{deltafifo.Deltas{d(deltafifo.Deleted, "4"), tomb("3")}, "Deleted@4", "a real deletion, then a tombstone"},
+		{deltafifo.Deltas{tomb("3"), d(deltafifo.Deleted, "5")}, "Deleted@5", "a tombstone, then a real deletion: which carries the better information?"},
+		{deltafifo.Deltas{tomb("3"), tomb("4")}, "Deleted@tombstone(4)", "two tombstones"},
+		{deltafifo.Deltas{d(deltafifo.Deleted, "1"), d(deltafifo.Added, "2"), d(deltafifo.Deleted, "3")}, "Deleted@1 Added@2 Deleted@3", "deletions that are not the last two deltas"},
 	} {
 		in := show(c.in)
 		if got := show(DedupDeltas(slices.Clone(c.in))); got != c.want {
-			t.Errorf("DedupDeltas(%s): want %s, got %s", in, c.want, got)
+			t.Errorf("DedupDeltas(%s) = %s, not what client-go's dedupDeltas returns (%s); read DeltaFIFO's dedupDeltas and isDeletionDup", in, got, c.why)
 		}
 	}
 
@@ -62,6 +65,6 @@ func checkDedupDeltas(t *testing.T) {
 	_, _ = q.Pop(func(obj any, _ bool) error { popped = obj.(deltafifo.Deltas); return nil })
 	mine := DedupDeltas(deltafifo.Deltas{d(deltafifo.Added, "1"), d(deltafifo.Deleted, "4"), d(deltafifo.Deleted, "5")})
 	if show(mine) != show(popped) {
-		t.Errorf("Add@1 Delete@4 Delete@5: chapter 4's DeltaFIFO pops %s, your DedupDeltas gives %s", show(popped), show(mine))
+		t.Errorf("Add@1 Delete@4 Delete@5: your DedupDeltas gives %s, not what chapter 4's DeltaFIFO pops", show(mine))
 	}
 }

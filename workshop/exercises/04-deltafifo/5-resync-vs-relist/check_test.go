@@ -4,6 +4,7 @@ package resyncrelist
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -17,65 +18,60 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
-type truth struct {
-	streams, lists, watches int
-	syncs                   bool
-	relisted                bool
-}
-
-func run(t *testing.T, fault func(*apiserver.Server)) truth {
+// run runs the informer for 5 seconds, then fault and 30 more seconds:
+// the pod requests of both, and whether a Sync delta came.
+func run(t *testing.T, fault func(*apiserver.Server)) (first, after []string, syncs bool) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 2)
-	var out truth
+	s := srv.ResourceVersion()
+	rename := func(rv string) string {
+		switch rv {
+		case "", "0":
+			return rv
+		case s:
+			return "S"
+		}
+		return "later"
+	}
 	synctest.Test(t, func(t *testing.T) {
-		var syncs atomic.Int32
+		var n atomic.Int32
 		_, c := deltafifo.NewInformer(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, time.Second,
 			func(_ context.Context, d deltafifo.Delta, _ any, _ bool) {
 				if d.Type == deltafifo.Sync {
-					syncs.Add(1)
+					n.Add(1)
 				}
 			})
 		stop := kit.Run(c.RunWithContext)
 		defer stop()
 		time.Sleep(5 * time.Second)
-		reqs := srv.Requests()
-		out.lists = kit.CountRequests(reqs, "list", "pods")
-		out.streams = kit.CountStateFetches(reqs, "pods") - out.lists
-		out.watches = kit.CountRequests(reqs, "watch", "pods") - out.streams
-		out.syncs = syncs.Load() > 0
+		first = kit.Requests(srv, "pods", rename)
+		syncs = n.Load() > 0
 		if fault != nil {
 			fault(srv)
 			time.Sleep(30 * time.Second)
-			out.relisted = kit.CountStateFetches(srv.Requests(), "pods") > out.streams+out.lists
+			after = kit.Requests(srv, "pods", rename)[len(first):]
 		}
 	})
-	return out
+	return first, after, syncs
 }
 
 func TestFindings(t *testing.T) {
-	quiet := run(t, nil)
-	if quiet.streams != Streams {
-		t.Errorf("Streams: you wrote %d, not the number of streams (WATCHes with sendInitialEvents=true) the server saw in those five seconds", Streams)
+	first, _, syncs := run(t, nil)
+	// One message for both: one about SyncDeltas alone would say which
+	// yes/no value to flip.
+	if !slices.Equal(Requests, first) || syncs != SyncDeltas {
+		t.Errorf("Requests and SyncDeltas are not what the first five seconds did: what does a resync send to the server, and what does it put in the queue?")
 	}
-	if quiet.lists != Lists {
-		t.Errorf("Lists: you wrote %d, not the number of LISTs the server saw in those five seconds", Lists)
+	_, cc, _ := run(t, func(s *apiserver.Server) { s.Compact(); s.CloseWatches() })
+	if d := kit.DiffList(AfterCompactAndClose, cc); d != "" {
+		t.Errorf("AfterCompactAndClose: not the pod requests after Compact and CloseWatches: %s. Is the reflector's resourceVersion older than the compaction?", d)
 	}
-	if quiet.watches != Watches {
-		t.Errorf("Watches: you wrote %d, not the number of plain WATCHes the server saw in those five seconds", Watches)
-	}
-	if quiet.syncs != SyncDeltas {
-		t.Errorf("SyncDeltas: you wrote %v, not what reached the process function", SyncDeltas)
-	}
-	cc := run(t, func(s *apiserver.Server) { s.Compact(); s.CloseWatches() })
-	if cc.relisted != CompactAndClose {
-		t.Errorf("CompactAndClose: you wrote %v, not what the reflector did", CompactAndClose)
-	}
-	wcc := run(t, func(s *apiserver.Server) {
+	_, wcc, _ := run(t, func(s *apiserver.Server) {
 		_, _ = s.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}})
 		s.Compact()
 		s.CloseWatches()
 	})
-	if wcc.relisted != WriteCompactAndClose {
-		t.Errorf("WriteCompactAndClose: you wrote %v, not what the reflector did", WriteCompactAndClose)
+	if d := kit.DiffList(AfterWriteCompactAndClose, wcc); d != "" {
+		t.Errorf("AfterWriteCompactAndClose: not the pod requests after the write, Compact and CloseWatches: %s. Where is the reflector's resourceVersion now, compared with the compaction?", d)
 	}
 }

@@ -7,19 +7,21 @@
 // Run chapter 4's NewInformer (on its default queue, the DeltaFIFO) over
 // the embedded API server's pods with a resync period of 1 second, in a
 // testing/synctest bubble (kit.InProcessListWatch, kit.Run), for 5 seconds
-// of fake time, and count the server's requests (kit.Requests,
-// kit.CountRequests). Then find out what it takes to make it relist, that
-// is fetch the whole state again. Answer:
+// of fake time, and look at the server's requests (kit.Requests). Then
+// find out what it takes to make it relist, that is fetch the whole state
+// again. Write requests as kit.Requests does: "watch rv=X stream" (a
+// WATCH with sendInitialEvents=true, client-go v0.37.2's default), "watch
+// rv=X" or "list rv=X limit=N", with X as sent ("" is written rv=), S for
+// the resourceVersion of the initial state, later for any newer one.
+// Answer:
 //
-//   - Streams, Lists, Watches: pod requests in those 5 seconds that
-//     stream the state (a WATCH with sendInitialEvents=true, client-go
-//     v0.37.2's default), LISTs, and plain WATCHes;
+//   - Requests: the pod requests in those 5 seconds;
 //   - SyncDeltas: whether the process function received deltas of type
 //     Sync in those 5 seconds;
-//   - CompactAndClose: whether Compact() then CloseWatches(), with no
-//     write in between, makes it relist;
-//   - WriteCompactAndClose: whether creating a ConfigMap, then Compact(),
-//     then CloseWatches() makes it relist.
+//   - AfterCompactAndClose: the pod requests in the 30 seconds after
+//     Compact() then CloseWatches(), with no write in between;
+//   - AfterWriteCompactAndClose: the same after creating a ConfigMap,
+//     then Compact(), then CloseWatches().
 //
 // (The old prose exercise said compacting and dropping the watches forces
 // a relist. Find out why it does not on its own.)
@@ -27,8 +29,7 @@ package resyncrelist
 
 // Your findings.
 var (
-	Streams, Lists, Watches = 0, 0, 0
-	SyncDeltas              = false
-	CompactAndClose         = true
-	WriteCompactAndClose    = false
+	Requests                                        []string
+	SyncDeltas                                      = false
+	AfterCompactAndClose, AfterWriteCompactAndClose []string
 )

@@ -4,6 +4,7 @@ package coalescedtrace
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 func TestFindings(t *testing.T) {
 	spans := kit.NewSpans()
 	q := deltafifo.NewDeltaFIFOWithOptions(deltafifo.DeltaFIFOOptions{Name: "pods", KnownObjects: store.NewStore(store.MetaNamespaceKeyFunc), TracerProvider: spans.Provider()})
-	for _, rv := range []string{"1", "2", "3"} {
+	for _, rv := range []string{"41", "57", "63"} {
 		if err := q.UpdateWithContext(context.Background(), kit.Pod("", "a", kit.WithRV(rv))); err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +41,32 @@ func TestFindings(t *testing.T) {
 	if got := kit.Attr(handled[0], "informer.deltas.count"); got != Count {
 		t.Errorf("Count: you wrote %q, not the informer.deltas.count of the HandleDeltas spans", Count)
 	}
-	for _, h := range handled {
-		if len(h.Links()) != Links {
-			t.Errorf("Links: you wrote %d, not the number of links of a HandleDeltas span", Links)
-			break
+	rootRV := func(s sdktrace.ReadOnlySpan) string {
+		for _, x := range spans.InTrace(s) {
+			if x.Name() == "ListAndWatch watch" {
+				return kit.Attr(x, "informer.resource_version")
+			}
 		}
+		return ""
+	}
+	byID := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range spans.Ended() {
+		byID[s.SpanContext().SpanID().String()] = s
+	}
+	var linked []string
+	for _, h := range handled {
+		if rootRV(h) != "57" {
+			continue
+		}
+		for _, l := range h.Links() {
+			if s, ok := byID[l.SpanContext.SpanID().String()]; ok {
+				linked = append(linked, kit.Attr(s, "informer.resource_version"))
+			}
+		}
+	}
+	slices.Sort(linked)
+	if !slices.Equal(linked, LinkedRVs) {
+		t.Errorf("LinkedRVs: you wrote %q, not the resourceVersions of the spans that HandleDeltas links to: which spans does a HandleDeltas link to, and is its own trace's among them?", LinkedRVs)
 	}
 	var longest sdktrace.ReadOnlySpan
 	for _, s := range spans.Named("DeltaFIFO.queued", "") {
@@ -52,13 +74,7 @@ func TestFindings(t *testing.T) {
 			longest = s
 		}
 	}
-	rv := ""
-	for _, s := range spans.InTrace(longest) {
-		if s.Name() == "ListAndWatch watch" {
-			rv = kit.Attr(s, "informer.resource_version")
-		}
-	}
-	if rv != LongestWaitRV {
+	if rv := rootRV(longest); rv != LongestWaitRV {
 		t.Errorf("LongestWaitRV: you wrote %q, not the resourceVersion in the trace of the longest DeltaFIFO.queued span", LongestWaitRV)
 	}
 }

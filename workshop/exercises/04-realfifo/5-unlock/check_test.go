@@ -42,18 +42,19 @@ func addReturns(t *testing.T, unlock bool, left int) bool {
 }
 
 func TestPredictions(t *testing.T) {
-	if got := addReturns(t, true, 0); got != WithUnlock {
-		t.Errorf("WithUnlock: you predicted %v, not what Add did while the process function blocked", WithUnlock)
-	}
-	if got := addReturns(t, false, 0); got != WithoutUnlock {
-		t.Errorf("WithoutUnlock: you predicted %v, not what Add did while the process function blocked", WithoutUnlock)
+	// One message for the two yes/no answers: naming the wrong one would
+	// say which to flip.
+	if addReturns(t, true, 0) != WithUnlock || addReturns(t, false, 0) != WithoutUnlock {
+		t.Errorf("your answers about whether Add returns while the process function blocks are not what it did: with and without UnlockWhileProcessing, who holds the queue's lock during the process call?")
 	}
 	if KeepsLockFrom < 1 {
 		t.Fatalf("KeepsLockFrom: you wrote %d; it is a number of entries, at least 1", KeepsLockFrom)
 	}
+	// Whether Add returned just below and at the participant's number
+	// would say in which direction to move it: a bisection instead of the
+	// line of code. The message says only that it is not the threshold.
 	below, at := addReturns(t, true, KeepsLockFrom-1), addReturns(t, true, KeepsLockFrom)
 	if !below || at {
-		t.Errorf("KeepsLockFrom: you wrote %d; with %d entries left Add returned: %v (want true), with %d: %v (want false)",
-			KeepsLockFrom, KeepsLockFrom-1, below, KeepsLockFrom, at)
+		t.Errorf("KeepsLockFrom: you wrote %d, which is not the number of queued entries at which the Pop starts keeping the lock: read the condition in RealFIFO.whileProcessing_locked, and what the batch size is", KeepsLockFrom)
 	}
 }

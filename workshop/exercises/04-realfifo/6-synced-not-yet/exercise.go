@@ -6,18 +6,23 @@
 //
 // A queue gets Replace([a, b], "5") and is popped until the initial list
 // is through. While the process function handles the last entry of the
-// initial list, someone asks the queue's HasSynced (a controller's
-// WaitForCacheSync, from another goroutine). Predict what they get:
+// initial list, someone asks the queue's HasSynced from another goroutine
+// (a controller's WaitForCacheSync). Predict what they get and when,
+// written "VALUE WHEN": VALUE is what HasSynced returned, true or false,
+// and WHEN is "at once" (while the process function is still running) or
+// "after the process call" (the call waited for it to return). E.g.
+// "false after the process call". Predict:
 //
 //   - RealDuring: on a RealFIFO as chapter 5 builds it (AtomicEvents,
-//     UnlockWhileProcessing): "true", "false", or "blocks" (the call
-//     does not return until the process function has);
-//   - RealAfter: the same queue, once that Pop has returned;
+//     UnlockWhileProcessing);
+//   - RealAfter: the same queue, asked again from the process function's
+//     goroutine once that Pop has returned (WHEN: "at once" if it did not
+//     wait);
 //   - DeltaDuring: on a DeltaFIFO.
 //
 // Why is the RealFIFO's answer the one a controller waiting for HasSynced
 // needs?
 package syncednotyet
 
-// Your predictions: "true", "false" or "blocks".
+// Your predictions, each "VALUE WHEN".
 var RealDuring, RealAfter, DeltaDuring = "", "", ""

@@ -5,11 +5,16 @@
 // Kind: predict. Minutes: 10. Needs: none. Practises: docs/05-processor.md, "HasSynced: the informer's and a handler's".
 //
 // 20 pods exist. Chapter 5's shared informer (on the RealFIFO, its
-// default) gets one handler whose OnAdd sleeps 10 ms, and is started. The
-// checker polls informer.HasSynced() and registration.HasSynced() (the
-// value AddEventHandler returned) until both are true. Predict:
+// default) gets one handler whose OnAdd sleeps 10 ms, and is started, in a
+// testing/synctest bubble (fake time: kit.StartInformer with InProcess).
+// The checker polls informer.HasSynced() and registration.HasSynced() (the
+// value AddEventHandler returned) every millisecond until both are true.
+// Predict:
 //
 //   - FirstTrue: which turns true first, "informer" or "registration";
+//   - RegistrationAtMS: how many milliseconds of fake time after the
+//     informer was started registration.HasSynced() first returns true
+//     (to the nearest 10);
 //   - WaitFor: which one a controller should wait for before starting its
 //     workers, if the workers rely on what the handler did with the
 //     initial list (the checker verifies your choice: when it is true,
@@ -18,6 +23,7 @@ package hassynced
 
 // Your predictions.
 var (
-	FirstTrue = ""
-	WaitFor   = ""
+	FirstTrue        = ""
+	RegistrationAtMS = -1
+	WaitFor          = ""
 )

@@ -2,6 +2,11 @@
 
 package poploop
 
+// The answer is concurrent code: the runner runs this checker under the
+// race detector, never from the test cache.
+//
+//workshop:concurrent
+
 import (
 	"testing"
 	"time"

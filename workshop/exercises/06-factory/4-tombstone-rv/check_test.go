@@ -69,11 +69,14 @@ func TestFinding(t *testing.T) {
 		}
 		return false
 	})
+	kit.WaitFor(t, "the relist handled", func() bool { return rec.Len() >= 6 })
 	got := map[string]string{lastKnown: "last known", list: "list", deletion: "deletion"}[rv]
 	switch {
 	case TombstoneRV != "last known" && TombstoneRV != "list" && TombstoneRV != "deletion":
 		t.Errorf("TombstoneRV: you wrote %q; write one of the three answers the doc comment names", TombstoneRV)
-	case got != TombstoneRV:
-		t.Errorf("TombstoneRV: you wrote %q, not the resourceVersion the tombstone's root span carries (its informer.resource_version)", TombstoneRV)
+	case got != TombstoneRV || !slices.Equal(Calls, rec.Strings()):
+		// One message: naming which of the two is wrong would leave a
+		// choice of three to try.
+		t.Errorf("your findings do not match the run: the tombstone's root span (its informer.resource_version), or the handler's calls (you wrote %d, in order). Which state of p-0 did the informer last know, and what does one ReplacedAll entry on the RealFIFO call, in which order?", len(Calls))
 	}
 }

@@ -19,9 +19,16 @@
 //   - TombstoneRV: is that resourceVersion "last known" (U, the last state
 //     the informer saw), "list" (the relist's: the one its stream's
 //     bookmark gave) or "deletion" (D)?
+//   - Calls: every call the kit.Recorder received, in order, as its
+//     Strings() writes them ("add default/p-0", "delete default/p-0
+//     (tombstone)", ...), from the start until the relist has been
+//     handled.
 //
 // Why can it never be the resourceVersion of the deletion itself?
 package tombstonerv
 
-// TombstoneRV is your finding: "last known", "list" or "deletion".
-var TombstoneRV = ""
+// Your findings.
+var (
+	TombstoneRV = ""
+	Calls       []string
+)

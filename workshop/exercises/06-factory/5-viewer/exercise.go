@@ -13,13 +13,14 @@
 // Search for service trace-demo and informer.object.key=demo/busy: the
 // slow-handler lesson updates demo/busy five times in a row. Open a
 // HandleDeltas span whose informer.deltas.count is above 1 and follow its
-// links. Then answer for five updates of one key popped together from a
-// DeltaFIFO:
+// links. Count, for those five updates, the traces they make and the links
+// of each HandleDeltas. Then answer for seven updates of one key popped
+// together from a DeltaFIFO:
 //
-//   - Traces: how many traces (roots) the five deltas make;
-//   - Links: how many links each of the five HandleDeltas spans has.
+//   - Traces: how many traces (roots) the seven deltas make;
+//   - Links: how many links each of the seven HandleDeltas spans has.
 //
-// The checker cannot see your viewer: it queues five updates on chapter
+// The checker cannot see your viewer: it queues seven updates on chapter
 // 4's DeltaFIFO with a span recorder, pops them together, and counts.
 package viewer
 

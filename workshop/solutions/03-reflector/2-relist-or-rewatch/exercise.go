@@ -5,37 +5,41 @@
 // Kind: predict. Minutes: 15. Needs: none. Practises: docs/03-reflector.md, "Every failure mode".
 //
 // A reflector watches pods on the embedded API server. For each fault
-// below, predict whether it makes the reflector relist, that is fetch the
-// whole state again (true: with client-go v0.37.2's defaults a new stream,
-// a WATCH with sendInitialEvents=true; a LIST where the server cannot
-// stream), or only WATCH again from the same resourceVersion (false). Each
-// runs in its own testing/synctest bubble: start, wait until watching,
-// wait 5 seconds (except QuickClose), fault, wait 30 seconds, count the
-// requests that fetched the whole state (streams and LISTs).
+// below, predict the pod requests it sends after its first one (the
+// stream that fetched the initial state), as kit.Requests writes them:
+// "watch rv=X stream" (a WATCH with sendInitialEvents=true, which fetches
+// the whole state: a relist, with client-go v0.37.2's defaults), "watch
+// rv=X" (a plain WATCH from X) or "list rv=X limit=N", with " fault=N"
+// added when the server answered with an injected error. Write X as S for
+// the resourceVersion the initial state is at, later for any newer one.
+// Each runs in its own testing/synctest bubble: start, wait until
+// watching, wait 5 seconds (except QuickClose), fault, wait 30 seconds,
+// list the requests.
 //
 //   - Close: CloseWatches() (a watch timeout or an apiserver rollout).
 //   - QuickClose: CloseWatches() only 100 ms after the watch started.
 //   - Refused: Stop() the server, wait 1 s, Restart() it (nothing written;
-//     this one runs in real time, for the reason given in the checker).
+//     this one runs in real time, for the reason given in the checker;
+//     requests refused while it was down never reach it).
 //   - Expired: create a ConfigMap, Compact(), CloseWatches().
 //   - TooMany: the next watch request gets 429; then CloseWatches().
 //   - Forbidden: the next watch request gets 403; then CloseWatches().
 //
-// Be careful with QuickClose: it is the trap of the old prose exercises,
-// where a relist "caused by a 410" really came from this rule.
+// Which of them relist, and which only watch again? Be careful with
+// QuickClose: it is the trap of the old prose exercises, where a relist
+// "caused by a 410" really came from this rule.
 package relistorrewatch
 
-// Relists says, per fault, whether the reflector lists again.
-type Relists struct {
-	Close, QuickClose, Refused, Expired, TooMany, Forbidden bool
+// Requests holds, for each fault, the pod requests after the first.
+type Requests struct {
+	Close, QuickClose, Refused, Expired, TooMany, Forbidden []string
 }
 
-// Prediction is your answer.
-var Prediction = Relists{
-	Close:      false, // a normal end: watch again from the last RV
-	QuickClose: true,  // closed within 1 s with no event: VeryShortWatchError, relist
-	Refused:    false, // connection refused: back off, watch again from the same RV
-	Expired:    true,  // ERROR 410: the RV is gone, only a LIST can catch up
-	TooMany:    false, // 429: back off, watch again from the same RV
-	Forbidden:  true,  // any other watch request error: back off, relist
+var Prediction = Requests{
+	Close:      []string{"watch rv=S"},                                // a normal end: watch again from S
+	QuickClose: []string{"watch rv=S stream"},                         // a very short watch (under a second, no event) is treated as broken: relist
+	Refused:    []string{"watch rv=S"},                                // connection refused is retriable: the same watch again, once the server is back
+	Expired:    []string{"watch rv=S", "watch rv=S stream"},           // the rewatch gets 410 Expired: relist
+	TooMany:    []string{"watch rv=S fault=429", "watch rv=S"},        // 429 is retriable: back off, watch again
+	Forbidden:  []string{"watch rv=S fault=403", "watch rv=S stream"}, // 403 is not: relist
 }

@@ -6,25 +6,32 @@
 //
 // A reflector watches pods. Nothing happens to pods, but ConfigMaps change
 // a lot: the server's resourceVersion races ahead while the pod watch sees
-// no event, so the reflector's resourceVersion stays where its initial
-// state left it (the stream's bookmark). Then the server compacts its
-// history and every watch is closed.
+// no event. Exercise 1-requests showed what happens when the server then
+// compacts its history and closes every watch. This time the server sends
+// a bookmark first. The checker, in a testing/synctest bubble (fake time),
+// with client-go v0.37.2's defaults:
 //
-// Predict, for each case, whether the reflector has to relist, that is
-// fetch the whole state again (with client-go v0.37.2's defaults: a new
-// stream, a WATCH with sendInitialEvents=true):
+//  1. creates two pods and starts the reflector; waits until it watches;
+//  2. waits 5 seconds (so the watch is not "very short");
+//  3. creates three ConfigMaps, then SendBookmarks() (every watch that
+//     allows bookmarks receives one, at the server's current
+//     resourceVersion), then Compact() and CloseWatches();
+//  4. waits 30 seconds and lists every pod request the server received.
 //
-//   - WithoutBookmark: 3 ConfigMap writes, Compact(), CloseWatches().
-//   - WithBookmark: 3 ConfigMap writes, SendBookmarks() (every watch that
-//     allows bookmarks receives one at the current resourceVersion),
-//     Compact(), CloseWatches().
+// Predict that list, WithBookmark, written as in 1-requests: one string
+// per request, "watch rv=X stream", "watch rv=X" or "list rv=X limit=N"
+// (no " limit=N" when the request had none), with X as it was sent (""
+// is written rv=), S for the resourceVersion the initial state is at, B
+// for the one the bookmark carried, and later for any other.
 //
 // Then answer for yourself: why do real API servers send bookmarks about
 // once a minute?
 package bookmarks
 
-// Your predictions.
-var (
-	RelistWithoutBookmark = true  // its RV is older than the compaction: 410, relist
-	RelistWithBookmark    = false // the bookmark moved its RV to the present: the watch resumes
-)
+// WithBookmark: the bookmark moved the reflector's resourceVersion to B,
+// which the compaction did not remove: after CloseWatches the reflector
+// watches on from B, no 410, no new stream.
+var WithBookmark = []string{
+	"watch rv= stream", // the initial state, streamed; the same watch goes on
+	"watch rv=B",       // CloseWatches: a plain WATCH from the bookmark's resourceVersion
+}

@@ -13,21 +13,22 @@
 // Reproduce it: a kit.NewSpans() recorder; chapter 4's
 // NewDeltaFIFOWithOptions with TracerProvider: spans.Provider() and
 // KnownObjects: a chapter-1 store; UpdateWithContext(context.Background(),
-// pod) three times with resourceVersions 1, 2, 3 (a few milliseconds
-// apart); one Pop whose process function calls
+// pod) three times with resourceVersions 41, 57 and 63 (a few
+// milliseconds apart); one Pop whose process function calls
 // deltafifo.StartHandleDeltas(tracer, name, key, deltas, initial) and ends
-// every span it returns. Find the spans with spans.Named(...) and
-// kit.Attr, and answer:
+// every span it returns. Find the spans with spans.Named(...),
+// spans.InTrace(...) and kit.Attr, and answer:
 //
 //   - Count: the informer.deltas.count attribute of a HandleDeltas span;
-//   - Links: how many links each HandleDeltas span has;
+//   - LinkedRVs: the HandleDeltas span in the trace of the delta at
+//     resourceVersion 57 links to other spans: the
+//     informer.resource_version of each span it links to, sorted;
 //   - LongestWaitRV: the resourceVersion of the delta whose
 //     DeltaFIFO.queued span lasted longest.
 package coalescedtrace
 
-// Your findings.
 var (
-	Count         = "3" // popped together
-	Links         = 2   // one to each other delta's root
-	LongestWaitRV = "1" // the oldest: wait spans start when the wait began
+	Count         = "3"                  // popped together
+	LinkedRVs     = []string{"41", "63"} // the roots of the other deltas popped with it, not its own
+	LongestWaitRV = "41"                 // the oldest: wait spans start when the wait began
 )

@@ -12,16 +12,16 @@
 //   - B: first f.Core().V1().Pods().Informer(), then
 //     f.InformerFor(&corev1.Pod{}, mine).
 //
-// mine is a NewInformerFunc that builds a pod informer with an extra
-// index. Predict, for each, which constructor ran: "mine" or "typed"; and
-// whether the two callers got the same informer (Same, for both).
+// mine is a NewInformerFunc that builds a pod informer with one index,
+// "byNode". Predict, for each, the names of the indexes of the informer
+// the second caller gets (its GetIndexer().GetIndexers(), sorted): that
+// is, whose constructor made it, and what that constructor puts in.
 //
 // Which SharedIndexInformerOptions can you no longer choose once the
 // typed accessor has made the informer?
 package firstwins
 
-// Your predictions.
 var (
-	A, B = "mine", "typed" // the first caller's constructor wins
-	Same = true            // one informer per type, whoever asks
+	A = []string{"byNode"}    // mine asked first: its informer, for both callers
+	B = []string{"namespace"} // the typed accessor asked first: the factory's constructor, with its namespace index
 )

@@ -8,15 +8,20 @@
 // sync, then, later, asks the same factory for a ConfigMap informer and
 // calls Start again, and waits again. Reproduce it over the embedded API
 // server (kit.StartServer, factory.NewForConfig(srv.Config())) and read
-// the server's requests with kit.Requests(srv, resource, nil) (an
-// informer's first request is a stream: a WATCH with
-// sendInitialEvents=true that fetches the whole state, as client-go
-// v0.37.2's does). Answer:
+// the server's requests with kit.Requests(srv, resource, rename), with
+// rename writing "" as it is and any other resourceVersion as later
+// (client-go v0.37.2's informers fetch their state as a stream by
+// default). Answer, in kit.Requests' words ("watch rv=X stream" for a
+// WATCH with sendInitialEvents=true, "watch rv=X" for a plain one, "list
+// rv=X limit=N" for a LIST), every request of the whole run:
 //
-//   - PodStreams, PodWatches: pod streams and plain WATCH requests at the
-//     end;
-//   - ConfigMapStreams: ConfigMap streams at the end.
+//   - Pods: for pods, in order;
+//   - ConfigMaps: for ConfigMaps, in order.
 package starttwice
 
-// Your findings.
-var PodStreams, PodWatches, ConfigMapStreams = 1, 0, 1 // the second Start starts only what is not running yet; each stream goes on as its watch
+// The second Start starts only what is not running yet; each stream goes
+// on as its informer's watch.
+var (
+	Pods       = []string{"watch rv= stream"}
+	ConfigMaps = []string{"watch rv= stream"}
+)

@@ -19,9 +19,28 @@
 //   - TombstoneRV: is that resourceVersion "last known" (U, the last state
 //     the informer saw), "list" (the relist's: the one its stream's
 //     bookmark gave) or "deletion" (D)?
+//   - Calls: every call the kit.Recorder received, in order, as its
+//     Strings() writes them ("add default/p-0", "delete default/p-0
+//     (tombstone)", ...), from the start until the relist has been
+//     handled.
 //
 // Why can it never be the resourceVersion of the deletion itself?
 package tombstonerv
 
-// TombstoneRV is your finding: "last known", "list" or "deletion".
-var TombstoneRV = "last known" // the deletion was never seen: only the last state the cache held is known
+var (
+	// The deletion was never seen: only the last state the cache held is
+	// known.
+	TombstoneRV = "last known"
+	// The initial list, the update, then the relist as one ReplacedAll
+	// entry on the RealFIFO: first the tombstone for what the list lacks,
+	// then the list, in its order (new, p-1), an add for what the cache
+	// did not have and an update for what it had.
+	Calls = []string{
+		"add default/p-0",
+		"add default/p-1",
+		"update default/p-0",
+		"delete default/p-0 (tombstone)",
+		"add default/new",
+		"update default/p-1",
+	}
+)

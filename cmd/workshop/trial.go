@@ -1,0 +1,479 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The trial attacks: a predict or investigate exercise must not be
+// solvable by trial, without the reasoning it asks for. The selfcheck
+// plays two participants who do not think, on the checker compiled once
+// with the solution in place and every prediction set, through the
+// answers test's init (answers.go, setEnv), to the values an attack
+// chooses:
+//
+//   - the coin-tosser tries every combination of the yes/no values
+//     (every prediction made only of booleans: a bool, a []bool, a struct
+//     of bools), leaving the other predictions as the stub has them. Past
+//     16 combinations, the solution's combination and 15 others chosen
+//     with a fixed seed;
+//   - the flipper changes only what the checker names: each run, every
+//     prediction a checker message names whose answer can be guessed in a
+//     few runs (made of yes/no values, numbers from -1 to 5 and strings the
+//     task offers in quotes, with at most trialGuesses combinations: one
+//     small number, two yes/no values) takes its solution's value, which is
+//     what a few runs of trying would find. Four rounds, or until the
+//     checker names nothing new.
+//
+// Either passing the checker is a problem: the exercise can be done by
+// trial. What makes an exercise safe is a prediction that cannot be
+// guessed (a list of requests, a resourceVersion, a handler's name among
+// many, a count the checker does not name on its own), which the stub gets
+// wrong. Statically, a prediction that is not only yes/no values must not
+// start as its answer.
+
+// trialMaxCombos is how many yes/no combinations the coin-tosser tries.
+const trialMaxCombos = 16
+
+// trialRounds is how many runs the flipper gets.
+const trialRounds = 4
+
+// checkerTests are the names of the test functions of e's check_test.go
+// under root: what the checker runs, and nothing else in the folder.
+func checkerTests(root string, e *Exercise) ([]string, error) {
+	pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, e.Path(), "check_test.go"), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, d := range pf.Decls {
+		if f, ok := d.(*ast.FuncDecl); ok && f.Recv == nil && strings.HasPrefix(f.Name.Name, "Test") {
+			names = append(names, f.Name.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s/check_test.go has no Test function", e.Path())
+	}
+	return names, nil
+}
+
+// runPattern is the -run pattern that runs exactly names.
+func runPattern(names []string) string {
+	return "^(" + strings.Join(names, "|") + ")$"
+}
+
+// leaf is one scalar of a prediction's JSON value.
+type leaf struct {
+	path  []any // keys (string) and indices (int) below the prediction
+	value any   // bool, json.Number or string
+}
+
+func decodeJSON(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+func leavesOf(v any, path []any) []leaf {
+	switch x := v.(type) {
+	case map[string]any:
+		var keys []string
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var out []leaf
+		for _, k := range keys {
+			out = append(out, leavesOf(x[k], append(slices.Clone(path), k))...)
+		}
+		return out
+	case []any:
+		var out []leaf
+		for i, el := range x {
+			out = append(out, leavesOf(el, append(slices.Clone(path), i))...)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return []leaf{{path: path, value: v}}
+}
+
+// setPath returns v with the leaf at path replaced by x (v is changed in
+// place where it can be; a shape that does not fit is left as it is).
+func setPath(v any, path []any, x any) any {
+	if len(path) == 0 {
+		return x
+	}
+	switch c := v.(type) {
+	case map[string]any:
+		if k, ok := path[0].(string); ok {
+			if _, has := c[k]; has {
+				c[k] = setPath(c[k], path[1:], x)
+			}
+		}
+	case []any:
+		if i, ok := path[0].(int); ok && i < len(c) {
+			c[i] = setPath(c[i], path[1:], x)
+		}
+	}
+	return v
+}
+
+func cloneJSON(v any) any {
+	b, _ := json.Marshal(v)
+	c, _ := decodeJSON(string(b))
+	return c
+}
+
+// guessable reports whether a participant finds l's value in a few runs
+// once told it is wrong: a yes/no value, a small number, or one of the
+// strings the task offers in quotes.
+func guessable(l leaf, task string) bool {
+	switch x := l.value.(type) {
+	case bool:
+		return true
+	case json.Number:
+		n, err := x.Int64()
+		return err == nil && n >= -1 && n <= 5
+	case string:
+		if x == "true" || x == "false" {
+			return true
+		}
+		if n, err := strconv.Atoi(x); err == nil && n >= -1 && n <= 5 {
+			return true
+		}
+		return x != "" && (strings.Contains(task, `"`+x+`"`) || strings.Contains(task, "`"+x+"`"))
+	}
+	return false
+}
+
+// trialGuesses is how many values of one prediction a participant
+// tries, once a checker names it as wrong, before thinking instead.
+const trialGuesses = 8
+
+// guesses is how many values a participant must try to find a
+// prediction made of ls by trial: the product of each leaf's options
+// (a yes/no value 2, a small number 7, a string the task offers the number
+// of strings it quotes), or 0 when a leaf cannot be guessed.
+func guesses(ls []leaf, task string) int {
+	if len(ls) == 0 {
+		return 0
+	}
+	n := 1
+	for _, l := range ls {
+		if !guessable(l, task) {
+			return 0
+		}
+		switch x := l.value.(type) {
+		case bool:
+			n *= 2
+		case json.Number:
+			n *= 7
+		case string:
+			if x == "true" || x == "false" {
+				n *= 2
+			} else if _, err := strconv.Atoi(x); err == nil {
+				n *= 7
+			} else {
+				n *= max(2, len(quoted.FindAllString(task, -1)))
+			}
+		}
+		if n > 1<<20 {
+			return n
+		}
+	}
+	return n
+}
+
+// quoted are the strings a task offers in quotes.
+var quoted = regexp.MustCompile("\"[^\"\n]+\"|`[^`\n]+`")
+
+func allBool(ls []leaf) bool {
+	for _, l := range ls {
+		if _, ok := l.value.(bool); !ok {
+			return false
+		}
+	}
+	return len(ls) > 0
+}
+
+// trialExercise is what the attacks need of one exercise.
+type trialExercise struct {
+	e          *Exercise
+	task       string
+	names      []string       // predictions, sorted
+	stub, sol  map[string]any // decoded JSON values
+	bin, dir   string
+	tests      []string
+	runTimeout time.Duration
+	runs       int
+}
+
+// values is the JSON object of every prediction, as the answers test's
+// init reads it.
+func (t *trialExercise) values(v map[string]any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// run runs the checker with the predictions set to v: whether it passed,
+// and its messages.
+func (t *trialExercise) run(v map[string]any) (bool, []string, error) {
+	t.runs++
+	ctx, cancel := context.WithTimeout(context.Background(), t.runTimeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.bin, "-test.run", runPattern(t.tests), "-test.count=1", "-test.v", "-test.timeout", t.runTimeout.String())
+	cmd.Dir = t.dir
+	cmd.Env = append(os.Environ(), setEnv+"="+t.values(v))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return false, nil, fmt.Errorf("the checker did not finish in %s under a trial", t.runTimeout)
+	}
+	c := &collector{}
+	c.add(out.String())
+	_, messages, _ := c.result()
+	if err == nil {
+		return true, messages, nil
+	}
+	if strings.Contains(out.String(), "panic: ") && strings.Contains(out.String(), "selfcheck: ") {
+		return false, nil, fmt.Errorf("setting the predictions failed: %s", firstLine(out.String(), "panic: "))
+	}
+	return false, messages, nil
+}
+
+func firstLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// startValues are the problems of predictions that start as their
+// answer: a participant who leaves one alone has it right, and the
+// checker's silence about it tells them so. A yes/no prediction starts as
+// the other value.
+func (t *trialExercise) startValues() []string {
+	var problems []string
+	for _, n := range t.names {
+		a, _ := json.Marshal(t.stub[n])
+		b, _ := json.Marshal(t.sol[n])
+		if bytes.Equal(a, b) {
+			problems = append(problems, fmt.Sprintf("the stub's %s is already its answer: a starting value must never be one", n))
+		}
+	}
+	return problems
+}
+
+// coinTosser tries the yes/no combinations.
+func (t *trialExercise) coinTosser() ([]string, error) {
+	var yesNo []string
+	var count int
+	for _, n := range t.names {
+		if ls := leavesOf(t.sol[n], nil); allBool(ls) {
+			yesNo = append(yesNo, n)
+			count += len(ls)
+		}
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	solBits := t.bits(yesNo)
+	var combos [][]bool
+	if count <= 4 { // 2^4 = trialMaxCombos
+		for m := range 1 << count {
+			c := make([]bool, count)
+			for i := range c {
+				c[i] = m&(1<<i) != 0
+			}
+			combos = append(combos, c)
+		}
+	} else {
+		combos = append(combos, solBits)
+		r := rand.New(rand.NewPCG(1, uint64(count)))
+		for len(combos) < trialMaxCombos {
+			c := make([]bool, count)
+			for i := range c {
+				c[i] = r.IntN(2) == 1
+			}
+			combos = append(combos, c)
+		}
+	}
+	for _, c := range combos {
+		v := cloneJSON(t.stub).(map[string]any)
+		i := 0
+		for _, n := range yesNo {
+			val := cloneJSON(t.sol[n])
+			for _, l := range leavesOf(t.sol[n], nil) {
+				val = setPath(val, l.path, c[i])
+				i++
+			}
+			v[n] = val
+		}
+		pass, _, err := t.run(v)
+		if err != nil {
+			return nil, err
+		}
+		if pass {
+			return []string{fmt.Sprintf("it can be solved by trial: trying the yes/no values of %s (%d combinations), with the rest as the stub has it, passes the checker; add a part that shows understanding (a count, a resourceVersion, a request, a handler's name), which the stub gets wrong",
+				strings.Join(yesNo, ", "), len(combos))}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (t *trialExercise) bits(names []string) []bool {
+	var out []bool
+	for _, n := range names {
+		for _, l := range leavesOf(t.sol[n], nil) {
+			out = append(out, l.value.(bool))
+		}
+	}
+	return out
+}
+
+// flipper changes only what the checker names.
+func (t *trialExercise) flipper(first []string) ([]string, error) {
+	v := cloneJSON(t.stub).(map[string]any)
+	messages := first
+	var changed []string
+	for round := range trialRounds {
+		if round > 0 {
+			pass, m, err := t.run(v)
+			if err != nil {
+				return nil, err
+			}
+			if pass {
+				return []string{fmt.Sprintf("it can be solved by trial: changing only what the checker names (%s) passes it in %d runs; its messages must say what is wrong in the reasoning without naming which value to change, or the exercise needs an answer that cannot be guessed",
+					strings.Join(changed, ", "), round+1)}, nil
+			}
+			messages = m
+		}
+		all := strings.Join(messages, "\n")
+		moved := false
+		for _, n := range t.names {
+			if !containsWord(all, n) {
+				continue
+			}
+			if tries := guesses(leavesOf(t.sol[n], nil), t.task); tries == 0 || tries > trialGuesses {
+				continue
+			}
+			if a, b := t.values(map[string]any{n: v[n]}), t.values(map[string]any{n: t.sol[n]}); a != b {
+				v[n] = cloneJSON(t.sol[n])
+				moved = true
+				changed = appendOnce(changed, n)
+			}
+		}
+		if !moved {
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+func appendOnce(s []string, x string) []string {
+	if slices.Contains(s, x) {
+		return s
+	}
+	return append(s, x)
+}
+
+// taskOf is e's task, the stub's package doc comment (as the solution's).
+func taskOf(root string, e *Exercise) string {
+	doc, _, _ := packageDoc(filepath.Join(root, e.SolutionPath(), e.Files[0]))
+	return doc
+}
+
+// trials runs the attacks on every predict and investigate exercise of
+// exs, with the solutions in place under sc.tmp; stubs are the checkers'
+// results on the stubs (their messages are the flipper's first run).
+func (sc *selfcheckRun) trials(exs []*Exercise, stubs map[string]*Result) []string {
+	var problems []string
+	bins := filepath.Join(sc.tmp, "trial-bin")
+	if err := os.MkdirAll(bins, 0o755); err != nil {
+		return []string{err.Error()}
+	}
+	for _, e := range exs {
+		if e.Kind == "build" {
+			continue
+		}
+		stub := stubs[e.ImportPath()]
+		if stub == nil || stub.BuildFailed || stub.Pass {
+			continue // reported already
+		}
+		for _, p := range sc.trialOne(e, stub, bins) {
+			problems = append(problems, e.Name()+": "+p)
+		}
+	}
+	return problems
+}
+
+func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bins string) []string {
+	stubR, err1 := readRenderings(sc.stubAnswers, e)
+	solR, err2 := readRenderings(sc.solAnswers, e)
+	if err1 != nil || err2 != nil {
+		return nil // solutionProblems says so
+	}
+	t := &trialExercise{e: e, task: taskOf(sc.tmp, e), stub: map[string]any{}, sol: map[string]any{},
+		dir: filepath.Join(sc.tmp, e.Path()), runTimeout: timeoutFor(e)}
+	for n, r := range solR {
+		s, ok := stubR[n]
+		if r.JSON == "" || !ok || s.JSON == "" {
+			return []string{"prediction " + n + " has no JSON form: the trial attacks cannot set it"}
+		}
+		var err error
+		if t.sol[n], err = decodeJSON(r.JSON); err == nil {
+			t.stub[n], err = decodeJSON(s.JSON)
+		}
+		if err != nil {
+			return []string{err.Error()}
+		}
+		t.names = append(t.names, n)
+	}
+	slices.Sort(t.names)
+	problems := t.startValues()
+	tests, err := checkerTests(sc.tmp, e)
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	t.tests = tests
+	t.bin = filepath.Join(bins, answerKey(e)+".test")
+	build := exec.Command("go", "test", "-c", "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", t.bin, "./"+filepath.ToSlash(e.Path()))
+	build.Dir = sc.tmp
+	if out, err := build.CombinedOutput(); err != nil {
+		return append(problems, fmt.Sprintf("cannot build its checker for the trials: %v\n%s", err, out))
+	}
+	// The answers test sets the stub's values: the same checker must
+	// fail, or the attacks prove nothing.
+	if pass, _, err := t.run(t.stub); err != nil || pass {
+		return append(problems, fmt.Sprintf("the checker with the stub's values set by the trial harness does not fail as the stub does (%v): the attacks cannot run", err))
+	}
+	for _, attack := range []func() ([]string, error){t.coinTosser, func() ([]string, error) { return t.flipper(stub.Messages) }} {
+		p, err := attack()
+		if err != nil {
+			return append(problems, err.Error())
+		}
+		problems = append(problems, p...)
+	}
+	return problems
+}
