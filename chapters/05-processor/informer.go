@@ -586,6 +586,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		if s.traceFilter == nil || s.traceFilter(key, item) {
 			span = s.startSyntheticAdd(&n, key)
 		}
+		n.untraced = n.tr == nil
 		l.add(n)
 		if span != nil {
 			span.End()
@@ -670,6 +671,7 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 		isSync = sameResourceVersion(old, d.Object)
 	}
 	if !trace.SpanFromContext(ctx).IsRecording() {
+		n.untraced = tracing.Enabled(s.tp)
 		s.processor.distribute(n, isSync)
 		return
 	}
