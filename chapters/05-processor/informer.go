@@ -152,7 +152,9 @@ type SharedIndexInformerOptions struct {
 	ResyncPeriod time.Duration
 	// Indexers of the cache.
 	Indexers store.Indexers
-	// ObjectDescription names the type in messages.
+	// ObjectDescription names the type in messages; default
+	// reflector.TypeDescription of the example object (the GVK of an
+	// Unstructured one).
 	ObjectDescription string
 	// Name is informer.name in spans; default ObjectDescription.
 	Name string
@@ -238,7 +240,9 @@ func NewSharedIndexInformer(lw reflector.ListerWatcher, exampleObject runtime.Ob
 // Mirrors [k8s.io/client-go/tools/cache.NewSharedIndexInformerWithOptions] (shared_informer.go).
 func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
 	if options.ObjectDescription == "" {
-		options.ObjectDescription = fmt.Sprintf("%T", exampleObject)
+		// What client-go's reflector describes the type as when the
+		// informer gives it no description: the GVK of an Unstructured.
+		options.ObjectDescription = reflector.TypeDescription(exampleObject)
 	}
 	if options.Name == "" {
 		options.Name = options.ObjectDescription
