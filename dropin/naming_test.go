@@ -137,3 +137,37 @@ func identifier(t *testing.T, gvr schema.GroupVersionResource) cache.InformerNam
 	t.Cleanup(name.Release)
 	return name.WithResource(gvr)
 }
+
+// TestNamedHandler: a handler given through NamedHandler has that name in
+// its spans (informer.listener, with its place among the informer's
+// handlers), another keeps client-go's naming, and the named one still
+// gets every call, tombstones converted as for any handler.
+func TestNamedHandler(t *testing.T) {
+	s := newServer(t, "a")
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+		var added []string
+		_, err := inf.AddEventHandler(dropin.NamedHandler("pods-to-queue", cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			added = append(added, obj.(*corev1.Pod).Name)
+		}}))
+		require.NoError(t, err)
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		go inf.RunWithContext(ctx)
+		synctest.Wait()
+		cancel()
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, added)
+		var listeners []string
+		for _, s := range rec.Ended() {
+			if s.Name() == "OnAdd" {
+				listeners = append(listeners, attr(s, tracing.KeyListener).AsString())
+			}
+		}
+		require.ElementsMatch(t, []string{"pods-to-queue#0",
+			"github.com/informer-anatomy/informer-anatomy/dropin_test.TestNamedHandler.func1#1"}, listeners)
+	})
+}
