@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +39,7 @@ func podToConfigMap(_ context.Context, obj client.Object) []reconcile.Request {
 // TestControllerRuntimeHandlersAreToldApart: a controller-runtime manager
 // whose cache is built on dropin (ManagerOptions), over the embedded API
 // server, with a controller of For(ConfigMap), Owns(Secret) and
-// Watches(Pod, EnqueueRequestsFromMapFunc), Watches(Endpoints,
+// Watches(Pod, EnqueueRequestsFromMapFunc), Watches(Deployment,
 // handler.Funcs). controller-runtime adds the same wrapper type
 // (pkg/internal/source.EventHandler) to each informer; dropin names each
 // listener by the handler.EventHandler it wraps, so the four OnAdd spans
@@ -52,7 +53,7 @@ func TestControllerRuntimeHandlersAreToldApart(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-secret"}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-pod"}},
-		&corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-endpoints"}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-deployment"}},
 	} {
 		_, err := srv.Create(obj)
 		require.NoError(t, err)
@@ -66,9 +67,10 @@ func TestControllerRuntimeHandlersAreToldApart(t *testing.T) {
 	// The embedded server serves no discovery: map the three kinds here.
 	opts.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
 		m := meta.NewDefaultRESTMapper(nil)
-		for _, kind := range []string{"ConfigMap", "Secret", "Pod", "Endpoints"} {
+		for _, kind := range []string{"ConfigMap", "Secret", "Pod"} {
 			m.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 		}
+		m.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
 		return m, nil
 	}
 	mgr, err := ctrl.NewManager(srv.Config(), opts)
@@ -78,7 +80,7 @@ func TestControllerRuntimeHandlersAreToldApart(t *testing.T) {
 		For(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToConfigMap)).
-		Watches(&corev1.Endpoints{}, handler.Funcs{
+		Watches(&appsv1.Deployment{}, handler.Funcs{
 			CreateFunc: func(context.Context, event.CreateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {},
 			DeleteFunc: func(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {},
 		}).
@@ -117,10 +119,10 @@ func TestControllerRuntimeHandlersAreToldApart(t *testing.T) {
 	got := listeners()
 	const handlerPkg = "sigs.k8s.io/controller-runtime/pkg/handler."
 	require.Equal(t, map[string]string{
-		"ns/app":           handlerPkg + "TypedEnqueueRequestForObject#0",
-		"ns/app-secret":    handlerPkg + "WithLowPriorityWhenUnchanged#0", // what EnqueueRequestForOwner returns
-		"ns/app-pod":       handlerPkg + "enqueueRequestsFromMapFunc(github.com/informer-anatomy/informer-anatomy/examples/controller-runtime.podToConfigMap)#0",
-		"ns/app-endpoints": handlerPkg + "TypedFuncs(github.com/informer-anatomy/informer-anatomy/examples/controller-runtime.TestControllerRuntimeHandlersAreToldApart)#0",
+		"ns/app":            handlerPkg + "TypedEnqueueRequestForObject#0",
+		"ns/app-secret":     handlerPkg + "WithLowPriorityWhenUnchanged#0", // what EnqueueRequestForOwner returns
+		"ns/app-pod":        handlerPkg + "enqueueRequestsFromMapFunc(github.com/informer-anatomy/informer-anatomy/examples/controller-runtime.podToConfigMap)#0",
+		"ns/app-deployment": handlerPkg + "TypedFuncs(github.com/informer-anatomy/informer-anatomy/examples/controller-runtime.TestControllerRuntimeHandlersAreToldApart)#0",
 	}, got)
 	for _, l := range got {
 		require.False(t, strings.Contains(l, "internal/source.EventHandler"), l)
