@@ -62,7 +62,16 @@ func toOurTombstone(obj any) any {
 // so that two controllers' Funcs handlers are told apart in a trace.
 //
 // Mirrors the unexported nameForHandler of upstream event_handler_name.go.
+//
+// Ours on top: a [NamedHandler]'s name, and for controller-runtime's
+// source.EventHandler the handler it wraps (nameForControllerRuntime).
 func nameForHandler(h cache.ResourceEventHandler) string {
+	if n, ok := h.(namedHandler); ok {
+		return n.name
+	}
+	if name := nameForControllerRuntime(h); name != "" {
+		return name
+	}
 	switch f := h.(type) {
 	case nil:
 		return "<nil>"

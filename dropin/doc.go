@@ -84,6 +84,16 @@
 // the queue adds an atomic load or two per call to inner's work. With
 // tracing on, each registration and lookup reads the goroutine's id from
 // runtime.Stack, about a microsecond, next to the spans' own cost.
+// A handler call the informer's trace filter left out is registered as
+// untraced, and an add made in it makes no span: the queue follows the
+// filter (an add made outside any handler call is a root, as before).
+//
+// Names in a trace: an informer with no Identifier and no description is
+// named by its object's type as client-go's reflector describes it (an
+// Unstructured's GVK); a handler as client-go names it, or by
+// [NamedHandler], and controller-runtime's handlers by the handler their
+// source.EventHandler wraps (docs/07-your-controller.md, "Names in the
+// waterfall").
 // [TracedQueue.Stats] counts adds, merged adds and reconciles for a live
 // view, also only while tracing is on.
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -99,13 +100,15 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	i := &Informer{tp: &tracing.Switchable{}, lw: lw, example: exampleObject}
 	i.description = options.ObjectDescription
 	if i.description == "" {
-		i.description = fmt.Sprintf("%T", exampleObject)
+		// client-go leaves it to its reflector, which describes an
+		// Unstructured by its GVK (chapter 3's TypeDescription).
+		i.description = reflector.TypeDescription(exampleObject)
 	}
 	ours := processor.SharedIndexInformerOptions{
 		ResyncPeriod:      options.ResyncPeriod,
 		Indexers:          toOurIndexers(options.Indexers),
 		ObjectDescription: i.description,
-		Name:              informerName(options),
+		Name:              informerName(options, exampleObject),
 		TracerProvider:    i.tp,
 		TraceFilter:       i.traceFilter,
 	}
@@ -121,12 +124,31 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 
 // informerName is the informer.name of the spans: the resource a factory
 // named in Identifier (client-go's factory does when it has an informer
-// name), else the object's type, as chapter 5 does.
-func informerName(options cache.SharedIndexInformerOptions) string {
+// name), else the description the caller gave, else what chapter 5 falls
+// back to, the example object's type description: its Go type, or for an
+// *unstructured.Unstructured with apiVersion and kind set its GVK
+// ("example.com/v1, Kind=Widget"), as client-go's reflector describes it.
+// controller-runtime's cache gives neither Identifier nor description,
+// and an Unstructured for every CRD; without the GVK all its unstructured
+// informers would share one name.
+//
+// A *metav1.PartialObjectMetadata with its GVK set (what a
+// controller-runtime metadata-only informer is given) is named
+// "<GVK> (metadata)": ours, client-go describes it by its Go type, which
+// every metadata-only informer shares.
+func informerName(options cache.SharedIndexInformerOptions, exampleObject runtime.Object) string {
 	if r := options.Identifier.GroupVersionResource().Resource; r != "" {
 		return r
 	}
-	return options.ObjectDescription
+	if options.ObjectDescription != "" {
+		return options.ObjectDescription
+	}
+	if m, ok := exampleObject.(*metav1.PartialObjectMetadata); ok && m != nil {
+		if gvk := m.GroupVersionKind(); !gvk.Empty() {
+			return gvk.String() + " (metadata)"
+		}
+	}
+	return ""
 }
 
 // traceFilter is what chapter 5 asks for each object's root. It is always

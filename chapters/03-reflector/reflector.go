@@ -234,16 +234,10 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType any, store Reflector
 	if u, ok := expectedType.(*unstructured.Unstructured); ok {
 		if gvk := u.GroupVersionKind(); !gvk.Empty() {
 			r.expectedGVK = &gvk
-			if r.typeDescription == "" {
-				r.typeDescription = gvk.String()
-			}
 		}
 	}
 	if r.typeDescription == "" {
-		r.typeDescription = "<unspecified>"
-		if expectedType != nil {
-			r.typeDescription = r.expectedType.String()
-		}
+		r.typeDescription = TypeDescription(expectedType)
 	}
 	if r.name == "" {
 		r.name = r.typeDescription
@@ -867,4 +861,27 @@ func resync(ctx context.Context, s ReflectorStore) error {
 		return c.ResyncWithContext(ctx)
 	}
 	return s.Resync()
+}
+
+// TypeDescription is the reflector's default TypeDescription of
+// expectedType: its Go type ("*v1.Pod"), or, for an
+// *unstructured.Unstructured whose apiVersion and kind are set, its GVK as
+// schema.GroupVersionKind prints it ("example.com/v1, Kind=Widget"), since
+// every unstructured informer has the same Go type; "<unspecified>" for
+// nil. Chapter 5 and dropin default an informer's description (and so its
+// name in spans) to it, as client-go's informer leaves the description to
+// its reflector.
+//
+// Mirrors the unexported getTypeDescriptionFromObject of upstream
+// reflector.go.
+func TypeDescription(expectedType any) string {
+	if expectedType == nil {
+		return "<unspecified>"
+	}
+	if u, ok := expectedType.(*unstructured.Unstructured); ok {
+		if gvk := u.GroupVersionKind(); !gvk.Empty() {
+			return gvk.String()
+		}
+	}
+	return reflect.TypeOf(expectedType).String()
 }

@@ -52,7 +52,9 @@
 //     ring buffer, and out to nextCh when run is ready.
 //  7. processor.go, processorListener.run: calls the handler (OnAdd,
 //     OnUpdate, OnDelete), registering a traced call for the workqueue
-//     (internal/handlerctx).
+//     (internal/handlerctx), or, with tracing on, an untraced one (its
+//     object was filtered or sampled out) so the workqueue traces
+//     nothing of it either.
 //
 // # Lock order
 //

@@ -152,7 +152,9 @@ type SharedIndexInformerOptions struct {
 	ResyncPeriod time.Duration
 	// Indexers of the cache.
 	Indexers store.Indexers
-	// ObjectDescription names the type in messages.
+	// ObjectDescription names the type in messages; default
+	// reflector.TypeDescription of the example object (the GVK of an
+	// Unstructured one).
 	ObjectDescription string
 	// Name is informer.name in spans; default ObjectDescription.
 	Name string
@@ -238,7 +240,9 @@ func NewSharedIndexInformer(lw reflector.ListerWatcher, exampleObject runtime.Ob
 // Mirrors [k8s.io/client-go/tools/cache.NewSharedIndexInformerWithOptions] (shared_informer.go).
 func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
 	if options.ObjectDescription == "" {
-		options.ObjectDescription = fmt.Sprintf("%T", exampleObject)
+		// What client-go's reflector describes the type as when the
+		// informer gives it no description: the GVK of an Unstructured.
+		options.ObjectDescription = reflector.TypeDescription(exampleObject)
 	}
 	if options.Name == "" {
 		options.Name = options.ObjectDescription
@@ -586,6 +590,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		if s.traceFilter == nil || s.traceFilter(key, item) {
 			span = s.startSyntheticAdd(&n, key)
 		}
+		n.untraced = n.tr == nil
 		l.add(n)
 		if span != nil {
 			span.End()
@@ -670,6 +675,7 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 		isSync = sameResourceVersion(old, d.Object)
 	}
 	if !trace.SpanFromContext(ctx).IsRecording() {
+		n.untraced = tracing.Enabled(s.tp)
 		s.processor.distribute(n, isSync)
 		return
 	}

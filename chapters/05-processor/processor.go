@@ -48,6 +48,12 @@ type notification struct {
 	oldObj, newObj  any
 	isInInitialList bool
 	tr              *notificationTrace // nil when untraced
+	// untraced marks a notification made while tracing was on whose object
+	// got no trace (the informer's TraceFilter left it out, or the sampler
+	// did): the handler call is registered as untraced, so that a traced
+	// workqueue's Add made in it does not start a trace the filter refused
+	// (internal/handlerctx). Ours.
+	untraced bool
 }
 
 // notificationTrace is where one notification's trace stands for one
@@ -266,6 +272,10 @@ func (p *processorListener) run() {
 				// finds its parent here: the handler API carries no
 				// context (see internal/handlerctx).
 				defer handlerctx.Enter(span.SpanContext())()
+			} else if n.untraced {
+				// ... or finds that the call is not traced, and traces
+				// nothing either.
+				defer handlerctx.Enter(trace.SpanContext{})()
 			}
 			start := time.Now()
 			defer func() {

@@ -15,6 +15,14 @@
 // lock: paid only by traced handler calls and traced Adds, next to the cost
 // of their spans.
 //
+// A registration may carry an invalid span context: the goroutine is in a
+// call made while tracing was on that is not traced, because an
+// informer's trace filter (or the sampler) left its object out. What the
+// call starts must then stay untraced too: a traced queue's Add there
+// makes no span, rather than a trace of its own the filter refused.
+// [Current] returns it as (invalid, true), and only then: with tracing off
+// nothing registers.
+//
 // Go has no goroutine-local storage on purpose; this is the narrow case the
 // contract allows because the APIs in between cannot be changed. Nothing
 // else may use it: data inside the informer carries its span context
@@ -87,7 +95,10 @@ func Enter(sc trace.SpanContext) (exit func()) {
 }
 
 // Current returns the span context registered on the calling goroutine
-// last and still in force, if any.
+// last and still in force, if any. ok with an invalid span context: the
+// goroutine is in an untraced call (see the package doc).
+//
+// [Untraced] reads the same answer for a caller about to trace.
 func Current() (trace.SpanContext, bool) {
 	if active.Load() == 0 {
 		return trace.SpanContext{}, false
@@ -100,6 +111,15 @@ func Current() (trace.SpanContext, bool) {
 		return trace.SpanContext{}, false
 	}
 	return regs[len(regs)-1].sc, true
+}
+
+// Untraced reports whether the calling goroutine is in a call registered
+// as untraced (Enter with an invalid span context), and otherwise returns
+// the parent Current would: a traced call's span context, or an invalid
+// one when nothing is registered.
+func Untraced() (parent trace.SpanContext, untraced bool) {
+	sc, ok := Current()
+	return sc, ok && !sc.IsValid()
 }
 
 // Active is how many registrations are in force (for tests: it must come

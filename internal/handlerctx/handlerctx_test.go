@@ -116,3 +116,23 @@ func TestExitsOutOfOrder(t *testing.T) {
 	<-done
 	require.Zero(t, Active())
 }
+
+// TestUntracedRegistration: Enter with an invalid span context registers
+// an untraced call; Untraced tells it from a traced one and from nothing.
+func TestUntracedRegistration(t *testing.T) {
+	_, untraced := Untraced()
+	require.False(t, untraced, "nothing registered")
+	exit := Enter(trace.SpanContext{})
+	got, ok := Current()
+	require.True(t, ok)
+	require.False(t, got.IsValid())
+	_, untraced = Untraced()
+	require.True(t, untraced)
+	inner := Enter(sc(1))
+	parent, untraced := Untraced()
+	require.False(t, untraced, "a traced call inside is current")
+	require.Equal(t, sc(1), parent)
+	inner()
+	exit()
+	require.Zero(t, Active())
+}

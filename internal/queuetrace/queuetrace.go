@@ -13,6 +13,7 @@ package queuetrace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,11 +245,28 @@ func isObjectKey(s string) bool {
 	return ns != "" && name != "" && !strings.Contains(name, "/")
 }
 
+// untracedSpan stands for the spans an untraced add does not make: it
+// records nothing and its span context is invalid, so the bookkeeping
+// goes on as for a traced add and marks the wait it makes as untraced.
+var untracedSpan = trace.SpanFromContext(context.Background())
+
 // startAdd starts the workqueue.add span under the traced call this
-// goroutine is in (a handler, a process), or as a root.
+// goroutine is in (a handler, a process), or as a root when it is in no
+// registered call. In a call registered as untraced (a handler call for
+// an object the informer's TraceFilter left out, or the process of a key
+// only such calls added) it starts nothing: it returns untracedSpan, and
+// the add's wait, its delayed entry and its process stay untraced, as the
+// call that made the add is. The filter keeps out of a trace what it
+// keeps out of the informer's; an add made outside any handler call or
+// process (a user's own periodic Add) has no filter to follow and is
+// traced as a root.
 func (q *Tracer[T]) startAdd(item T, depth int, extra []attribute.KeyValue) trace.Span {
+	parent, untraced := handlerctx.Untraced()
+	if untraced {
+		return untracedSpan
+	}
 	ctx := context.Background()
-	if parent, ok := handlerctx.Current(); ok {
+	if parent.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, parent)
 	}
 	attrs := append(append(q.keyAttrs(item), tracing.KeyWorkqueueDepth.Int(depth)), extra...)
@@ -404,6 +422,9 @@ func (q *Tracer[T]) addDelayed(item T, d time.Duration, rateLimited bool, extra 
 		q.merged++
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
 		k.links = append(k.links, trace.Link{SpanContext: span.SpanContext()})
+	case !span.SpanContext().IsValid():
+		// An untraced add: its entry waits without a span.
+		k.delayed = &delayedEntry{span: untracedSpan, readyAt: readyAt}
 	default:
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
@@ -469,8 +490,16 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 		prev.End()
 	}
 	ends.end()
+	// Links to untraced adds merged into the wait are no links.
+	links = slices.DeleteFunc(links, func(l trace.Link) bool { return !l.SpanContext.IsValid() })
+	if waiting && !parent.IsValid() && len(links) == 0 {
+		// Only untraced adds made this wait (see startAdd): its process
+		// is not traced either, and neither are the re-adds made in it.
+		q.setProcess(item, untracedSpan, now, handlerctx.Enter(trace.SpanContext{}))
+		return
+	}
 	var queued trace.SpanContext
-	if waiting {
+	if waiting && parent.IsValid() {
 		_, span := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), parent), tracing.SpanWorkqueueQueued,
 			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(since), trace.WithAttributes(q.keyAttrs(item)...))
 		span.End(trace.WithTimestamp(now))
@@ -489,12 +518,16 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	_, process := q.tracer.Start(ctx, tracing.SpanWorkqueueProcess, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithTimestamp(now), trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	// Re-adds made by this goroutine until Done are children of process.
-	exit := handlerctx.Enter(process.SpanContext())
+	q.setProcess(item, process, now, handlerctx.Enter(process.SpanContext()))
+}
 
+// setProcess records item's process span, open until Done, and exit, which
+// ends its goroutine registration.
+func (q *Tracer[T]) setProcess(item T, process trace.Span, now time.Time, exit func()) {
 	q.mu.Lock()
 	// The shutdown may have dropped the key's bookkeeping meanwhile (it
 	// was idle); an add may have made new bookkeeping for it.
-	k = q.pending[item]
+	k := q.pending[item]
 	if k == nil {
 		k = &keyTrace{}
 		q.pending[item] = k

@@ -2,12 +2,17 @@ package queuetrace
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // probedQueue is client-go's rate-limiting queue calling probe before
@@ -93,5 +98,103 @@ func TestTracerHoldsNoLockOverInnerOrEnd(t *testing.T) {
 		require.Empty(t, held, "semantics %d: mu was held over these", sem)
 		require.Greater(t, probes, 30, "semantics %d: the probes ran", sem)
 		require.Len(t, rec.Ended(), len(rec.Started()), "semantics %d: every span ended", sem)
+	}
+}
+
+// TestUntracedCallsAddWithoutSpans: an add made in a call registered as
+// untraced (a handler call whose object the informer's TraceFilter left
+// out) makes no span, immediate or delayed, and neither does the process
+// of what only such adds made, nor the re-add made in that process; the
+// wait's bookkeeping goes on (merges, Stats). A traced add merged into an
+// untraced wait gives the process a root of its own linked to it (there
+// is no queued span to hang it under); an untraced add merged into a
+// traced wait is no link.
+func TestUntracedCallsAddWithoutSpans(t *testing.T) {
+	for _, sem := range []Semantics{ClientGo, PriorityQueue} {
+		synctest.Test(t, func(t *testing.T) {
+			inner := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+			rec := tracetest.NewSpanRecorder()
+			tr := New(Config[string]{Name: "q", TracerName: "q", Inner: inner, Semantics: sem, NumRequeues: inner.NumRequeues})
+			tr.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+			add := func(item string) { tr.Add(item, func() { inner.Add(item) }) }
+			after := func(item string, d time.Duration) {
+				tr.AddDelayed(item, d, false, func() { inner.AddAfter(item, d) })
+			}
+			limited := func(item string) {
+				tr.AddDelayed(item, 0, true, func() { inner.AddRateLimited(item) })
+			}
+			get := func() string {
+				item, shutdown := inner.Get()
+				tr.Got(item, shutdown)
+				return item
+			}
+			done := func(item string) { tr.Done(item, func() { inner.Done(item) }) }
+			untraced := func(f func()) {
+				exit := handlerctx.Enter(trace.SpanContext{})
+				defer exit()
+				f()
+			}
+
+			untraced(func() {
+				add("ns/b")
+				add("ns/b") // merged
+				after("ns/c", time.Millisecond)
+			})
+			time.Sleep(time.Millisecond)
+			synctest.Wait()
+			for range 2 {
+				item := get()
+				if item == "ns/b" {
+					limited(item) // in an untraced process
+				}
+				done(item)
+			}
+			time.Sleep(time.Second)
+			synctest.Wait()
+			done(get()) // ns/b again
+			require.Empty(t, rec.Ended(), "semantics %d: no span for untraced calls", sem)
+			st := tr.Stats()
+			require.Equal(t, uint64(4), st.Adds, "semantics %d", sem)
+			require.Equal(t, uint64(1), st.Merged, "semantics %d", sem)
+			require.Equal(t, uint64(3), st.Processed, "semantics %d", sem)
+
+			untraced(func() { add("ns/d") })
+			add("ns/d") // traced, merged into the untraced wait
+			done(get())
+			add("ns/e")
+			untraced(func() { add("ns/e") })
+			done(get())
+			require.Zero(t, handlerctx.Active(), "semantics %d", sem)
+
+			var adds, queued []sdktrace.ReadOnlySpan
+			process := map[string]sdktrace.ReadOnlySpan{}
+			for _, s := range rec.Ended() {
+				key := ""
+				for _, a := range s.Attributes() {
+					if a.Key == tracing.KeyWorkqueueKey {
+						key = a.Value.AsString()
+					}
+				}
+				switch s.Name() {
+				case tracing.SpanWorkqueueAdd:
+					adds = append(adds, s)
+				case tracing.SpanWorkqueueQueued:
+					queued = append(queued, s)
+				case tracing.SpanWorkqueueProcess:
+					process[key] = s
+				}
+			}
+			require.Len(t, adds, 2, "semantics %d: the two traced adds", sem)
+			require.Len(t, queued, 1, "semantics %d: ns/e's wait, made by its traced add", sem)
+			require.Len(t, process, 2, "semantics %d", sem)
+			d := process["ns/d"]
+			require.False(t, d.Parent().IsValid(), "semantics %d: ns/d's process is a root", sem)
+			require.Len(t, d.Links(), 1, "semantics %d", sem)
+			require.Equal(t, adds[0].SpanContext(), d.Links()[0].SpanContext, "semantics %d: linked to the traced add", sem)
+			e := process["ns/e"]
+			require.Equal(t, queued[0].SpanContext().SpanID(), e.Parent().SpanID(), "semantics %d", sem)
+			require.Empty(t, e.Links(), "semantics %d: the untraced add is no link", sem)
+			tr.ShutDown(inner.ShutDown)
+		})
 	}
 }

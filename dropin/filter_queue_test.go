@@ -1,0 +1,95 @@
+package dropin_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// TestTracedQueueFollowsTheInformersTraceFilter: an informer traces one
+// key of three (TraceKeys); its handler adds every key to a traced queue,
+// whose worker re-adds one left-out key rate-limited, as a failing
+// reconcile does. Only the traced key gets workqueue.* spans: an add made
+// inside a handler call the filter left out, and the process of what it
+// added, with the re-adds made there, stay untraced, as the handler call
+// itself is. Before the queue followed the filter, each left-out key got
+// a trace of its own rooted at workqueue.add.
+func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
+	s := newServer(t, "a", "b", "c")
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
+		require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/a")))
+		q := dropin.NewTracedQueue("pods", newClientGoQueue())
+		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+		defer q.ShutDown()
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			key, _ := cache.MetaNamespaceKeyFunc(obj)
+			q.Add(key)
+		}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); inf.RunWithContext(ctx) }()
+		synctest.Wait()
+
+		retried := false
+		for q.Len() > 0 {
+			item, _ := q.Get()
+			if item == "ns/b" && !retried {
+				retried = true
+				q.AddRateLimited(item) // from the untraced process of ns/b
+			}
+			q.Done(item)
+			if q.Len() == 0 {
+				synctest.Wait() // the rate limiter's delay
+			}
+		}
+		require.True(t, retried)
+		cancel()
+		<-done
+		require.Zero(t, handlerctx.Active(), "every registration ended")
+
+		all := spans(rec.Ended())
+		var keys []string
+		for _, s := range all {
+			if v := attr(s, tracing.KeyWorkqueueKey); v.AsString() != "" {
+				require.Equal(t, "ns/a", v.AsString(), "%s of a key the informer's filter left out", s.Name())
+				keys = append(keys, s.Name())
+			}
+		}
+		require.ElementsMatch(t, []string{tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess}, keys)
+		process := all.named(tracing.SpanWorkqueueProcess)[0]
+		require.Equal(t, all.named("OnAdd")[0].SpanContext().TraceID(), process.SpanContext().TraceID(),
+			"the traced key's process is in its object's trace")
+	})
+}
+
+// TestAddOutsideAHandlerCallIsStillTraced: the filter speaks for the
+// informer's handler calls only; an Add the user makes elsewhere (a
+// periodic requeue of their own) roots a trace as it did, whatever its key.
+func TestAddOutsideAHandlerCallIsStillTraced(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	q := traceQueue(rec, newClientGoQueue())
+	defer q.ShutDown()
+	q.Add("ns/b")
+	item, _ := q.Get()
+	q.Done(item)
+	all := spans(rec.Ended())
+	require.Len(t, all.named(tracing.SpanWorkqueueAdd), 1)
+	require.Len(t, all.named(tracing.SpanWorkqueueProcess), 1)
+	require.False(t, all.named(tracing.SpanWorkqueueAdd)[0].Parent().IsValid(), "a root")
+}
