@@ -35,14 +35,18 @@ func nameSet(name string) metric.MeasurementOption {
 func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
 	c := orNoop[metric.Int64UpDownCounter](must(Meter().Int64UpDownCounter(WorkqueueDepth, metric.WithDescription("Current depth of workqueue"))),
 		noop.Int64UpDownCounter{})
-	return upDown{c, nameSet(name)}
+	m := upDown{c, nameSet(name)}
+	m.c.Add(context.Background(), 0, m.opts) // see exists
+	return m
 }
 
 // NewAddsMetric: workqueue_adds_total.
 func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueAdds, metric.WithDescription("Total number of adds handled by workqueue"))),
 		noop.Int64Counter{})
-	return counter{c, nameSet(name)}
+	m := counter{c, nameSet(name)}
+	m.c.Add(context.Background(), 0, m.opts) // see exists
+	return m
 }
 
 // NewLatencyMetric: workqueue_queue_duration_seconds.
@@ -68,7 +72,9 @@ func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.S
 		metric.WithDescription("How many seconds of work has done that is in progress and hasn't been observed by work_duration. "+
 			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."),
 		metric.WithUnit("s"))), noop.Float64Gauge{})
-	return gauge{g, nameSet(name)}
+	m := gauge{g, nameSet(name)}
+	m.Set(0) // see exists
+	return m
 }
 
 // NewLongestRunningProcessorSecondsMetric:
@@ -77,15 +83,27 @@ func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) wo
 	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(WorkqueueLongestRunningProcessor,
 		metric.WithDescription("How many seconds has the longest running processor for workqueue been running."),
 		metric.WithUnit("s"))), noop.Float64Gauge{})
-	return gauge{g, nameSet(name)}
+	m := gauge{g, nameSet(name)}
+	m.Set(0) // see exists
+	return m
 }
 
 // NewRetriesMetric: workqueue_retries_total.
 func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueRetries, metric.WithDescription("Total number of retries handled by workqueue"))),
 		noop.Int64Counter{})
-	return counter{c, nameSet(name)}
+	m := counter{c, nameSet(name)}
+	m.c.Add(context.Background(), 0, m.opts) // see exists
+	return m
 }
+
+// exists: a Prometheus metric vector's WithLabelValues, which
+// component-base's provider calls when the queue is made, shows the series
+// at 0 from then on; an OTel instrument has a series only once something
+// is recorded. So each counter and gauge records 0 when it is made: a
+// queue that never retried shows workqueue_retries_total 0, as upstream.
+// (A histogram cannot record "nothing yet": its series appear with the
+// first observation.)
 
 // The four shapes of client-go's metric interfaces on OTel instruments.
 // client-go calls them under its queue's lock; an OTel record takes no
