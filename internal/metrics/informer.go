@@ -11,13 +11,14 @@ import (
 )
 
 // InformerID is what an informer's metrics are labelled with:
-// component-base's name, group, version and resource.
+// component-base's name, group, version and resource (from client-go's
+// InformerNameAndResource, tools/cache/identity.go). Ours.
 type InformerID struct {
 	Name, Group, Version, Resource string
 }
 
 // InformerState is what the informer's gauges read when the metrics are
-// collected.
+// collected. Ours.
 type InformerState struct {
 	// QueuedItems is the queue's length: entries of the RealFIFO, keys of
 	// the DeltaFIFO (client-go's len(f.items) of either).
@@ -29,7 +30,7 @@ type InformerState struct {
 	Handlers []HandlerState
 }
 
-// HandlerState is one listener's part of [InformerState].
+// HandlerState is one listener's part of [InformerState]. Ours.
 type HandlerState struct {
 	// Name is the listener's informer.listener (handler type + index).
 	Name string
@@ -55,7 +56,9 @@ type Informer struct {
 }
 
 // NewInformer makes id's instruments on the global provider. read is
-// asked at each collection; false: report nothing (not running).
+// asked at each collection; false: report nothing (not running). Ours:
+// client-go makes its through InformerMetricsProvider (newFIFOMetrics,
+// newStoreMetrics in tools/cache/informer_metrics.go).
 func NewInformer(id InformerID, read func() (InformerState, bool)) *Informer {
 	m := Meter()
 	set := attribute.NewSet(KeyName.String(id.Name), KeyGroup.String(id.Group),
@@ -96,13 +99,14 @@ func NewInformer(id InformerID, read func() (InformerState, bool)) *Informer {
 	return in
 }
 
-// Processed records one process call's duration.
+// Processed records one process call's duration: client-go's
+// processingLatency.Observe in RealFIFO.whileProcessing_locked.
 func (in *Informer) Processed(d time.Duration) {
 	in.processing.Record(context.Background(), d.Seconds(), in.idOpt)
 }
 
 // Handler returns what records the duration of each call of listener's
-// handler.
+// handler. Ours: client-go times no handler call.
 func (in *Informer) Handler(listener string) func(time.Duration) {
 	v, _ := in.idSet.Value(KeyName)
 	opt := metric.WithAttributeSet(attribute.NewSet(KeyName.String(v.AsString()), KeyHandler.String(listener)))
@@ -110,15 +114,9 @@ func (in *Informer) Handler(listener string) func(time.Duration) {
 	return func(d time.Duration) { h.Record(context.Background(), d.Seconds(), opt) }
 }
 
-// Close stops the gauges' callback.
-func (in *Informer) Close() {
-	if in.reg != nil {
-		_ = in.reg.Unregister()
-	}
-}
-
-// Registration is what [Informer.Close] unregisters, for a cleanup that
-// must not hold the Informer.
+// Registration is the gauges' callback on the meter, for a cleanup that
+// unregisters it once the informer is gone (and must not hold the
+// Informer).
 func (in *Informer) Registration() metric.Registration { return in.reg }
 
 // ParseResourceVersion is the number informer_store_resource_version

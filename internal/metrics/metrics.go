@@ -26,7 +26,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 )
 
-// ScopeName is the instrumentation scope of every instrument here.
+// ScopeName is the instrumentation scope of every instrument here. Ours.
 const ScopeName = "github.com/informer-anatomy/informer-anatomy/dropin"
 
 // Metric names. The workqueue's are component-base's workqueue subsystem
@@ -68,7 +68,7 @@ var WorkqueueBuckets = []float64{1e-08, 1e-07, 1e-06, 1e-05, 0.0001, 0.001, 0.01
 // a process call).
 var InformerBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// Meter is the meter of the global provider as it is now.
+// Meter is the meter of the global provider as it is now. Ours.
 func Meter() metric.Meter { return otel.GetMeterProvider().Meter(ScopeName) }
 
 // defaultGlobalType is the type of the global MeterProvider before any is
@@ -81,7 +81,7 @@ var defaultGlobalType = func() reflect.Type {
 	return nil
 }()
 
-// Enabled reports whether the global MeterProvider records: false while no
+// Enabled (ours) reports whether the global MeterProvider records: false while no
 // provider is set (the delegate has nothing to delegate to) and for OTel's
 // no-op provider. An atomic load and a type comparison; it sees a provider
 // set later at once, as the delegating instruments do.
