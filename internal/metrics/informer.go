@@ -52,7 +52,10 @@ type Informer struct {
 	processing, handler metric.Float64Histogram
 	idSet               attribute.Set
 	idOpt               metric.MeasurementOption
-	reg                 metric.Registration
+	// recordOpts is idOpt as Record's variadic options, made once (see
+	// workqueue.go: a fresh variadic argument allocates per call).
+	recordOpts []metric.RecordOption
+	reg        metric.Registration
 }
 
 // NewInformer makes id's instruments on the global provider. read is
@@ -73,6 +76,7 @@ func NewInformer(id InformerID, read func() (InformerState, bool)) *Informer {
 		idSet: set,
 		idOpt: metric.WithAttributeSet(set),
 	}
+	in.recordOpts = []metric.RecordOption{in.idOpt}
 	queued := orNoop[metric.Int64ObservableGauge](must(m.Int64ObservableGauge(InformerQueuedItems,
 		metric.WithDescription("Number of items currently queued in the FIFO."))), noop.Int64ObservableGauge{})
 	rv := orNoop[metric.Int64ObservableGauge](must(m.Int64ObservableGauge(InformerStoreResourceVersion,
@@ -102,16 +106,23 @@ func NewInformer(id InformerID, read func() (InformerState, bool)) *Informer {
 // Processed records one process call's duration: client-go's
 // processingLatency.Observe in RealFIFO.whileProcessing_locked.
 func (in *Informer) Processed(d time.Duration) {
-	in.processing.Record(context.Background(), d.Seconds(), in.idOpt)
+	in.processing.Record(context.Background(), d.Seconds(), in.recordOpts...)
 }
 
 // Handler returns what records the duration of each call of listener's
 // handler. Ours: client-go times no handler call.
 func (in *Informer) Handler(listener string) func(time.Duration) {
 	v, _ := in.idSet.Value(KeyName)
-	opt := metric.WithAttributeSet(attribute.NewSet(KeyName.String(v.AsString()), KeyHandler.String(listener)))
+	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(KeyName.String(v.AsString()), KeyHandler.String(listener)))}
 	h := in.handler
-	return func(d time.Duration) { h.Record(context.Background(), d.Seconds(), opt) }
+	return func(d time.Duration) {
+		// Off (no provider set), not even the no-op record: one atomic
+		// load per handler call.
+		if !Enabled() {
+			return
+		}
+		h.Record(context.Background(), d.Seconds(), opts...)
+	}
 }
 
 // Registration is the gauges' callback on the meter, for a cleanup that

@@ -30,13 +30,16 @@ func nameSet(name string) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(KeyName.String(name)))
 }
 
+func addOpts(name string) []metric.AddOption       { return []metric.AddOption{nameSet(name)} }
+func recordOpts(name string) []metric.RecordOption { return []metric.RecordOption{nameSet(name)} }
+
 // NewDepthMetric: workqueue_depth, a gauge (an up-down counter: client-go
 // moves it by Inc and Dec).
 func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
 	c := orNoop[metric.Int64UpDownCounter](must(Meter().Int64UpDownCounter(WorkqueueDepth, metric.WithDescription("Current depth of workqueue"))),
 		noop.Int64UpDownCounter{})
-	m := upDown{c, nameSet(name)}
-	m.c.Add(context.Background(), 0, m.opts) // see exists
+	m := upDown{c, addOpts(name)}
+	m.c.Add(context.Background(), 0, m.opts...) // see exists
 	return m
 }
 
@@ -44,8 +47,8 @@ func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
 func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueAdds, metric.WithDescription("Total number of adds handled by workqueue"))),
 		noop.Int64Counter{})
-	m := counter{c, nameSet(name)}
-	m.c.Add(context.Background(), 0, m.opts) // see exists
+	m := counter{c, addOpts(name)}
+	m.c.Add(context.Background(), 0, m.opts...) // see exists
 	return m
 }
 
@@ -54,7 +57,7 @@ func (WorkqueueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric
 	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(WorkqueueQueueDuration,
 		metric.WithDescription("How long in seconds an item stays in workqueue before being requested."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(WorkqueueBuckets...))), noop.Float64Histogram{})
-	return histogram{h, nameSet(name)}
+	return histogram{h, recordOpts(name)}
 }
 
 // NewWorkDurationMetric: workqueue_work_duration_seconds.
@@ -62,7 +65,7 @@ func (WorkqueueProvider) NewWorkDurationMetric(name string) workqueue.HistogramM
 	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(WorkqueueWorkDuration,
 		metric.WithDescription("How long in seconds processing an item from workqueue takes."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(WorkqueueBuckets...))), noop.Float64Histogram{})
-	return histogram{h, nameSet(name)}
+	return histogram{h, recordOpts(name)}
 }
 
 // NewUnfinishedWorkSecondsMetric: workqueue_unfinished_work_seconds, set
@@ -72,7 +75,7 @@ func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.S
 		metric.WithDescription("How many seconds of work has done that is in progress and hasn't been observed by work_duration. "+
 			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."),
 		metric.WithUnit("s"))), noop.Float64Gauge{})
-	m := gauge{g, nameSet(name)}
+	m := gauge{g, recordOpts(name)}
 	m.Set(0) // see exists
 	return m
 }
@@ -83,7 +86,7 @@ func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) wo
 	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(WorkqueueLongestRunningProcessor,
 		metric.WithDescription("How many seconds has the longest running processor for workqueue been running."),
 		metric.WithUnit("s"))), noop.Float64Gauge{})
-	m := gauge{g, nameSet(name)}
+	m := gauge{g, recordOpts(name)}
 	m.Set(0) // see exists
 	return m
 }
@@ -92,8 +95,8 @@ func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) wo
 func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueRetries, metric.WithDescription("Total number of retries handled by workqueue"))),
 		noop.Int64Counter{})
-	m := counter{c, nameSet(name)}
-	m.c.Add(context.Background(), 0, m.opts) // see exists
+	m := counter{c, addOpts(name)}
+	m.c.Add(context.Background(), 0, m.opts...) // see exists
 	return m
 }
 
@@ -109,31 +112,35 @@ func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
 // client-go calls them under its queue's lock; an OTel record takes no
 // lock of the queue's and never calls back, so that is safe.
 
+// Each holds its options as a slice made once: passing opts... on then
+// allocates nothing, where a fresh variadic argument to an interface
+// method escapes to the heap on every call.
+
 type upDown struct {
 	c    metric.Int64UpDownCounter
-	opts metric.MeasurementOption
+	opts []metric.AddOption
 }
 
-func (m upDown) Inc() { m.c.Add(context.Background(), 1, m.opts) }
-func (m upDown) Dec() { m.c.Add(context.Background(), -1, m.opts) }
+func (m upDown) Inc() { m.c.Add(context.Background(), 1, m.opts...) }
+func (m upDown) Dec() { m.c.Add(context.Background(), -1, m.opts...) }
 
 type counter struct {
 	c    metric.Int64Counter
-	opts metric.MeasurementOption
+	opts []metric.AddOption
 }
 
-func (m counter) Inc() { m.c.Add(context.Background(), 1, m.opts) }
+func (m counter) Inc() { m.c.Add(context.Background(), 1, m.opts...) }
 
 type histogram struct {
 	h    metric.Float64Histogram
-	opts metric.MeasurementOption
+	opts []metric.RecordOption
 }
 
-func (m histogram) Observe(v float64) { m.h.Record(context.Background(), v, m.opts) }
+func (m histogram) Observe(v float64) { m.h.Record(context.Background(), v, m.opts...) }
 
 type gauge struct {
 	g    metric.Float64Gauge
-	opts metric.MeasurementOption
+	opts []metric.RecordOption
 }
 
-func (m gauge) Set(v float64) { m.g.Record(context.Background(), v, m.opts) }
+func (m gauge) Set(v float64) { m.g.Record(context.Background(), v, m.opts...) }
