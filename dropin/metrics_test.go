@@ -110,6 +110,10 @@ func metricPoint(rm metricdata.ResourceMetrics, name string, want map[string]str
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
+// metricsRuns numbers the runs of a test in one process (-count): the
+// global provider accumulates, and client-go's informer names are unique.
+var metricsRuns atomic.Int64
+
 // controllerUnderTest is a small controller: an informer whose handler
 // adds each pod's key to a traced queue with our metrics provider, and a
 // worker that takes each key, and retries each key once (AddRateLimited).
@@ -202,7 +206,9 @@ func TestMetricsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		createPods(t, srv, "before", 3)
 
-		named := newControllerUnderTest(t, srv, "metrics-test", "metrics-test-queue")
+		run := metricsRuns.Add(1)
+		informerName, queueName := fmt.Sprintf("metrics-test-%d", run), fmt.Sprintf("metrics-test-queue-%d", run)
+		named := newControllerUnderTest(t, srv, informerName, queueName)
 		unnamed := dropin.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, cache.Indexers{})
 		ctx, cancel := context.WithCancel(context.Background())
 		named.start(ctx)
@@ -217,7 +223,7 @@ func TestMetricsReported(t *testing.T) {
 		require.EqualValues(t, 10, named.worked.Load())
 
 		rm := collectMetrics(t, reader)
-		informer := map[string]string{"name": "metrics-test", "group": "", "version": "v1", "resource": "pods"}
+		informer := map[string]string{"name": informerName, "group": "", "version": "v1", "resource": "pods"}
 		for _, name := range []string{metrics.InformerQueuedItems, metrics.InformerProcessingLatency, metrics.InformerStoreResourceVersion} {
 			require.True(t, metricPoint(rm, name, informer).found, "%s %v", name, informer)
 		}
@@ -231,7 +237,7 @@ func TestMetricsReported(t *testing.T) {
 		unnamedAttrs := map[string]string{"name": "*v1.Pod", "group": "", "version": "", "resource": ""}
 		require.True(t, metricPoint(rm, metrics.InformerQueuedItems, unnamedAttrs).found)
 
-		handler := map[string]string{"name": "metrics-test", "handler": "*"}
+		handler := map[string]string{"name": informerName, "handler": "*"}
 		pending := metricPoint(rm, metrics.HandlerPendingNotifications, handler)
 		require.True(t, pending.found)
 		require.Zero(t, pending.value)
@@ -241,7 +247,7 @@ func TestMetricsReported(t *testing.T) {
 		h, _ := latency.attrs.Value("handler")
 		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.newControllerUnderTest#0", h.AsString(), "the listener's informer.listener")
 
-		queue := map[string]string{"name": "metrics-test-queue"}
+		queue := map[string]string{"name": queueName}
 		for _, name := range []string{metrics.WorkqueueDepth, metrics.WorkqueueAdds, metrics.WorkqueueQueueDuration,
 			metrics.WorkqueueWorkDuration, metrics.WorkqueueUnfinishedWork, metrics.WorkqueueLongestRunningProcessor, metrics.WorkqueueRetries} {
 			require.True(t, metricPoint(rm, name, queue).found, name)

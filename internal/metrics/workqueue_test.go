@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,6 +88,8 @@ func sum(obs []float64) float64 {
 	return s
 }
 
+var runs atomic.Int64
+
 // TestWorkqueueMatchesClientGo feeds one random sequence of calls (fixed
 // seed) to two client-go rate-limiting queues: one with a recording
 // provider of client-go's interface, one with ours behind
@@ -99,8 +102,10 @@ func TestWorkqueueMatchesClientGo(t *testing.T) {
 	reader := installGlobal(t)
 	for _, traced := range []bool{false, true} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			name := fmt.Sprintf("same-code-traced=%v-seed=%d", traced, seed)
-			t.Run(name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("traced=%v-seed=%d", traced, seed), func(t *testing.T) {
+				// The global provider accumulates over -count runs: each run
+				// has a series of its own.
+				name := fmt.Sprintf("same-code-%d", runs.Add(1))
 				synctest.Test(t, func(t *testing.T) {
 					rec := &recorder{}
 					oracle := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
