@@ -107,6 +107,16 @@
 // controller links the watch event of that write to it (chapter 4,
 // docs/span-contract.md "From one controller to the next").
 //
+// # Metrics
+//
+// Every informer of this package records client-go's informer
+// metrics (informer_queued_items, informer_processing_latency_seconds,
+// informer_store_resource_version) and two per handler of ours on the
+// global OpenTelemetry MeterProvider; [WorkqueueMetricsProvider], given to
+// the queue a traced queue wraps, records client-go's seven workqueue_*
+// metrics, with tracing on or off. docs/07-your-controller.md's "Metrics"
+// lists them and how to serve them at /metrics.
+//
 // The Example functions show it running; oracle_test.go runs it beside
 // client-go's informer on one script and requires the same answers from
 // every method; queue_test.go drives the traced queue beside client-go's

@@ -50,8 +50,8 @@ func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object
 // [k8s.io/client-go/tools/cache.SharedIndexInformer].
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewSharedIndexInformerWithOptions] (shared_informer.go).
-// options.InformerMetricsProvider is not used: our informer publishes no
-// metrics (its spans are what it tells).
+// options.InformerMetricsProvider is not used: our informer records
+// client-go's informer metrics on OpenTelemetry instead (metrics.go).
 func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	return newInformer(lw, exampleObject, options)
 }
@@ -104,6 +104,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		// Unstructured by its GVK (chapter 3's TypeDescription).
 		i.description = reflector.TypeDescription(exampleObject)
 	}
+	mx := newInformerMetrics(options, i.description)
 	ours := processor.SharedIndexInformerOptions{
 		ResyncPeriod:      options.ResyncPeriod,
 		Indexers:          toOurIndexers(options.Indexers),
@@ -111,6 +112,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		Name:              informerName(options, exampleObject),
 		TracerProvider:    i.tp,
 		TraceFilter:       i.traceFilter,
+		Observer:          mx.observer(),
 	}
 	// lw goes to chapter 3 as it is: client-go's ListerWatcher has our
 	// ListerWatcher's methods, and the reflector finds the optional ones
@@ -119,6 +121,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// fake client reaches our reflector too.
 	i.inner = processor.NewSharedIndexInformerWithOptions(lw, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
+	mx.attach(i)
 	return i
 }
 

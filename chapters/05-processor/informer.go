@@ -180,6 +180,9 @@ type SharedIndexInformerOptions struct {
 	// spans are not per object and are made anyway. Ours: client-go does
 	// not trace.
 	TraceFilter deltafifo.TraceFilter
+	// Observer is told how long process and handler calls take (ours;
+	// see [Observer]).
+	Observer Observer
 }
 
 // QueueKind selects the queue a shared informer runs on. Not in client-go:
@@ -273,6 +276,7 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 		tp:                              options.TracerProvider,
 		tracer:                          tracing.Tracer(options.TracerProvider, tracerName),
 		traceFilter:                     options.TraceFilter,
+		observer:                        options.Observer,
 	}
 	s.consumer = deltafifo.Consumer{
 		Store:   s.indexer,
@@ -300,6 +304,7 @@ type sharedIndexInformer struct {
 	// traceFilter is given to the queue, and asked by AddEventHandler
 	// for synthetic adds; nil: trace all.
 	traceFilter deltafifo.TraceFilter
+	observer    Observer
 	// queueKind is the queue RunWithContext builds.
 	queueKind QueueKind
 	// consumer writes popped deltas to the indexer and calls notify for
@@ -389,7 +394,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		Name:              s.name,
 		FullResyncPeriod:  s.resyncCheckPeriod,
 		ShouldResync:      s.processor.shouldResync,
-		Process:           s.HandleDeltas,
+		Process:           s.timedProcess(s.HandleDeltas),
 		TracerProvider:    s.tp,
 
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
@@ -421,7 +426,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			TracerProvider:        s.tp,
 			TraceFilter:           s.traceFilter,
 		})
-		cfg.ProcessBatch = s.handleBatchDeltas
+		cfg.ProcessBatch = s.timedBatch(s.handleBatchDeltas)
 	}
 	s.queue = cfg.Queue
 	s.controller = deltafifo.New(cfg)
@@ -557,6 +562,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	l := newProcessListener(handler, s.processor.listenerName(handler), resyncPeriod,
 		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
 	l.logger = options.Logger
+	l.counts.observe = s.handlerObserver(l.name)
 	if !s.started {
 		s.processor.addListener(l)
 		close(l.initialQueued)

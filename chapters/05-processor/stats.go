@@ -132,6 +132,9 @@ func listenerIndex(name string) int {
 type handlerCounts struct {
 	calls      atomic.Uint64
 	total, max atomic.Int64 // nanoseconds
+	// observe, if set (SharedIndexInformerOptions.Observer), is told each
+	// call's duration too.
+	observe func(time.Duration)
 }
 
 func (c *handlerCounts) record(d time.Duration) {
@@ -139,5 +142,8 @@ func (c *handlerCounts) record(d time.Duration) {
 	c.total.Add(int64(d))
 	if int64(d) > c.max.Load() { // one writer: no lost maximum
 		c.max.Store(int64(d))
+	}
+	if c.observe != nil {
+		c.observe(d)
 	}
 }

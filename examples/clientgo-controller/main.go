@@ -10,7 +10,9 @@
 //	kubectl get configmap demo-status -o yaml
 //
 // The one line that puts our informer in is controller.UseDropinInformer;
-// everything else is what a client-go controller always does.
+// everything else is what a client-go controller always does. Metrics
+// (client-go's informer_* and workqueue_*, and our informer_handler_*) are
+// served at http://localhost:8080/metrics (--metrics-bind-address).
 package main
 
 import (
@@ -18,17 +20,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
+	"github.com/informer-anatomy/informer-anatomy/examples/internal/metricsetup"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
 )
 
@@ -44,6 +50,7 @@ func run() error {
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	workers := flag.Int("workers", 2, "reconcile workers")
+	metricsAddr := flag.String("metrics-bind-address", ":8080", "where /metrics is served (0: not served)")
 	flag.Parse()
 
 	// Ctrl-C (or SIGTERM) cancels ctx; a second one exits at once.
@@ -63,6 +70,14 @@ func run() error {
 		defer cancel()
 		_ = shutdown(flushCtx)
 	}()
+
+	if *metricsAddr != "0" {
+		_, stopMetrics, err := serveMetrics(*metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -96,4 +111,31 @@ func run() error {
 		return fmt.Errorf("%w (is the cluster reachable, and may this user list and watch configmaps?)", err)
 	}
 	return nil
+}
+
+// serveMetrics installs the global MeterProvider (metricsetup) on a
+// registry of its own and serves it at addr's /metrics until stop; bound
+// is the address it listens on.
+func serveMetrics(addr string) (bound string, stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	shutdown, err := metricsetup.Install(reg)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		_ = shutdown(context.Background())
+		return "", nil, fmt.Errorf("serving /metrics (--metrics-bind-address %s): %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metricsetup.Handler(reg))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "clientgo-controller: metrics at http://%s/metrics\n", ln.Addr())
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		_ = shutdown(ctx)
+	}, nil
 }

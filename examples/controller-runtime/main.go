@@ -6,7 +6,12 @@
 //	go run . --kubeconfig ~/.kube/config --exporter otlp   (from examples/controller-runtime)
 //
 // It reconciles ConfigMaps labelled example.informer-anatomy.io/watch=true
-// into "<name>-status" ConfigMaps, as the client-go example does.
+// into "<name>-status" ConfigMaps, as the client-go example does. The
+// manager's metrics server (--metrics-bind-address, default :8080) serves,
+// beside controller-runtime's own metrics, client-go's informer_* and
+// workqueue_* and our informer_handler_* at /metrics: an OpenTelemetry
+// Prometheus exporter registered with controller-runtime's metrics.Registry
+// reads them.
 //
 // This is a module of its own (go.mod beside this file, with a replace of
 // the main module): controller-runtime stays out of the main module's
@@ -27,18 +32,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
+	"github.com/informer-anatomy/informer-anatomy/examples/internal/metricsetup"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
 )
 
 func main() {
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
+	flag.StringVar(&MetricsBindAddress, "metrics-bind-address", ":8080", "where the manager serves /metrics (0: not served)")
 	// controller-runtime registers --kubeconfig itself (ctrl.GetConfig).
 	flag.Parse()
 	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace); err != nil {
@@ -57,6 +66,11 @@ func run(ctx context.Context, exporter, namespace string) error {
 		defer cancel()
 		_ = shutdown(flushCtx)
 	}()
+	stopMetrics, err := metricsetup.Install(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopMetrics(context.Background()) }()
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("no cluster configuration (pass --kubeconfig or set KUBECONFIG): %w", err)
@@ -96,8 +110,8 @@ func ManagerOptions(namespace string) manager.Options {
 		Client: client.Options{
 			Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)},
 		},
-		// No metrics or health endpoints: the example needs no ports.
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		// The metrics server on MetricsBindAddress; no health endpoint.
+		Metrics:                metricsserver.Options{BindAddress: MetricsBindAddress},
 		HealthProbeBindAddress: "0",
 	}
 	if namespace != "" {
@@ -106,14 +120,25 @@ func ManagerOptions(namespace string) manager.Options {
 	return opts
 }
 
+// MetricsBindAddress is where the manager serves /metrics; "0" (the
+// default in tests): not served. main sets it from --metrics-bind-address.
+var MetricsBindAddress = "0"
+
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
 // default, the priority queue with the controller's rate limiter, behind
 // crqueue.NewTracedPriorityQueue. The traced queue is still a
 // priorityqueue.PriorityQueue, so controller-runtime's handlers add the
 // initial list and resyncs at low priority, behind live changes, as
-// without the wrapper.
+// without the wrapper. Unlike controller-runtime's default (and
+// crqueue.NewQueue), the queue reports its workqueue_* metrics through
+// dropin.WorkqueueMetricsProvider to OpenTelemetry instead of
+// controller-runtime's Prometheus provider, which would label them with
+// the controller too.
 func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return crqueue.NewQueue(controllerName, rateLimiter)
+	return crqueue.NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[reconcile.Request]) {
+		o.RateLimiter = rateLimiter
+		o.MetricProvider = dropin.WorkqueueMetricsProvider()
+	}))
 }
 
 // NewManager makes the manager for cfg with ManagerOptions.
