@@ -1,0 +1,277 @@
+package dropin_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
+)
+
+// Moved here from internal/metrics: the same-code test needs dropin's
+// traced queue, and internal/metrics sits below the chapters, where no
+// package (not even its tests) may import dropin (internal/layers).
+
+// wqRecorder is client-go's MetricsProvider keeping what the queue told it,
+// the oracle of the same-code test: what a Prometheus provider such as
+// component-base's would hold.
+type wqRecorder struct {
+	mu                        sync.Mutex
+	depth, adds, retries      int
+	latency, work             []float64
+	unfinished, longest       float64
+	unfinishedSet, longestSet bool
+}
+
+type wqGauge struct {
+	r   *wqRecorder
+	ptr *int
+}
+
+func (g wqGauge) Inc() { g.r.mu.Lock(); *g.ptr++; g.r.mu.Unlock() }
+func (g wqGauge) Dec() { g.r.mu.Lock(); *g.ptr--; g.r.mu.Unlock() }
+
+type wqHist struct {
+	r   *wqRecorder
+	ptr *[]float64
+}
+
+func (h wqHist) Observe(v float64) { h.r.mu.Lock(); *h.ptr = append(*h.ptr, v); h.r.mu.Unlock() }
+
+type wqSet struct {
+	r   *wqRecorder
+	ptr *float64
+	set *bool
+}
+
+func (s wqSet) Set(v float64) { s.r.mu.Lock(); *s.ptr, *s.set = v, true; s.r.mu.Unlock() }
+
+func (r *wqRecorder) NewDepthMetric(string) workqueue.GaugeMetric       { return wqGauge{r, &r.depth} }
+func (r *wqRecorder) NewAddsMetric(string) workqueue.CounterMetric      { return wqGauge{r, &r.adds} }
+func (r *wqRecorder) NewLatencyMetric(string) workqueue.HistogramMetric { return wqHist{r, &r.latency} }
+func (r *wqRecorder) NewWorkDurationMetric(string) workqueue.HistogramMetric {
+	return wqHist{r, &r.work}
+}
+func (r *wqRecorder) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return wqSet{r, &r.unfinished, &r.unfinishedSet}
+}
+func (r *wqRecorder) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return wqSet{r, &r.longest, &r.longestSet}
+}
+func (r *wqRecorder) NewRetriesMetric(string) workqueue.CounterMetric { return wqGauge{r, &r.retries} }
+
+// wqBuckets counts obs as an explicit-bucket histogram with bounds does
+// (upper bounds inclusive, one overflow bucket).
+func wqBuckets(obs []float64, bounds []float64) []uint64 {
+	out := make([]uint64, len(bounds)+1)
+	for _, v := range obs {
+		i := 0
+		for i < len(bounds) && v > bounds[i] {
+			i++
+		}
+		out[i]++
+	}
+	return out
+}
+
+func wqSum(obs []float64) float64 {
+	var s float64
+	for _, v := range obs {
+		s += v
+	}
+	return s
+}
+
+var wqRuns atomic.Int64
+
+// TestWorkqueueMatchesClientGo feeds one random sequence of calls (fixed
+// seed) to two client-go rate-limiting queues: one with a recording
+// provider of client-go's interface, one with ours behind
+// dropin.NewTracedQueue, with tracing off and on. The seven metrics of
+// ours must hold what client-go told the wqRecorder: the same adds, retries
+// and depth, the same histogram observations (count, wqSum, wqBuckets), and the
+// same last values of the two gauges client-go sets every 500ms. synctest's
+// clock makes the durations exact.
+func TestWorkqueueMatchesClientGo(t *testing.T) {
+	reader := installMeterProvider()
+	for _, traced := range []bool{false, true} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("traced=%v-seed=%d", traced, seed), func(t *testing.T) {
+				// The global provider accumulates over -count wqRuns: each run
+				// has a series of its own.
+				name := fmt.Sprintf("same-code-%d", wqRuns.Add(1))
+				synctest.Test(t, func(t *testing.T) {
+					rec := &wqRecorder{}
+					oracle := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+						workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: rec})
+					inner := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+						workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: dropin.WorkqueueMetricsProvider()})
+					ours := dropin.NewTracedQueue(name, inner)
+					if traced {
+						tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
+						ours.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+					}
+					queues := []workqueue.TypedRateLimitingInterface[string]{oracle, ours}
+					defer func() {
+						for _, q := range queues {
+							q.ShutDown()
+						}
+					}()
+					rng := rand.New(rand.NewPCG(seed, 42))
+					var processing []string
+					for range 400 {
+						key := fmt.Sprintf("k%d", rng.IntN(8))
+						switch op := rng.IntN(10); {
+						case op < 3:
+							for _, q := range queues {
+								q.Add(key)
+							}
+						case op == 3:
+							d := time.Duration(rng.IntN(3)) * 20 * time.Millisecond
+							for _, q := range queues {
+								q.AddAfter(key, d)
+							}
+						case op == 4:
+							for _, q := range queues {
+								q.AddRateLimited(key)
+							}
+						case op == 5:
+							for _, q := range queues {
+								q.Forget(key)
+							}
+						case op < 8:
+							require.Equal(t, oracle.Len(), ours.Len())
+							if oracle.Len() == 0 {
+								continue
+							}
+							a, _ := oracle.Get()
+							b, _ := ours.Get()
+							require.Equal(t, a, b)
+							processing = append(processing, a)
+						case op == 8 && len(processing) > 0:
+							i := rng.IntN(len(processing))
+							for _, q := range queues {
+								q.Done(processing[i])
+							}
+							processing = append(processing[:i], processing[i+1:]...)
+						default:
+							time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+							synctest.Wait()
+						}
+					}
+					// Past a tick of the unfinished-work loop, with work in hand.
+					time.Sleep(time.Second)
+					synctest.Wait()
+
+					rm := collectMetrics(t, reader)
+					attrs := map[string]string{"name": name}
+					rec.mu.Lock()
+					defer rec.mu.Unlock()
+					require.Positive(t, rec.adds)
+					require.Positive(t, rec.retries)
+					require.NotEmpty(t, rec.work)
+					require.True(t, rec.unfinishedSet)
+					require.Equal(t, float64(rec.depth), wqLookup(t, rm, metrics.WorkqueueDepth, attrs).value, "depth")
+					require.Equal(t, float64(rec.adds), wqLookup(t, rm, metrics.WorkqueueAdds, attrs).value, "adds")
+					require.Equal(t, float64(rec.retries), wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "retries")
+					// client-go sums the unfinished work over a map, in a
+					// random order: the last bit may differ between the two.
+					require.InDelta(t, rec.unfinished, wqLookup(t, rm, metrics.WorkqueueUnfinishedWork, attrs).value, 1e-9, "unfinished")
+					require.Equal(t, rec.longest, wqLookup(t, rm, metrics.WorkqueueLongestRunningProcessor, attrs).value, "longest")
+					for _, h := range []struct {
+						metric string
+						obs    []float64
+					}{{metrics.WorkqueueQueueDuration, rec.latency}, {metrics.WorkqueueWorkDuration, rec.work}} {
+						p := wqLookup(t, rm, h.metric, attrs)
+						require.True(t, p.found, h.metric)
+						require.Equal(t, uint64(len(h.obs)), p.hist.Count, h.metric)
+						require.InDelta(t, wqSum(h.obs), p.hist.Sum, 1e-9, h.metric)
+						require.Equal(t, metrics.WorkqueueBuckets, p.hist.Bounds, h.metric)
+						require.Equal(t, wqBuckets(h.obs, metrics.WorkqueueBuckets), p.hist.BucketCounts, h.metric)
+					}
+				})
+			})
+		}
+	}
+}
+
+func wqFind(rm metricdata.ResourceMetrics, name string) *metricdata.Metrics {
+	for _, sm := range rm.ScopeMetrics {
+		for i := range sm.Metrics {
+			if sm.Metrics[i].Name == name {
+				return &sm.Metrics[i]
+			}
+		}
+	}
+	return nil
+}
+
+func wqMatches(set attribute.Set, want map[string]string) bool {
+	if set.Len() != len(want) {
+		return false
+	}
+	for k, v := range want {
+		got, ok := set.Value(attribute.Key(k))
+		if !ok || got.AsString() != v {
+			return false
+		}
+	}
+	return true
+}
+
+// wqPoint is one data wqPoint of metric name with exactly the attributes want:
+// its value (wqSum or gauge) or, for a histogram, the histogram.
+type wqPoint struct {
+	found bool
+	value float64
+	hist  metricdata.HistogramDataPoint[float64]
+}
+
+func wqLookup(t testing.TB, rm metricdata.ResourceMetrics, name string, want map[string]string) wqPoint {
+	t.Helper()
+	m := wqFind(rm, name)
+	if m == nil {
+		return wqPoint{}
+	}
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			if wqMatches(p.Attributes, want) {
+				return wqPoint{found: true, value: float64(p.Value)}
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			if wqMatches(p.Attributes, want) {
+				return wqPoint{found: true, value: float64(p.Value)}
+			}
+		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			if wqMatches(p.Attributes, want) {
+				return wqPoint{found: true, value: p.Value}
+			}
+		}
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			if wqMatches(p.Attributes, want) {
+				return wqPoint{found: true, hist: p, value: float64(p.Count)}
+			}
+		}
+	default:
+		t.Fatalf("%s: unexpected data %T", name, m.Data)
+	}
+	return wqPoint{}
+}
