@@ -16,7 +16,10 @@
 //
 //   - Slowest: the informer.listener value whose pending grew largest;
 //   - FastDoneFirst: whether the fast handler received its last call
-//     before the slow one did (compare the Recorders' Calls()[i].At).
+//     before the slow one did (compare the Recorders' Calls()[i].At);
+//   - PopSpans: how many "pop" spans the run records, both listeners
+//     together (work it out from how notifications reach listeners, then
+//     count them in the spans).
 //
 // Why does the slow handler not slow the fast one down, and what does it
 // cost instead?
@@ -26,4 +29,5 @@ package slowlistener
 var (
 	Slowest       = ""
 	FastDoneFirst = false
+	PopSpans      = 0
 )
