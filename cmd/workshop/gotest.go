@@ -146,9 +146,59 @@ func concurrent(root string, e *Exercise) bool {
 	return false
 }
 
-// goTest runs one `go test -json` over exs.
+// hideScratchTests writes a go build overlay (go help build, -overlay)
+// that hides every _test.go file of exs' folders but the checker's
+// (check_test.go, and the selfcheck's answers file): a participant's own
+// tests are theirs to run, and must not decide the verdict. -run alone
+// keeps a failing scratch test out, but not one that does not compile,
+// or that declares a name the checker declares too (TestPredictions): the
+// package would not build, and a solved exercise would read "does not
+// compile". It returns "" when there is nothing to hide.
+func hideScratchTests(root string, exs []*Exercise) (string, error) {
+	replace := map[string]string{}
+	for _, e := range exs {
+		dir, err := filepath.Abs(filepath.Join(root, e.Path()))
+		if err != nil {
+			return "", err
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // missing() has said what is wrong with the folder
+		}
+		for _, de := range entries {
+			n := de.Name()
+			if strings.HasSuffix(n, "_test.go") && n != "check_test.go" && n != answersFile {
+				replace[filepath.Join(dir, n)] = "" // "": as if it did not exist
+			}
+		}
+	}
+	if len(replace) == 0 {
+		return "", nil
+	}
+	f, err := os.CreateTemp("", "workshop-overlay-*.json")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := json.NewEncoder(f).Encode(struct{ Replace map[string]string }{replace}); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// goTest runs one `go test -json` over exs, the participant's scratch
+// tests hidden (hideScratchTests).
 func goTest(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
 	args := append([]string{"test", "-tags", checkTags, "-json", "-timeout", timeout.String()}, extra...)
+	overlay, err := hideScratchTests(root, exs)
+	if err != nil {
+		return nil, err
+	}
+	if overlay != "" {
+		defer os.Remove(overlay)
+		args = append(args, "-overlay", overlay)
+	}
 	for _, e := range exs {
 		args = append(args, "./"+strings.ReplaceAll(e.Path(), "\\", "/"))
 	}

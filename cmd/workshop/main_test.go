@@ -1049,6 +1049,36 @@ func TestAScratchTestDoesNotDecideTheVerdict(t *testing.T) {
 	}
 }
 
+// Nor one that does not compile, or that declares the checker's own test
+// name: the runner hides every _test.go but the checker's (an overlay), so
+// the package still builds and the verdict is the checker's. Before, either
+// made a solved exercise read "does not compile".
+func TestABrokenScratchTestDoesNotDecideTheVerdict(t *testing.T) {
+	root, ex := sharedCourse(t)
+	e := ex["01-store/1-bynode"]
+	if err := putSolution(root, e); err != nil {
+		t.Fatal(err)
+	}
+	tests, err := checkerTests(root, e)
+	if err != nil || len(tests) == 0 {
+		t.Fatalf("checker tests of %s: %v %v", e.Name(), tests, err)
+	}
+	pkg := pkgName(t, root, e)
+	for name, src := range map[string]string{
+		"broken_test.go": "//go:build workshop\n\npackage " + pkg + "\n\nfunc broken( {\n",
+		"same_test.go":   "//go:build workshop\n\npackage " + pkg + "\n\nimport \"testing\"\n\nfunc " + tests[0] + "(t *testing.T) {}\n",
+	} {
+		path := filepath.Join(root, e.Path(), name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(path) }) // the course is shared
+	}
+	if out := runOK(t, root, "verify", e.Name()); !strings.Contains(out, "1 of 1 solved") {
+		t.Errorf("a solved exercise beside a scratch test that does not compile and one that redeclares %s:\n%s", tests[0], out)
+	}
+}
+
 func pkgName(t *testing.T, root string, e *Exercise) string {
 	t.Helper()
 	_, pkg, err := packageDoc(filepath.Join(root, e.Path(), e.Files[0]))
