@@ -2,15 +2,11 @@ package liveview
 
 import (
 	"context"
-	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,12 +15,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-//go:embed assets
-var assets embed.FS
 
 // EventWindow is how many recent events the data endpoint lists.
 const EventWindow = 200
@@ -158,21 +152,6 @@ type Server struct {
 	handler http.Handler
 }
 
-// securityHeaders go on every answer. The page is one origin's own: its
-// script, style and icon come from the server itself (so the policy
-// allows 'self' and nothing inline), it fetches only its own endpoints,
-// and no other site may frame it (a framed page's buttons could be
-// clicked through a decoy: clickjacking) or load its answers as a script
-// or an image.
-var securityHeaders = map[string]string{
-	"Content-Security-Policy":      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-	"X-Frame-Options":              "DENY",
-	"X-Content-Type-Options":       "nosniff",
-	"Referrer-Policy":              "no-referrer",
-	"Cross-Origin-Resource-Policy": "same-origin",
-	"Cross-Origin-Opener-Policy":   "same-origin",
-}
-
 // NewServer returns the page's handler. A state-changing request (POST)
 // from another origin, as a browser marks it (Sec-Fetch-Site, or an
 // Origin that is not the Host), is refused with 403: otherwise any web
@@ -183,8 +162,7 @@ var securityHeaders = map[string]string{
 func NewServer(o Options) *Server {
 	s := &Server{o: o}
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(assets, "assets")
-	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /", http.FileServerFS(livepage.Assets()))
 	mux.HandleFunc("GET /api/state", s.state)
 	mux.HandleFunc("GET /api/controls", s.controls)
 	mux.HandleFunc("POST /api/control/{name}", s.control)
@@ -200,9 +178,7 @@ func NewServer(o Options) *Server {
 	}))
 	inner := csrf.Handler(mux)
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, v := range securityHeaders {
-			w.Header().Set(k, v)
-		}
+		livepage.SetSecurityHeaders(w.Header())
 		inner.ServeHTTP(w, r)
 	})
 	return s
@@ -210,12 +186,8 @@ func NewServer(o Options) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// writeJSON is the page's JSON answer (one code with dropin's).
+func writeJSON(w http.ResponseWriter, code int, v any) { livepage.WriteJSON(w, code, v) }
 
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
@@ -417,58 +389,14 @@ type namedListener struct {
 	name string
 }
 
-// hostPolicy says which Host headers name the server: the address it
-// serves, by its port, and by the names a browser on this machine (or, off
-// loopback, in the room) opens it with. A page of another site that
-// rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
-// as Host, and is refused: without this check it could read /api/state,
-// which on --cluster names the cluster, its context and its objects.
-type hostPolicy struct {
-	port     string
-	loopback bool // bound to a loopback address: every loopback IP names it
-	anyIP    bool // bound to every address (0.0.0.0, [::]): any IP names it
-	ip       net.IP
-	names    map[string]bool // lower case, without a trailing dot
-}
-
-func newHostPolicy(ln net.Listener) hostPolicy {
-	addr, _ := ln.Addr().(*net.TCPAddr)
-	p := hostPolicy{names: map[string]bool{}}
-	if addr == nil {
-		return p
-	}
-	p.port = strconv.Itoa(addr.Port)
-	p.ip = addr.IP
-	p.loopback = addr.IP.IsLoopback()
-	p.anyIP = addr.IP.IsUnspecified()
-	if p.loopback || p.anyIP {
-		p.names["localhost"] = true
-	}
+// newHostPolicy is the page's Host policy (internal/livepage, one code
+// with dropin's) for the address ln serves, and the name --ui-addr gave.
+func newHostPolicy(ln net.Listener) livepage.HostPolicy {
+	name := ""
 	if nl, ok := ln.(*namedListener); ok {
-		p.names[strings.ToLower(nl.name)] = true
+		name = nl.name
 	}
-	if !p.loopback {
-		// Off loopback the room opens it by this machine's name too.
-		if h, err := os.Hostname(); err == nil && h != "" {
-			p.names[strings.ToLower(h)] = true
-		}
-	}
-	return p
-}
-
-// allows reports whether a request's Host names this server.
-func (p hostPolicy) allows(hostport string) bool {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = hostport, "80" // no port: the browser's default
-	}
-	if port != p.port {
-		return false
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return p.anyIP || ip.Equal(p.ip) || (p.loopback && ip.IsLoopback())
-	}
-	return p.names[strings.TrimSuffix(strings.ToLower(host), ".")]
+	return livepage.NewHostPolicy(ln.Addr(), name)
 }
 
 // timeouts are the server's; a variable so that a test can shorten them.
@@ -489,10 +417,8 @@ var timeouts = struct{ readHeader, read, write, idle time.Duration }{
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 	hosts := newHostPolicy(ln)
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hosts.allows(r.Host) {
-			for k, v := range securityHeaders {
-				w.Header().Set(k, v)
-			}
+		if !hosts.Allows(r.Host) {
+			livepage.SetSecurityHeaders(w.Header())
 			writeJSON(w, http.StatusForbidden, ControlResult{Message: fmt.Sprintf(
 				"refused: this live view serves %s, and the request was addressed to %q: open the page by the address the demo printed", ln.Addr(), r.Host)})
 			return
