@@ -116,6 +116,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// fake client reaches our reflector too.
 	i.inner = processor.NewSharedIndexInformerWithOptions(lw, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
+	registerInformer(i, exampleObject, options) // the live view's (registry.go)
 	return i
 }
 

@@ -36,10 +36,10 @@ var (
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
-	return &TracedQueue[T]{
+	return registered(&TracedQueue[T]{
 		traced: newTraced(name, inner, inner.NumRequeues),
 		inner:  inner,
-	}
+	}, name, "rate-limiting")
 }
 
 // NewTracedDelayingQueue wraps inner, client-go's delaying workqueue
@@ -49,7 +49,7 @@ func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDelayingInterface[T]) workqueue.TypedDelayingInterface[T] {
-	return &TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}
+	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}, name, "delaying")
 }
 
 // NewTracedPlainQueue wraps inner, client-go's plain workqueue
@@ -59,7 +59,7 @@ func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDela
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedPlainQueue[T comparable](name string, inner workqueue.TypedInterface[T]) workqueue.TypedInterface[T] {
-	return &TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}
+	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}, name, "plain")
 }
 
 func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int) traced[T] {

@@ -151,3 +151,68 @@ func ConnPolicy(r *http.Request) *HostPolicy {
 	p := NewHostPolicy(addr, "")
 	return &p
 }
+
+// ProcessState is /api/state of the live view in a user's process
+// (dropin.LiveViewHandler): every dropin informer and traced queue alive
+// in it. The page draws it in place of the demo's pipeline when Process
+// is set.
+type ProcessState struct {
+	Process Process `json:"process"`
+}
+
+// Process is what the page draws of a user's process.
+type Process struct {
+	Informers []ProcessInformer `json:"informers"`
+	Queues    []ProcessQueue    `json:"queues"`
+	// TraceparentsIgnored counts the tracing.k8s.io/traceparent
+	// annotations the process's informers ignored (they did not parse).
+	TraceparentsIgnored uint64 `json:"traceparentsIgnored"`
+}
+
+// ProcessInformer is one informer of the process.
+type ProcessInformer struct {
+	// Resource is the resource its factory named ("" when the informer
+	// was built by hand); Type the example object's Go type.
+	Resource string `json:"resource"`
+	Type     string `json:"type"`
+	Started  bool   `json:"started"`
+	Synced   bool   `json:"synced"`
+	// ResourceVersion is the reflector's last synced one.
+	ResourceVersion string `json:"rv"`
+	// QueueKind is realfifo or deltafifo; QueueDepth its length.
+	QueueKind  string `json:"queueKind"`
+	QueueDepth int    `json:"queueDepth"`
+	// HandleDeltas is how many changes were applied and distributed;
+	// Cached how many objects the indexer holds.
+	HandleDeltas uint64           `json:"handleDeltas"`
+	Cached       int              `json:"cached"`
+	Handlers     []ProcessHandler `json:"handlers"`
+}
+
+// ProcessHandler is one handler (listener) of an informer, by name.
+type ProcessHandler struct {
+	Name       string  `json:"name"`
+	AddCh      int     `json:"addCh"`
+	Pending    int     `json:"pending"`
+	Calls      uint64  `json:"calls"`
+	MeanMicros float64 `json:"meanMicros"`
+	MaxMicros  float64 `json:"maxMicros"`
+	Synced     bool    `json:"synced"`
+}
+
+// ProcessQueue is one traced workqueue of the process, by its name.
+type ProcessQueue struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // rate-limiting, delaying, plain, priority
+	Depth int    `json:"depth"`
+	// Adds, Merged (adds absorbed by a key already waiting), Reconciles
+	// (Get-to-Done passes), InFlight (keys being processed now) and the
+	// reconcile latency are counted while tracing is on only: the
+	// untraced queue keeps no books.
+	Adds       uint64  `json:"adds"`
+	Merged     uint64  `json:"merged"`
+	Reconciles uint64  `json:"reconciles"`
+	InFlight   int     `json:"inFlight"`
+	MeanMicros float64 `json:"meanMicros"`
+	LastMicros float64 `json:"lastMicros"`
+}

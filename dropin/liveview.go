@@ -1,0 +1,139 @@
+package dropin
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// LiveViewHandler serves the live view of this process: the page at its
+// root and its JSON state at api/state, for every informer this package
+// built and every traced queue it wrapped that is alive now (they join
+// when built and leave when stopped: the informer's Run returned, the
+// queue was shut down). Per informer: its resource and type, whether it
+// has started and synced, the reflector's last resourceVersion, its
+// queue's depth, and each handler by name with its notifications waiting
+// (addCh, pending), its calls and their mean and longest time, and
+// whether it has synced. Per traced queue, by its name: its depth and,
+// while tracing is on, its adds, the adds merged into a waiting key, the
+// reconciles, the keys in flight and the reconcile time.
+//
+// It is the demo's page (cmd/trace-demo --ui), one page and one code,
+// drawn without the demo's controls: it is read-only. Every answer to
+// anything but GET or HEAD is 405 Method Not Allowed, and nothing it
+// serves changes the controller. A request addressed to a Host that does
+// not name the connection's own address (localhost or a loopback IP on a
+// loopback connection; the address itself or this machine's name on
+// another) is refused with 403, as the demo's page refuses it: a site
+// that rebinds its DNS name to the controller's address cannot read the
+// page. Behind a proxy that rewrites Host, or a port-forward to another
+// local port, open it by the address the controller listens on.
+//
+// The listener is the caller's. Mount it on a plain mux under a prefix
+// (the page fetches its files and state relative to its own address, so
+// any prefix works; the handler serves the page at any path ending in
+// "/" and redirects one without the slash):
+//
+//	mux.Handle("/debug/informers/", dropin.LiveViewHandler())
+//
+// or on controller-runtime's metrics server:
+//
+//	Metrics: metricsserver.Options{BindAddress: ":8080",
+//		ExtraHandlers: map[string]http.Handler{"/debug/informers/": dropin.LiveViewHandler()}}
+//
+// Each read of api/state takes a snapshot of counters the informers and
+// queues keep anyway (atomic loads and a queue's lock for the time of a
+// copy); an open page reads it five times a second, a cost the controller
+// does not notice.
+//
+// Ours: client-go has no live view.
+func LiveViewHandler() http.Handler {
+	static := livepage.Assets()
+	files := map[string]bool{}
+	entries, _ := fs.ReadDir(static, ".")
+	for _, e := range entries {
+		files[e.Name()] = true
+	}
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			livepage.WriteJSON(w, http.StatusMethodNotAllowed, livepage.Refusal{
+				Message: r.Method + " refused: the live view of this process is read-only"})
+			return
+		}
+		p := r.URL.Path
+		switch {
+		case strings.HasSuffix(p, "/api/state"):
+			livepage.WriteJSON(w, http.StatusOK, livepage.ProcessState{Process: readProcess()})
+		case strings.HasSuffix(p, "/api/controls"):
+			livepage.WriteJSON(w, http.StatusOK, map[string]any{"controls": []any{},
+				"none": "read-only: the live view of your own process has no controls"})
+		case strings.Contains(p, "/api/"):
+			livepage.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "not served by the live view of a process: " + p})
+		case strings.HasSuffix(p, "/") || p == "":
+			http.ServeFileFS(w, r, static, "index.html")
+		case files[path.Base(p)]:
+			http.ServeFileFS(w, r, static, path.Base(p))
+		case !strings.Contains(path.Base(p), "."):
+			// The mount point without its slash: the page's relative
+			// URLs need it.
+			http.Redirect(w, r, path.Base(p)+"/", http.StatusMovedPermanently)
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	csrf := http.NewCrossOriginProtection()
+	inner := csrf.Handler(http.HandlerFunc(serve))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := livepage.ConnPolicy(r); p != nil && !p.Allows(r.Host) {
+			local, _ := r.Context().Value(http.LocalAddrContextKey).(fmt.Stringer)
+			livepage.Refuse(w, fmt.Sprintf("refused: this live view serves %s, and the request was addressed to %q: open the page by the controller's own address", local, r.Host))
+			return
+		}
+		livepage.SetSecurityHeaders(w.Header())
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// readProcess is the state of every live informer and traced queue.
+func readProcess() livepage.Process {
+	infs, queues := live.snapshot()
+	out := livepage.Process{Informers: []livepage.ProcessInformer{}, Queues: []livepage.ProcessQueue{},
+		TraceparentsIgnored: tracing.TraceparentsIgnored()}
+	for _, e := range infs {
+		pi := livepage.ProcessInformer{Resource: e.resource, Type: e.typ, Handlers: []livepage.ProcessHandler{}}
+		st, err := processor.ReadStats(e.inf.inner)
+		if err == nil {
+			pi.Started, pi.QueueDepth, pi.HandleDeltas, pi.Cached = st.Started, st.QueueLen, st.Distributed, st.Cached
+			pi.QueueKind = st.Queue.String()
+			pi.ResourceVersion = st.LastSyncResourceVersion
+			for _, l := range st.Listeners {
+				pi.Handlers = append(pi.Handlers, livepage.ProcessHandler{
+					Name: l.Name, AddCh: l.AddCh, Pending: l.Pending, Calls: l.Calls,
+					MeanMicros: micros(l.MeanHandlerTime()), MaxMicros: micros(l.MaxHandlerTime), Synced: l.Synced,
+				})
+			}
+		}
+		pi.Synced = e.inf.HasSynced()
+		out.Informers = append(out.Informers, pi)
+	}
+	for _, q := range queues {
+		pq := livepage.ProcessQueue{Name: q.name, Kind: q.kind, Depth: q.stats.Depth, Adds: q.stats.Adds,
+			Merged: q.stats.Merged, Reconciles: q.stats.Processed, InFlight: q.stats.Processing,
+			LastMicros: micros(q.stats.ProcessLast)}
+		if q.stats.Processed > 0 {
+			pq.MeanMicros = micros(q.stats.ProcessTotal / time.Duration(q.stats.Processed))
+		}
+		out.Queues = append(out.Queues, pq)
+	}
+	return out
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
