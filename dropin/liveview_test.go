@@ -13,11 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -26,7 +26,9 @@ import (
 )
 
 // configMapEnqueuer is a user's handler type: the page names it.
-type configMapEnqueuer struct{ q workqueue.TypedInterface[string] }
+type configMapEnqueuer struct {
+	q workqueue.TypedInterface[string]
+}
 
 func (h configMapEnqueuer) OnAdd(obj any, _ bool) { h.enqueue(obj) }
 func (h configMapEnqueuer) OnUpdate(_, obj any)   { h.enqueue(obj) }
