@@ -9,6 +9,10 @@
 //	kubectl label configmap demo example.informer-anatomy.io/watch=true
 //	kubectl get configmap demo-status -o yaml
 //
+// With --live-view-addr 127.0.0.1:8089 it also serves the live view of its
+// informer and queue (dropin.LiveViewHandler) at
+// http://127.0.0.1:8089/debug/informers/.
+//
 // The one line that puts our informer in is controller.UseDropinInformer;
 // everything else is what a client-go controller always does.
 package main
@@ -44,6 +48,7 @@ func run() error {
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	workers := flag.Int("workers", 2, "reconcile workers")
+	liveAddr := flag.String("live-view-addr", "", "serve the live view of this controller's informers and queue on this address, e.g. 127.0.0.1:8089 (page at "+liveViewPath+"); empty: none")
 	flag.Parse()
 
 	// Ctrl-C (or SIGTERM) cancels ctx; a second one exits at once.
@@ -88,6 +93,14 @@ func run() error {
 	c, err := controller.New(client, factory.Core().V1().ConfigMaps())
 	if err != nil {
 		return err
+	}
+	if *liveAddr != "" {
+		url, wait, err := serveLiveView(ctx, *liveAddr)
+		if err != nil {
+			return err
+		}
+		defer wait()
+		fmt.Fprintf(os.Stderr, "clientgo-controller: live view at %s\n", url)
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
