@@ -57,9 +57,25 @@ func registerInformer(i *Informer, exampleObject runtime.Object, options cache.S
 	live.informers[live.seq] = e
 }
 
-// registered adds q to the registry and returns it; the constructors of
-// traced queues call it on what they return. The closure reads q back
-// from the weak pointer: it must not capture q, or the registry would
+// ShowInLiveView adds q, a traced queue made by another package, to the
+// live view of the process ([LiveViewHandler]) under name, with kind
+// saying what queue it wraps, and returns q. This package's constructors
+// (NewTracedQueue, NewTracedDelayingQueue, NewTracedPlainQueue) call it
+// themselves; dropin/crqueue's NewTracedPriorityQueue calls it with
+// "priority". The queue leaves the view once ShuttingDown answers true,
+// or once nothing else holds it: the view holds it by a weak pointer only.
+//
+// Ours: client-go has no live view.
+func ShowInLiveView[Q any, P interface {
+	*Q
+	Stats() QueueStats
+	ShuttingDown() bool
+}](q P, name, kind string) P {
+	return registered(q, name, kind)
+}
+
+// registered adds q to the registry and returns it. The closure reads q
+// back from the weak pointer: it must not capture q, or the registry would
 // hold it.
 func registered[Q any, P interface {
 	*Q
