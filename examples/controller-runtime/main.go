@@ -5,6 +5,12 @@
 //
 //	go run . --kubeconfig ~/.kube/config --exporter otlp   (from examples/controller-runtime)
 //
+// With --metrics-bind-address 127.0.0.1:8080, controller-runtime's metrics
+// server also serves the live view of the manager's informers and the
+// controller's queue (dropin.LiveViewHandler, through
+// metricsserver.Options.ExtraHandlers) at
+// http://127.0.0.1:8080/debug/informers/.
+//
 // It reconciles ConfigMaps labelled example.informer-anatomy.io/watch=true
 // into "<name>-status" ConfigMaps, as the client-go example does.
 //
@@ -18,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -39,15 +46,16 @@ import (
 func main() {
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
+	metricsAddr := flag.String("metrics-bind-address", "0", "the metrics server's address, which also serves the live view of the informers and queue at "+LiveViewPath+", e.g. 127.0.0.1:8080; 0: no server")
 	// controller-runtime registers --kubeconfig itself (ctrl.GetConfig).
 	flag.Parse()
-	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace, *metricsAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "controller-runtime example:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, exporter, namespace string) error {
+func run(ctx context.Context, exporter, namespace, metricsAddr string) error {
 	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout)
 	if err != nil {
 		return err
@@ -68,9 +76,11 @@ func run(ctx context.Context, exporter, namespace string) error {
 	// module's dependencies:
 	//
 	//	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelhttp.NewTransport(rt) })
-	mgr, err := NewManager(cfg, namespace)
+	opts := ManagerOptions(namespace)
+	opts.Metrics.BindAddress = metricsAddr
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("making the manager: %w", err)
 	}
 	if _, err := Setup(mgr, nil); err != nil {
 		return err
@@ -96,8 +106,12 @@ func ManagerOptions(namespace string) manager.Options {
 		Client: client.Options{
 			Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)},
 		},
-		// No metrics or health endpoints: the example needs no ports.
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		// No metrics or health endpoints by default: the example needs no
+		// ports. Given an address (--metrics-bind-address), the metrics
+		// server also serves the live view of the process's informers and
+		// queues, read-only (dropin.LiveViewHandler).
+		Metrics: metricsserver.Options{BindAddress: "0",
+			ExtraHandlers: map[string]http.Handler{LiveViewPath: dropin.LiveViewHandler()}},
 		HealthProbeBindAddress: "0",
 	}
 	if namespace != "" {
@@ -105,6 +119,9 @@ func ManagerOptions(namespace string) manager.Options {
 	}
 	return opts
 }
+
+// LiveViewPath is where the metrics server serves the live view.
+const LiveViewPath = "/debug/informers/"
 
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
 // default, the priority queue with the controller's rate limiter, behind
