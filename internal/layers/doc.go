@@ -1,7 +1,7 @@
 // Package layers holds the test that keeps the project's import arrows
 // pointing one way (layers_test.go):
 //
-//	internal/* (below the chapters: apiserver, kube, tracing, spancheck, …)
+//	internal/* (below the chapters: apiserver, kube, tracing, spancheck, livepage, …)
 //	  ↑
 //	chapters/01-store ← 02-lister ← … ← 06-factory   (each only earlier ones)
 //	  ↑
