@@ -95,8 +95,9 @@ func TestNextControllerLinksToTheWriterOnARealAPIServer(t *testing.T) {
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), bInformer.HasSynced))
 
 	// Controller A: the example.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	controller.UseDropinInformer(factory, ns)
+	scope := dropin.FactoryScope{Namespace: ns}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, scope.Options()...)
+	controller.UseDropinInformer(factory, scope)
 	a, err := controller.New(client, factory.Core().V1().ConfigMaps())
 	require.NoError(t, err)
 	factory.Start(ctx.Done())
