@@ -16,20 +16,22 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
 
 // browserConfigMapHandler is the user's handler type the page names.
-type browserConfigMapHandler struct{ q workqueue.TypedInterface[string] }
+type browserConfigMapHandler struct {
+	q workqueue.TypedInterface[string]
+}
 
 func (h browserConfigMapHandler) OnAdd(obj any, _ bool) { h.add(obj) }
 func (h browserConfigMapHandler) OnUpdate(_, obj any)   { h.add(obj) }
