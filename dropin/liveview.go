@@ -10,6 +10,7 @@ import (
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -105,6 +106,7 @@ func LiveViewHandler() http.Handler {
 // readProcess is the state of every live informer and traced queue.
 func readProcess() livepage.Process {
 	infs, queues := live.snapshot()
+	now := time.Now()
 	out := livepage.Process{Informers: []livepage.ProcessInformer{}, Queues: []livepage.ProcessQueue{},
 		TraceparentsIgnored: tracing.TraceparentsIgnored()}
 	for _, e := range infs {
@@ -122,6 +124,7 @@ func readProcess() livepage.Process {
 			}
 		}
 		pi.Synced = e.inf.HasSynced()
+		pi.Reflector = reflectorOf(e.probe, now)
 		out.Informers = append(out.Informers, pi)
 	}
 	for _, q := range queues {
@@ -137,3 +140,23 @@ func readProcess() livepage.Process {
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// reflectorOf is what the probe saw of the reflector's requests.
+func reflectorOf(p *liveprobe.ReflectorProbe, now time.Time) livepage.ProcessReflector {
+	st := p.State()
+	r := livepage.ProcessReflector{Phase: st.Phase, ResourceVersion: st.ResourceVersion, Streams: st.Streams,
+		Lists: st.Lists, Watches: st.Watches, Streamed: st.Streamed, Bookmark: st.Bookmark, Fetched: st.Fetched,
+		Listed: st.Listed, WatchEvents: st.WatchEvents, WatchErrors: st.WatchErrors, LastError: st.LastError,
+		Requests: make([]livepage.ProcessRequest, 0, len(st.Requests)), SinceEventMillis: -1, IdleMillis: -1}
+	for _, q := range st.Requests {
+		r.Requests = append(r.Requests, livepage.ProcessRequest(q))
+	}
+	lastEvent, idleSince := p.Times()
+	if !lastEvent.IsZero() {
+		r.SinceEventMillis = now.Sub(lastEvent).Milliseconds()
+	}
+	if !idleSince.IsZero() {
+		r.IdleMillis = now.Sub(idleSince).Milliseconds()
+	}
+	return r
+}

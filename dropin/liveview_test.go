@@ -103,6 +103,9 @@ func TestLiveViewHandlerShowsTheProcessControllers(t *testing.T) {
 	t.Cleanup(hs.Close)
 	url := hs.URL + "/debug/informers/"
 
+	// The first request, the stream, is refused: the reflector falls back
+	// to a LIST, and the page says so (the reason and the fallback).
+	srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusInternalServerError})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.RunWithContext(ctx) })
@@ -149,16 +152,36 @@ func TestLiveViewHandlerShowsTheProcessControllers(t *testing.T) {
 	assert.Equal(t, uint64(3), got.HandleDeltas)
 	assert.Equal(t, "realfifo", got.QueueKind)
 	assert.NotEmpty(t, got.ResourceVersion)
+	r := got.Reflector
+	require.GreaterOrEqual(t, len(r.Requests), 3, "%+v", r)
+	assert.Equal(t, livepage.ProcessRequest{Verb: "STREAM", Outcome: "500 InternalError"}, r.Requests[0], "the refused stream and its reason")
+	assert.Equal(t, livepage.ProcessRequest{Verb: "LIST", ResourceVersion: "0", Objects: 3}, r.Requests[1], "the fallback")
+	assert.Equal(t, "WATCH", r.Requests[2].Verb)
+	assert.Equal(t, []any{"list", 3, 1, 1}, []any{r.Fetched, r.Listed, r.Streams, r.Lists})
+	assert.Equal(t, int64(-1), r.SinceEventMillis, "no watch event yet")
 	h := got.Handlers[0]
 	assert.Contains(t, h.Name, "dropin_test.configMapEnqueuer", "the handler by its type's name")
 	assert.Zero(t, h.Pending)
 	assert.Positive(t, h.MaxMicros)
 
+	// A change: the watch delivers it, and the page says when.
+	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "d"}})
+	require.NoError(t, err)
+	testutil.Eventually(t, "the page shows the watch event", func() bool {
+		got, _ = findInformer(liveState(t, url), "configMapEnqueuer")
+		return got.Reflector.WatchEvents == 1 && got.Reflector.SinceEventMillis >= 0 && got.Reflector.Phase == "WATCH"
+	})
+	testutil.Eventually(t, "the fourth key reconciled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reconciled) == 4
+	})
+
 	p := liveState(t, url)
 	qi := slices.IndexFunc(p.Queues, func(q livepage.ProcessQueue) bool { return q.Name == "liveview-test-configmaps" })
 	require.GreaterOrEqual(t, qi, 0, "the queue by its name: %+v", p.Queues)
 	wq := p.Queues[qi]
-	assert.Equal(t, livepage.ProcessQueue{Name: "liveview-test-configmaps", Kind: "rate-limiting", Adds: 3, Reconciles: 3,
+	assert.Equal(t, livepage.ProcessQueue{Name: "liveview-test-configmaps", Kind: "rate-limiting", Adds: 4, Reconciles: 4,
 		MeanMicros: wq.MeanMicros, LastMicros: wq.LastMicros}, wq)
 
 	// The page itself: the same files as the demo's, relative to the mount.

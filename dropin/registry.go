@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 )
 
 // The process's registry of live informers and traced queues, which
@@ -34,8 +36,9 @@ type registry struct {
 
 type liveInformer struct {
 	inf      weak.Pointer[Informer]
-	resource string // the resource a factory named, or ""
-	typ      string // the example object's Go type
+	probe    *liveprobe.ReflectorProbe // its reflector's requests
+	resource string                    // the resource a factory named, or ""
+	typ      string                    // the example object's Go type
 }
 
 // liveQueue reads one traced queue without holding it: read answers false
@@ -48,8 +51,8 @@ type liveQueue struct {
 }
 
 // registerInformer adds i; called by newInformer.
-func registerInformer(i *Informer, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
-	e := liveInformer{inf: weak.Make(i), resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject)}
+func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
+	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject)}
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	live.prune_locked()
@@ -118,6 +121,7 @@ func (r *registry) prune_locked() {
 // liveInformerRef is one live informer, held strongly for one read.
 type liveInformerRef struct {
 	inf           *Informer
+	probe         *liveprobe.ReflectorProbe
 	resource, typ string
 }
 
@@ -142,7 +146,7 @@ func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
 			delete(r.informers, k)
 			continue
 		}
-		infs = append(infs, liveInformerRef{inf: i, resource: e.resource, typ: e.typ})
+		infs = append(infs, liveInformerRef{inf: i, probe: e.probe, resource: e.resource, typ: e.typ})
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.queues)) {
 		q := r.queues[k]

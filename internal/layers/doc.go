@@ -5,6 +5,8 @@
 //	  ↑
 //	chapters/01-store ← 02-lister ← … ← 06-factory   (each only earlier ones)
 //	  ↑
+//	internal/liveprobe (the live view's probe of a reflector: dropin's and the demo's)
+//	  ↑
 //	dropin, internal/app/* (above the chapters: the demo's parts)
 //	  ↑
 //	cmd/*, examples/*, workshop/*, test/*

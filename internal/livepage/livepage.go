@@ -187,6 +187,48 @@ type ProcessInformer struct {
 	HandleDeltas uint64           `json:"handleDeltas"`
 	Cached       int              `json:"cached"`
 	Handlers     []ProcessHandler `json:"handlers"`
+	// Reflector is the reflector's conversation with the API server, as
+	// the demo's reflector box shows it (the same JSON names, drawn by the
+	// same script).
+	Reflector ProcessReflector `json:"reflector"`
+}
+
+// ProcessReflector is what internal/liveprobe saw of a reflector's
+// requests (its ReflectorState, with the same JSON names), and two times.
+type ProcessReflector struct {
+	// Phase is STREAM, LIST, WATCH or idle (between requests: after a
+	// failure, the reflector's backoff).
+	Phase           string `json:"phase"`
+	ResourceVersion string `json:"rv"`
+	Streams         int    `json:"streams"`
+	Lists           int    `json:"lists"`
+	Watches         int    `json:"watches"`
+	Streamed        int    `json:"streamed"`
+	Bookmark        string `json:"bookmark,omitempty"`
+	Fetched         string `json:"fetched,omitempty"`
+	Listed          int    `json:"listed"`
+	WatchEvents     int    `json:"watchEvents"`
+	WatchErrors     int    `json:"watchErrors"`
+	LastError       string `json:"lastError,omitempty"`
+	// Requests are the last requests, oldest first, each with its
+	// outcome: a refused stream ("422 Invalid") then a LIST is the
+	// fallback and its reason; a watch ended by "ERROR Expired" then a new
+	// STREAM a relist and its cause.
+	Requests []ProcessRequest `json:"requests"`
+	// SinceEventMillis is the time since the last watch event, -1 before
+	// the first; IdleMillis how long the reflector has been between
+	// requests (-1 when it is not), its backoff after a failure.
+	SinceEventMillis int64 `json:"sinceEventMillis"`
+	IdleMillis       int64 `json:"idleMillis"`
+}
+
+// ProcessRequest is one request of a reflector.
+type ProcessRequest struct {
+	Verb            string `json:"verb"`
+	ResourceVersion string `json:"rv"`
+	Objects         int    `json:"objects"`
+	Bookmark        string `json:"bookmark,omitempty"`
+	Outcome         string `json:"outcome,omitempty"`
 }
 
 // ProcessHandler is one handler (listener) of an informer, by name.

@@ -170,6 +170,21 @@ function drawEvents(st) {
 // from the user's process).
 function cell(tr, v) { tr.insertCell().textContent = v; }
 
+// fmtAgo says how long ago, from milliseconds.
+const fmtAgo = (ms) => ms >= 60000 ? Math.round(ms / 60000) + " min" : ms >= 1000 ? (ms / 1000).toFixed(1) + " s" : ms + " ms";
+
+// reflectorLine is a reflector's box of the demo in one line: its phase,
+// how it got the whole state, its requests and events, and the times.
+function reflectorLine(r) {
+  const parts = [`reflector ${r.phase}`];
+  if (r.phase === "idle" && r.idleMillis >= 0 && r.lastError) parts.push(`backing off for ${fmtAgo(r.idleMillis)} after an error`);
+  const got = streamLine(r);
+  if (got) parts.push(got);
+  parts.push(`STREAM ${r.streams} · LIST ${r.lists} · WATCH ${r.watches} · events ${r.watchEvents} · errors ${r.watchErrors}`);
+  parts.push(r.sinceEventMillis >= 0 ? `last event ${fmtAgo(r.sinceEventMillis)} ago` : "no event yet");
+  return parts.join(" · ");
+}
+
 // drawProcess draws a user's process: one box per informer with its
 // handlers, and one row per traced workqueue. Redrawn only when the state
 // changed since the last poll.
@@ -198,6 +213,16 @@ function drawProcess(p) {
     line.textContent = [inf.started ? (inf.synced ? "synced" : "syncing…") : "not started",
       `rv ${inf.rv || "–"}`, `${inf.queueKind === "deltafifo" ? "DeltaFIFO" : "RealFIFO"} ${inf.queueDepth} queued`,
       `${inf.handleDeltas} changes applied`, `${inf.cached} objects cached`].join(" · ");
+    const refl = document.createElement("div");
+    refl.className = "small";
+    refl.textContent = reflectorLine(inf.reflector);
+    const err = document.createElement("div");
+    err.className = "small err";
+    err.textContent = inf.reflector.lastError || "";
+    const reqs = document.createElement("ol");
+    reqs.className = "small requests";
+    reqs.title = "the reflector's last requests, oldest first";
+    for (const q of (inf.reflector.requests || []).slice(-shownRequests)) reqs.appendChild(document.createElement("li")).textContent = requestLine(q);
     const table = document.createElement("table");
     const head = table.createTHead().insertRow();
     for (const t of ["handler", "addCh", "pending", "calls", "mean", "max", "synced"]) head.appendChild(document.createElement("th")).textContent = t;
@@ -207,7 +232,7 @@ function drawProcess(p) {
       tr.dataset.listener = l.name;
       for (const v of [l.name, l.addCh, l.pending, l.calls, fmtMicros(l.meanMicros), fmtMicros(l.maxMicros), l.synced ? "yes" : "no"]) cell(tr, v);
     }
-    div.append(h, line, table);
+    div.append(h, line, refl, reqs, err, table);
     return div;
   }));
   const qb = $("process-queues").tBodies[0];

@@ -1,4 +1,4 @@
-package liveview
+package liveprobe
 
 import (
 	"context"
