@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -140,12 +141,25 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	assert.Contains(t, text, "*v1.ConfigMap")
+	// The reflector's conversation, in the words of the demo's box: the
+	// stream that fetched the state, its bookmark, the watch it became.
+	assert.Contains(t, text, "reflector WATCH")
+	assert.Regexp(t, `initial state: 2 objects streamed, bookmark at rv \d+`, text)
+	assert.Regexp(t, `STREAM from the latest · 2 objects · bookmark rv \d+`, text)
 	assert.Contains(t, text, "rate-limiting")
 	assert.Equal(t, "true,true,true,false", eval(`[!!document.getElementById("pipeline").hidden, !!document.getElementById("controls-box").hidden,
 		!!document.getElementById("events-box").hidden, !!document.getElementById("process").hidden].join()`),
 		"the demo's parts hidden, the process shown")
 	assert.Equal(t, "browser-configmaps", eval(`document.querySelector("#process-queues tbody tr").dataset.queue`))
 	assert.Equal(t, "2", eval(`document.querySelector("#process-queues tbody tr").cells[3].textContent`), "two adds")
+	c, cancelShot := context.WithTimeout(tab, waitTimeout)
+	defer cancelShot()
+	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100)) // 100: PNG
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(screenshotDir(), 0o755))
+	path := filepath.Join(screenshotDir(), "process-page.png")
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot: %s", path)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, console, "the page ran without errors")
