@@ -117,7 +117,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// IsWatchListSemanticsUnSupported) by the same method names client-go's
 	// does, so a factory's opt-out of watch-list for a fake client reaches
 	// our reflector too.
-	probe := liveprobe.NewReflectorProbe(lw)
+	probe := liveprobe.NewLazyReflectorProbe(lw, liveViewOn.Load)
 	i.inner = processor.NewSharedIndexInformerWithOptions(probe, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
 	registerInformer(i, probe, exampleObject, options) // the live view's (registry.go)

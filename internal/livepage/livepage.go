@@ -210,6 +210,9 @@ type ProcessReflector struct {
 	WatchEvents     int    `json:"watchEvents"`
 	WatchErrors     int    `json:"watchErrors"`
 	LastError       string `json:"lastError,omitempty"`
+	// Unprobed: the open WATCH was sent before the live view existed,
+	// so its events are not counted (the next WATCH's will be).
+	Unprobed bool `json:"unprobed,omitempty"`
 	// Requests are the last requests, oldest first, each with its
 	// outcome: a refused stream ("422 Invalid") then a LIST is the
 	// fallback and its reason; a watch ended by "ERROR Expired" then a new

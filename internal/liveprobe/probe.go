@@ -33,6 +33,10 @@ import (
 // user could watch it too.
 type ReflectorProbe struct {
 	lw reflector.ListerWatcherWithContext
+	// probeEvents, if set, says at each WATCH whether to relay its events
+	// through the probe (nil: always). A relay costs a goroutine hop per
+	// event; dropin turns it on only once a live view exists.
+	probeEvents func() bool
 	// unsupported is the wrapped ListerWatcher's own answer to
 	// reflector.DoesClientNotSupportWatchListSemantics: asked once, of the
 	// ListerWatcher as given, because the WithContext adapter does not
@@ -84,6 +88,10 @@ type ReflectorState struct {
 	// WatchErrors counts ERROR events (a 410 Expired above all): each ends
 	// the watch, and the reflector fetches the whole state again.
 	WatchErrors int `json:"watchErrors"`
+	// Unprobed: the open WATCH's events are not relayed through the
+	// probe (a dropin informer's, while no live view exists): its events,
+	// stream count, bookmark and end are not seen, only its request.
+	Unprobed bool `json:"unprobed,omitempty"`
 	// LastError is the last failed request's, until one succeeds.
 	LastError string `json:"lastError,omitempty"`
 	// Requests are the last [RecentRequests] requests, oldest first: what
@@ -181,6 +189,15 @@ func NewReflectorProbe(lw reflector.ListerWatcher) *ReflectorProbe {
 	}
 }
 
+// NewLazyReflectorProbe wraps lw as [NewReflectorProbe] does, but relays
+// a WATCH's events only when probeEvents says so as the WATCH is sent:
+// until then every request is still logged, at no cost per event.
+func NewLazyReflectorProbe(lw reflector.ListerWatcher, probeEvents func() bool) *ReflectorProbe {
+	p := NewReflectorProbe(lw)
+	p.probeEvents = probeEvents
+	return p
+}
+
 // IsWatchListSemanticsUnSupported passes on the wrapped ListerWatcher's
 // opt-out: a reflector asks its ListerWatcher whether it can stream
 // (reflector.DoesClientNotSupportWatchListSemantics), and without this
@@ -276,7 +293,7 @@ func (p *ReflectorProbe) Watch(o metav1.ListOptions) (watch.Interface, error) {
 func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	var n int
 	p.set(func(s *ReflectorState) {
-		s.Phase, s.ResourceVersion = VerbList, o.ResourceVersion
+		s.Phase, s.ResourceVersion, s.Unprobed = VerbList, o.ResourceVersion, false
 		s.Lists++
 		n = p.request_locked(VerbList, o.ResourceVersion)
 	})
@@ -329,12 +346,16 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		})
 		return nil, err
 	}
+	unprobed := p.probeEvents != nil && !p.probeEvents()
 	p.set(func(s *ReflectorState) {
-		s.Phase, s.ResourceVersion, s.LastError = verb, o.ResourceVersion, ""
+		s.Phase, s.ResourceVersion, s.LastError, s.Unprobed = verb, o.ResourceVersion, "", unprobed
 		if stream {
 			s.Streamed = 0
 		}
 	})
+	if unprobed {
+		return w, nil
+	}
 	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), n: n, streaming: stream}
 	go pw.relay(p)
 	return pw, nil

@@ -181,7 +181,8 @@ function reflectorLine(r) {
   const got = streamLine(r);
   if (got) parts.push(got);
   parts.push(`STREAM ${r.streams} · LIST ${r.lists} · WATCH ${r.watches} · events ${r.watchEvents} · errors ${r.watchErrors}`);
-  parts.push(r.sinceEventMillis >= 0 ? `last event ${fmtAgo(r.sinceEventMillis)} ago` : "no event yet");
+  if (r.unprobed) parts.push("this watch began before the live view existed: its events are counted from the next one");
+  else parts.push(r.sinceEventMillis >= 0 ? `last event ${fmtAgo(r.sinceEventMillis)} ago` : "no event yet");
   return parts.join(" · ");
 }
 
