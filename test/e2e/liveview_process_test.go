@@ -123,6 +123,16 @@ func TestClientGoControllerServesItsLiveViewOnARealAPIServer(t *testing.T) {
 	assert.True(t, inf.Started)
 	assert.NotEmpty(t, inf.ResourceVersion)
 	assert.GreaterOrEqual(t, inf.Cached, 2, "app and app-status")
+	// The reflector's conversation: kube-apiserver streams the initial
+	// state (WatchList), ending it with a bookmark; the same watch then
+	// delivers the status ConfigMap the reconcile creates.
+	r := inf.Reflector
+	require.NotEmpty(t, r.Requests)
+	assert.Equal(t, "STREAM", r.Requests[0].Verb)
+	assert.NotEmpty(t, r.Requests[0].Bookmark, "the stream's initial-events-end bookmark")
+	assert.Equal(t, []any{"stream", "WATCH", false}, []any{r.Fetched, r.Phase, r.Unprobed})
+	assert.GreaterOrEqual(t, r.WatchEvents, 1, "app-status's ADDED at least (app may come in the stream)")
+	assert.GreaterOrEqual(t, r.SinceEventMillis, int64(0))
 	h := inf.Handlers[0]
 	assert.Contains(t, h.Name, "FilteringResourceEventHandler", "the handler by its type's name")
 	assert.True(t, h.Synced)
