@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
-	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -282,35 +281,12 @@ func controlParam(c Control, q url.Values) (int, error) {
 	return n, nil
 }
 
-// WaterfallSpan is one span of a waterfall, as exported.
-type WaterfallSpan struct {
-	SpanID       string            `json:"spanID"`
-	ParentID     string            `json:"parentID,omitempty"`
-	Name         string            `json:"name"`
-	Kind         string            `json:"kind"`
-	OffsetMicros int64             `json:"offsetMicros"` // from the trace's first start
-	Micros       int64             `json:"micros"`
-	Attrs        map[string]string `json:"attrs"`
-	Links        []Link            `json:"links,omitempty"`
-}
-
-// Link is a span link, with the linked span when it is still kept.
-type Link struct {
-	TraceID string `json:"traceID"`
-	SpanID  string `json:"spanID"`
-	Name    string `json:"name,omitempty"` // "" when the linked span is not kept
-	// Writer marks a root's link to the span that wrote its object (the
-	// object carried it in tracing.k8s.io/traceparent; the contract's
-	// "From one controller to the next"), as opposed to a link to a
-	// reflector cycle, a queue entry or deltas popped together.
-	Writer bool `json:"writer,omitempty"`
-}
-
-// Waterfall is the trace endpoint's answer.
-type Waterfall struct {
-	TraceID string          `json:"traceID"`
-	Spans   []WaterfallSpan `json:"spans"`
-}
+// WaterfallSpan, Link and Waterfall are the page's (internal/livepage).
+type (
+	WaterfallSpan = livepage.WaterfallSpan
+	Link          = livepage.Link
+	Waterfall     = livepage.Waterfall
+)
 
 func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 	id, err := trace.TraceIDFromHex(r.PathValue("id"))
@@ -318,40 +294,12 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "not a trace ID: " + err.Error()})
 		return
 	}
-	spans, ok := s.o.Spans.Trace(id)
+	wf, ok := s.o.Spans.Waterfall(id)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "trace not kept (evicted, or never recorded): the page keeps the last traces only"})
 		return
 	}
-	writeJSON(w, http.StatusOK, s.waterfall(id, spans))
-}
-
-func (s *Server) waterfall(id trace.TraceID, spans []spancheck.Span) Waterfall {
-	wf := Waterfall{TraceID: id.String()}
-	var t0 time.Time
-	if len(spans) > 0 {
-		t0 = spans[0].Start
-	}
-	for _, sp := range spans {
-		ws := WaterfallSpan{SpanID: sp.SpanID.String(), Name: sp.Name, Kind: sp.Kind.String(),
-			OffsetMicros: sp.Start.Sub(t0).Microseconds(), Micros: sp.Duration().Microseconds(), Attrs: map[string]string{}}
-		if sp.ParentID.IsValid() {
-			ws.ParentID = sp.ParentID.String()
-		}
-		for k, v := range sp.Attrs {
-			ws.Attrs[string(k)] = v
-		}
-		for _, l := range sp.Links {
-			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
-				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
-			if ls, ok := s.o.Spans.span(l); ok {
-				ln.Name = ls.Name
-			}
-			ws.Links = append(ws.Links, ln)
-		}
-		wf.Spans = append(wf.Spans, ws)
-	}
-	return wf
+	writeJSON(w, http.StatusOK, wf)
 }
 
 // Listen binds addr. It returns the listener, the page's URL and, when addr
