@@ -10,6 +10,9 @@ import (
 	"time"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -74,7 +77,9 @@ func LiveViewHandler() http.Handler {
 		p := r.URL.Path
 		switch {
 		case strings.HasSuffix(p, "/api/state"):
-			livepage.WriteJSON(w, http.StatusOK, livepage.ProcessState{Process: readProcess()})
+			livepage.WriteJSON(w, http.StatusOK, readState())
+		case strings.Contains(p, "/api/trace/"):
+			serveTrace(w, p[strings.LastIndex(p, "/api/trace/")+len("/api/trace/"):])
 		case strings.HasSuffix(p, "/api/controls"):
 			livepage.WriteJSON(w, http.StatusOK, map[string]any{"controls": []any{},
 				"none": "read-only: the live view of your own process has no controls"})
@@ -110,6 +115,71 @@ func LiveViewHandler() http.Handler {
 // which the page counts (a goroutine hop per event; before, only the
 // requests are logged, at no cost per event).
 var liveViewOn atomic.Bool
+
+// EventWindow and ReconcileWindow are how many recent events and
+// reconciles the page lists.
+const (
+	liveEventWindow     = 200
+	liveReconcileWindow = 50
+	liveMaxTraces       = 2000
+)
+
+// liveStore is the process's span store, made by the first
+// LiveViewSpanProcessor.
+var liveStore atomic.Pointer[livepage.SpanStore]
+
+// LiveViewSpanProcessor is the span processor that feeds the live view's
+// event list, its "why did this run" list of reconciles and its
+// waterfalls: give it to the tracer provider your informers and queues
+// trace with, beside your exporter:
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter),
+//		sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
+//
+// It keeps the spans of the last 2,000 traces (about 25 spans each on
+// average, the oldest trace evicted whole), the demo's store; every call
+// returns the same one. Without it the page shows the counters only.
+//
+// Ours: client-go does not trace.
+func LiveViewSpanProcessor() sdktrace.SpanProcessor { return spanStore() }
+
+func spanStore() *livepage.SpanStore {
+	if s := liveStore.Load(); s != nil {
+		return s
+	}
+	liveStore.CompareAndSwap(nil, livepage.NewSpanStore(liveMaxTraces))
+	return liveStore.Load()
+}
+
+func readState() livepage.ProcessState {
+	st := livepage.ProcessState{Process: readProcess(), Events: []livepage.Event{}, Reconciles: []livepage.Reconcile{}}
+	if s := liveStore.Load(); s != nil {
+		st.Spans = true
+		st.Events = s.Events(liveEventWindow)
+		st.Reconciles = s.Reconciles(liveReconcileWindow)
+		st.TracesKept, st.TracesEvicted = s.Counts()
+	}
+	return st
+}
+
+// serveTrace answers one kept trace as a waterfall.
+func serveTrace(w http.ResponseWriter, hex string) {
+	id, err := trace.TraceIDFromHex(hex)
+	if err != nil {
+		livepage.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "not a trace ID: " + err.Error()})
+		return
+	}
+	var wf livepage.Waterfall
+	ok := false
+	if s := liveStore.Load(); s != nil {
+		wf, ok = s.Waterfall(id)
+	}
+	if !ok {
+		livepage.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "trace not kept (evicted, never recorded, or no dropin.LiveViewSpanProcessor on the tracer provider): the page keeps the last traces only"})
+		return
+	}
+	livepage.WriteJSON(w, http.StatusOK, wf)
+}
 
 // readProcess is the state of every live informer and traced queue.
 func readProcess() livepage.Process {

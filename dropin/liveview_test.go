@@ -238,5 +238,74 @@ func TestLiveViewHandlerIsReadOnlyAndChecksHost(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "read-only")
 	code, _, _ = liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/trace/0123", nil)
+	assert.Equal(t, http.StatusBadRequest, code, "not a trace ID")
+	code, _, _ = liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/nothing", nil)
 	assert.Equal(t, http.StatusNotFound, code)
+}
+
+// Why did this run: with dropin.LiveViewSpanProcessor on the tracer
+// provider, the page lists the reconciles (by queue and key), and the
+// trace of one holds the chain behind it: the watch event's root, the
+// handler's call, the add, the wait and the reconcile itself.
+func TestLiveViewWhyDidThisRun(t *testing.T) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
+	inf := dropin.NewSharedIndexInformer(resourceLW{srv, apiserver.ConfigMaps}, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
+	q := dropin.NewTracedQueue("why-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	_, err = inf.AddEventHandler(configMapEnqueuer{q})
+	require.NoError(t, err)
+	hs := httptest.NewServer(dropin.LiveViewHandler())
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() {
+		for {
+			k, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			q.Forget(k)
+			q.Done(k)
+		}
+	})
+	t.Cleanup(func() { cancel(); q.ShutDown(); wg.Wait() })
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "why"}})
+	require.NoError(t, err)
+
+	var st livepage.ProcessState
+	var rec livepage.Reconcile
+	testutil.Eventually(t, "the reconcile of ns/why listed", func() bool {
+		_, _, body := liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/state", nil)
+		st = livepage.ProcessState{}
+		require.NoError(t, json.Unmarshal([]byte(body), &st))
+		i := slices.IndexFunc(st.Reconciles, func(r livepage.Reconcile) bool { return r.Key == "ns/why" && r.Queue == "why-configmaps" })
+		if i >= 0 {
+			rec = st.Reconciles[i]
+		}
+		return i >= 0
+	})
+	assert.True(t, st.Spans)
+	assert.True(t, slices.ContainsFunc(st.Events, func(e livepage.Event) bool { return e.Key == "ns/why" && e.Type == "ADDED" }), "the event list")
+	code, _, body := liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/trace/"+rec.TraceID, nil)
+	require.Equal(t, http.StatusOK, code, body)
+	var wf livepage.Waterfall
+	require.NoError(t, json.Unmarshal([]byte(body), &wf))
+	var names []string
+	for _, s := range wf.Spans {
+		names = append(names, s.Name)
+	}
+	for _, want := range []string{"ListAndWatch watch", "workqueue.add", "workqueue.queued", "workqueue.process"} {
+		assert.Contains(t, names, want, "the chain behind the reconcile: %v", names)
+	}
+	assert.True(t, slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "OnAdd") }), "the handler's call: %v", names)
+	code, _, _ = liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/trace/00000000000000000000000000000001", nil)
+	assert.Equal(t, http.StatusNotFound, code)
+	code, _, _ = liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/trace/nope", nil)
+	assert.Equal(t, http.StatusBadRequest, code)
 }

@@ -158,6 +158,16 @@ func ConnPolicy(r *http.Request) *HostPolicy {
 // is set.
 type ProcessState struct {
 	Process Process `json:"process"`
+	// Events, Reconciles and the trace counts come from the process's
+	// span store (dropin.LiveViewSpanProcessor), when the user's tracer
+	// provider feeds it; empty otherwise.
+	Events        []Event     `json:"events"`
+	Reconciles    []Reconcile `json:"reconciles"`
+	TracesKept    int         `json:"tracesKept"`
+	TracesEvicted int         `json:"tracesEvicted"`
+	// Spans says whether the store has been asked for (a tracer provider
+	// was given it): without it the page hides the events and reconciles.
+	Spans bool `json:"spans"`
 }
 
 // Process is what the page draws of a user's process.

@@ -245,12 +245,34 @@ function drawProcess(p) {
   }
 }
 
+// drawReconciles lists the last reconciles; a click opens the trace that
+// says why each ran.
+let reconcilesSig = "";
+function drawReconciles(rs) {
+  const sig = rs.map((r) => r.traceID + r.key + r.start).join();
+  if (sig === reconcilesSig) return;
+  reconcilesSig = sig;
+  const body = $("reconciles").tBodies[0];
+  body.replaceChildren();
+  for (const r of rs) {
+    const tr = body.insertRow();
+    tr.dataset.key = r.key;
+    for (const v of [r.queue, r.key, fmtMicros(r.micros), r.links]) cell(tr, v);
+    tr.onclick = () => openWaterfall({ traceID: r.traceID, type: "reconcile", key: r.key, rv: "" });
+  }
+}
+
 async function poll() {
   try {
     const res = await fetch("api/state", { cache: "no-store" });
     const st = await res.json();
     if (st.process) {
       drawProcess(st.process);
+      // With the process's span store on its tracer provider
+      // (dropin.LiveViewSpanProcessor): the events and the reconciles.
+      $("events-box").hidden = !st.spans;
+      $("reconciles-box").hidden = !st.spans;
+      if (st.spans && !paused) { drawEvents(st); drawReconciles(st.reconciles); }
     } else {
       drawPipeline(st.pipeline);
       if (!paused) drawEvents(st);
