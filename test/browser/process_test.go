@@ -68,7 +68,9 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	}
 	inf := dropin.NewSharedIndexInformer(browserLW{srv}, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	q := dropin.NewTracedQueue("browser-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider())
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
+	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
 	_, err = inf.AddEventHandler(browserConfigMapHandler{q})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,11 +149,23 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	assert.Regexp(t, `initial state: 2 objects streamed, bookmark at rv \d+`, text)
 	assert.Regexp(t, `STREAM from the latest · 2 objects · bookmark rv \d+`, text)
 	assert.Contains(t, text, "rate-limiting")
-	assert.Equal(t, "true,true,true,false", eval(`[!!document.getElementById("pipeline").hidden, !!document.getElementById("controls-box").hidden,
-		!!document.getElementById("events-box").hidden, !!document.getElementById("process").hidden].join()`),
-		"the demo's parts hidden, the process shown")
+	assert.Equal(t, "true,true,false", eval(`[!!document.getElementById("pipeline").hidden, !!document.getElementById("controls-box").hidden,
+		!!document.getElementById("process").hidden].join()`),
+		"the demo's pipeline and controls hidden, the process shown")
 	assert.Equal(t, "browser-configmaps", eval(`document.querySelector("#process-queues tbody tr").dataset.queue`))
 	assert.Equal(t, "2", eval(`document.querySelector("#process-queues tbody tr").cells[3].textContent`), "two adds")
+	// Why did this run: a click on the reconcile of ns/a opens its trace.
+	assert.Equal(t, "false,false", eval(`[!!document.getElementById("reconciles-box").hidden, !!document.getElementById("events-box").hidden].join()`))
+	run("click the reconcile of ns/a", chromedp.Click(chromedp.CSS(`#reconciles tbody tr[data-key="ns/a"]`), chromedp.NodeVisible))
+	deadline = time.Now().Add(waitTimeout)
+	for {
+		got := eval(`[...document.querySelectorAll("#waterfall details")].map((d) => d.dataset.span).join(",")`)
+		if strings.Contains(got, "workqueue.process") && strings.Contains(got, "ListAndWatch") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the waterfall never showed the chain: %q", got)
+		time.Sleep(50 * time.Millisecond)
+	}
 	c, cancelShot := context.WithTimeout(tab, waitTimeout)
 	defer cancelShot()
 	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100)) // 100: PNG
