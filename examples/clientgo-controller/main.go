@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -59,7 +60,13 @@ func run() error {
 		stop() // the next signal kills the process the default way
 	}()
 
-	shutdown, err := otelsetup.Install(ctx, *exporter, "clientgo-controller", os.Stdout)
+	// The live view's span store gets the spans too: its page lists the
+	// events and reconciles and opens their traces.
+	var processors []sdktrace.SpanProcessor
+	if *liveAddr != "" {
+		processors = append(processors, dropin.LiveViewSpanProcessor())
+	}
+	shutdown, err := otelsetup.Install(ctx, *exporter, "clientgo-controller", os.Stdout, processors...)
 	if err != nil {
 		return err
 	}

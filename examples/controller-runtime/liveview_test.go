@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	kcache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -40,7 +41,7 @@ func TestMetricsServerServesTheLiveView(t *testing.T) {
 	require.Eventually(t, func() bool { return bound.GetBindAddr() != "" }, 5e9, 1e6, "the metrics server listens")
 
 	inf := ManagerOptions("").Cache.NewInformer(&kcache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (kruntime.Object, error) {
 			return &corev1.ConfigMapList{}, nil
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
@@ -68,4 +69,7 @@ func TestMetricsServerServesTheLiveView(t *testing.T) {
 		return q.Name == "configmap-example-liveview" && q.Kind == "priority"
 	}), "%+v", st.Process.Queues)
 	require.True(t, strings.Contains(get(""), `src="app.js"`), "the live page")
+	// The view holds informers weakly: one built and never run is listed
+	// only while something holds it (a manager's cache does).
+	runtime.KeepAlive(inf)
 }

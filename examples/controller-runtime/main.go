@@ -28,6 +28,7 @@ import (
 	"os"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -56,7 +57,13 @@ func main() {
 }
 
 func run(ctx context.Context, exporter, namespace, metricsAddr string) error {
-	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout)
+	// With the metrics server on, the live view's span store gets the
+	// spans too: its page lists the events and reconciles.
+	var processors []sdktrace.SpanProcessor
+	if metricsAddr != "0" {
+		processors = append(processors, dropin.LiveViewSpanProcessor())
+	}
+	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout, processors...)
 	if err != nil {
 		return err
 	}
