@@ -309,3 +309,35 @@ func TestLiveViewWhyDidThisRun(t *testing.T) {
 	code, _, _ = liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/trace/nope", nil)
 	assert.Equal(t, http.StatusBadRequest, code)
 }
+
+// A queue's retries (AddRateLimited calls) and its longest running key:
+// a key taken by Get and not yet Done shows as in flight, for as long as
+// it has been; once Done, nothing is running.
+func TestLiveViewQueueRetriesAndLongestRunning(t *testing.T) {
+	q := dropin.NewTracedQueue("retries-longest", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	defer q.ShutDown()
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider())
+	h := dropin.LiveViewHandler()
+	queue := func() livepage.ProcessQueue {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/state", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		var st livepage.ProcessState
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &st))
+		i := slices.IndexFunc(st.Process.Queues, func(q livepage.ProcessQueue) bool { return q.Name == "retries-longest" })
+		require.GreaterOrEqual(t, i, 0)
+		return st.Process.Queues[i]
+	}
+	q.Add("k")
+	k, _ := q.Get()
+	q.AddRateLimited("x")
+	q.AddRateLimited("x")
+	testutil.Eventually(t, "the key in flight for some time", func() bool { got := queue(); return got.LongestMicros > 0 })
+	got := queue()
+	assert.Equal(t, uint64(2), got.Retries)
+	assert.Equal(t, 1, got.InFlight)
+	q.Done(k)
+	got = queue()
+	assert.Zero(t, got.InFlight)
+	assert.Zero(t, got.LongestMicros, "nothing running")
+}

@@ -1,6 +1,7 @@
 package dropin
 
 import (
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -111,6 +112,9 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 type TracedQueue[T comparable] struct {
 	traced[T]
 	inner workqueue.TypedRateLimitingInterface[T]
+	// retries counts AddRateLimited calls, for the live view (always: one
+	// atomic add per retry).
+	retries atomic.Uint64
 }
 
 // TracedDelayingQueue is what [NewTracedDelayingQueue] returns: a
@@ -205,6 +209,7 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited].
 func (q *TracedQueue[T]) AddRateLimited(item T) {
+	q.retries.Add(1)
 	q.t.AddDelayed(item, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 

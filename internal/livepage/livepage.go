@@ -270,4 +270,9 @@ type ProcessQueue struct {
 	InFlight   int     `json:"inFlight"`
 	MeanMicros float64 `json:"meanMicros"`
 	LastMicros float64 `json:"lastMicros"`
+	// Retries counts AddRateLimited calls (always, on dropin's
+	// rate-limiting queue; 0 on the others); LongestMicros is how long the
+	// key processing longest now has been at it (while tracing is on).
+	Retries       uint64  `json:"retries"`
+	LongestMicros float64 `json:"longestMicros"`
 }

@@ -241,7 +241,7 @@ function drawProcess(p) {
   for (const q of p.queues) {
     const tr = qb.insertRow();
     tr.dataset.queue = q.name;
-    for (const v of [q.name, q.kind, q.depth, q.adds, q.merged, q.reconciles, q.inFlight, fmtMicros(q.meanMicros), fmtMicros(q.lastMicros)]) cell(tr, v);
+    for (const v of [q.name, q.kind, q.depth, q.adds, q.merged, q.reconciles, q.retries, q.inFlight, q.inFlight ? fmtMicros(q.longestMicros) : "–", fmtMicros(q.meanMicros), fmtMicros(q.lastMicros)]) cell(tr, v);
   }
 }
 
