@@ -117,6 +117,16 @@
 // metrics, with tracing on or off. docs/07-your-controller.md's "Metrics"
 // lists them and how to serve them at /metrics.
 //
+// # The live view
+//
+// [LiveViewHandler] serves, on the caller's listener, the demo's live page
+// for this process: every informer of this package and every traced queue
+// alive in it (they join when built and leave when stopped), with the
+// reflector's requests, the handlers' backlogs and times and the queues'
+// counters, read-only. [LiveViewSpanProcessor], on the tracer provider,
+// adds the recent events and reconciles and their waterfalls: why a
+// reconcile ran. docs/07-your-controller.md, "Live view in your process".
+//
 // The Example functions show it running; oracle_test.go runs it beside
 // client-go's informer on one script and requires the same answers from
 // every method; queue_test.go drives the traced queue beside client-go's

@@ -14,6 +14,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -114,14 +115,18 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		TraceFilter:       i.traceFilter,
 		Observer:          mx.observer(),
 	}
-	// lw goes to chapter 3 as it is: client-go's ListerWatcher has our
-	// ListerWatcher's methods, and the reflector finds the optional ones
-	// (WithContext, IsWatchListSemanticsUnSupported) by the same method
-	// names client-go's does, so a factory's opt-out of watch-list for a
-	// fake client reaches our reflector too.
-	i.inner = processor.NewSharedIndexInformerWithOptions(lw, exampleObject, ours)
+	// lw goes to chapter 3 behind the live view's probe (liveview.go),
+	// which forwards every call and passes on IsWatchListSemanticsUnSupported:
+	// client-go's ListerWatcher has our ListerWatcher's methods, and the
+	// reflector finds the optional ones (WithContext,
+	// IsWatchListSemanticsUnSupported) by the same method names client-go's
+	// does, so a factory's opt-out of watch-list for a fake client reaches
+	// our reflector too.
+	probe := liveprobe.NewLazyReflectorProbe(lw, liveViewOn.Load)
+	i.inner = processor.NewSharedIndexInformerWithOptions(probe, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
 	mx.attach(i)
+	registerInformer(i, probe, exampleObject, options) // the live view's (registry.go)
 	return i
 }
 

@@ -1,6 +1,7 @@
 package dropin
 
 import (
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -36,10 +37,10 @@ var (
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
-	return &TracedQueue[T]{
+	return registered(&TracedQueue[T]{
 		traced: newTraced(name, inner, inner.NumRequeues),
 		inner:  inner,
-	}
+	}, name, "rate-limiting")
 }
 
 // NewTracedDelayingQueue wraps inner, client-go's delaying workqueue
@@ -49,7 +50,7 @@ func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDelayingInterface[T]) workqueue.TypedDelayingInterface[T] {
-	return &TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}
+	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}, name, "delaying")
 }
 
 // NewTracedPlainQueue wraps inner, client-go's plain workqueue
@@ -59,7 +60,7 @@ func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDela
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedPlainQueue[T comparable](name string, inner workqueue.TypedInterface[T]) workqueue.TypedInterface[T] {
-	return &TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}
+	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}, name, "plain")
 }
 
 func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int) traced[T] {
@@ -111,6 +112,9 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 type TracedQueue[T comparable] struct {
 	traced[T]
 	inner workqueue.TypedRateLimitingInterface[T]
+	// retries counts AddRateLimited calls, for the live view (always: one
+	// atomic add per retry).
+	retries atomic.Uint64
 }
 
 // TracedDelayingQueue is what [NewTracedDelayingQueue] returns: a
@@ -205,6 +209,7 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 //
 // Mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited].
 func (q *TracedQueue[T]) AddRateLimited(item T) {
+	q.retries.Add(1)
 	q.t.AddDelayed(item, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 

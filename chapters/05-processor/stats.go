@@ -53,6 +53,9 @@ type ListenerStats struct {
 	Calls uint64
 	// HandlerTime is their total duration, MaxHandlerTime the longest.
 	HandlerTime, MaxHandlerTime time.Duration
+	// Synced is the registration's HasSynced: the informer has synced and
+	// every initial-list add to this handler has returned.
+	Synced bool
 }
 
 // MeanHandlerTime is HandlerTime / Calls, 0 before the first call.
@@ -114,6 +117,7 @@ func (p *sharedProcessor) stats() []ListenerStats {
 			Calls:          l.counts.calls.Load(),
 			HandlerTime:    time.Duration(l.counts.total.Load()),
 			MaxHandlerTime: time.Duration(l.counts.max.Load()),
+			Synced:         l.HasSynced(),
 		})
 	}
 	p.listenersLock.RUnlock()

@@ -65,15 +65,18 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // [TracedPriorityQueue.SetTracerProvider] says otherwise. With no provider
 // set, it asks whether tracing is on and forwards, nothing more.
 //
+// It shows in the live view of the process (dropin.LiveViewHandler) under
+// name until it is shut down.
+//
 // Ours: controller-runtime's priority queue does not trace.
 func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.PriorityQueue[T]) priorityqueue.PriorityQueue[T] {
-	return &TracedPriorityQueue[T]{
+	return dropin.ShowInLiveView(&TracedPriorityQueue[T]{
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: inner.NumRequeues,
 			Semantics: queuetrace.PriorityQueue,
 		}),
 		inner: inner,
-	}
+	}, name, "priority")
 }
 
 // TracedPriorityQueue is what [NewTracedPriorityQueue] returns: reach it

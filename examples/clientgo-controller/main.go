@@ -9,6 +9,10 @@
 //	kubectl label configmap demo example.informer-anatomy.io/watch=true
 //	kubectl get configmap demo-status -o yaml
 //
+// With --live-view-addr 127.0.0.1:8089 it also serves the live view of its
+// informer and queue (dropin.LiveViewHandler) at
+// http://127.0.0.1:8089/debug/informers/.
+//
 // The one line that puts our informer in is controller.UseDropinInformer;
 // everything else is what a client-go controller always does. Metrics
 // (client-go's informer_* and workqueue_*, and our informer_handler_*) are
@@ -28,6 +32,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -50,7 +55,8 @@ func run() error {
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	workers := flag.Int("workers", 2, "reconcile workers")
-	metricsAddr := flag.String("metrics-bind-address", ":8080", "where /metrics is served (0: not served)")
+	metricsAddr := flag.String("metrics-bind-address", "0", "serve /metrics on this address, e.g. 127.0.0.1:8080; 0: not served")
+	liveAddr := flag.String("live-view-addr", "", "serve the live view of this controller's informers and queue on this address, e.g. 127.0.0.1:8089 (page at "+liveViewPath+"); empty: none")
 	flag.Parse()
 
 	// Ctrl-C (or SIGTERM) cancels ctx; a second one exits at once.
@@ -61,7 +67,13 @@ func run() error {
 		stop() // the next signal kills the process the default way
 	}()
 
-	shutdown, err := otelsetup.Install(ctx, *exporter, "clientgo-controller", os.Stdout)
+	// The live view's span store gets the spans too: its page lists the
+	// events and reconciles and opens their traces.
+	var processors []sdktrace.SpanProcessor
+	if *liveAddr != "" {
+		processors = append(processors, dropin.LiveViewSpanProcessor())
+	}
+	shutdown, err := otelsetup.Install(ctx, *exporter, "clientgo-controller", os.Stdout, processors...)
 	if err != nil {
 		return err
 	}
@@ -103,6 +115,14 @@ func run() error {
 	c, err := controller.New(client, factory.Core().V1().ConfigMaps())
 	if err != nil {
 		return err
+	}
+	if *liveAddr != "" {
+		url, wait, err := serveLiveView(ctx, *liveAddr)
+		if err != nil {
+			return err
+		}
+		defer wait()
+		fmt.Fprintf(os.Stderr, "clientgo-controller: live view at %s\n", url)
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()

@@ -5,6 +5,12 @@
 //
 //	go run . --kubeconfig ~/.kube/config --exporter otlp   (from examples/controller-runtime)
 //
+// With --metrics-bind-address 127.0.0.1:8080, controller-runtime's metrics
+// server also serves the live view of the manager's informers and the
+// controller's queue (dropin.LiveViewHandler, through
+// metricsserver.Options.ExtraHandlers) at
+// http://127.0.0.1:8080/debug/informers/.
+//
 // It reconciles ConfigMaps labelled example.informer-anatomy.io/watch=true
 // into "<name>-status" ConfigMaps, as the client-go example does. The
 // manager's metrics server (--metrics-bind-address, default :8080) serves,
@@ -23,9 +29,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -47,17 +55,23 @@ import (
 func main() {
 	exporter := flag.String("exporter", "stdout", "where spans go: stdout, otlp (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or none")
 	namespace := flag.String("namespace", "", "namespace to watch (default: all)")
-	flag.StringVar(&MetricsBindAddress, "metrics-bind-address", ":8080", "where the manager serves /metrics (0: not served)")
+	metricsAddr := flag.String("metrics-bind-address", "0", "the metrics server's address, which serves /metrics and the live view of the informers and queue at "+LiveViewPath+", e.g. 127.0.0.1:8080; 0: no server")
 	// controller-runtime registers --kubeconfig itself (ctrl.GetConfig).
 	flag.Parse()
-	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *exporter, *namespace, *metricsAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "controller-runtime example:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, exporter, namespace string) error {
-	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout)
+func run(ctx context.Context, exporter, namespace, metricsAddr string) error {
+	// With the metrics server on, the live view's span store gets the
+	// spans too: its page lists the events and reconciles.
+	var processors []sdktrace.SpanProcessor
+	if metricsAddr != "0" {
+		processors = append(processors, dropin.LiveViewSpanProcessor())
+	}
+	shutdown, err := otelsetup.Install(ctx, exporter, "controller-runtime-example", os.Stdout, processors...)
 	if err != nil {
 		return err
 	}
@@ -82,9 +96,11 @@ func run(ctx context.Context, exporter, namespace string) error {
 	// module's dependencies:
 	//
 	//	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelhttp.NewTransport(rt) })
-	mgr, err := NewManager(cfg, namespace)
+	opts := ManagerOptions(namespace)
+	opts.Metrics.BindAddress = metricsAddr
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("making the manager: %w", err)
 	}
 	if _, err := Setup(mgr, nil); err != nil {
 		return err
@@ -110,8 +126,12 @@ func ManagerOptions(namespace string) manager.Options {
 		Client: client.Options{
 			Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)},
 		},
-		// The metrics server on MetricsBindAddress; no health endpoint.
-		Metrics:                metricsserver.Options{BindAddress: MetricsBindAddress},
+		// No metrics or health endpoints by default: the example needs no
+		// ports. Given an address (--metrics-bind-address), the metrics
+		// server also serves the live view of the process's informers and
+		// queues, read-only (dropin.LiveViewHandler).
+		Metrics: metricsserver.Options{BindAddress: "0",
+			ExtraHandlers: map[string]http.Handler{LiveViewPath: dropin.LiveViewHandler()}},
 		HealthProbeBindAddress: "0",
 	}
 	if namespace != "" {
@@ -120,9 +140,8 @@ func ManagerOptions(namespace string) manager.Options {
 	return opts
 }
 
-// MetricsBindAddress is where the manager serves /metrics; "0" (the
-// default in tests): not served. main sets it from --metrics-bind-address.
-var MetricsBindAddress = "0"
+// LiveViewPath is where the metrics server serves the live view.
+const LiveViewPath = "/debug/informers/"
 
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
 // default, the priority queue with the controller's rate limiter, behind

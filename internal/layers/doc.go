@@ -1,9 +1,11 @@
 // Package layers holds the test that keeps the project's import arrows
 // pointing one way (layers_test.go):
 //
-//	internal/* (below the chapters: apiserver, kube, tracing, spancheck, …)
+//	internal/* (below the chapters: apiserver, kube, tracing, spancheck, livepage, …)
 //	  ↑
 //	chapters/01-store ← 02-lister ← … ← 06-factory   (each only earlier ones)
+//	  ↑
+//	internal/liveprobe (the live view's probe of a reflector: dropin's and the demo's)
 //	  ↑
 //	dropin, internal/app/* (above the chapters: the demo's parts)
 //	  ↑

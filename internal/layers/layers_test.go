@@ -23,10 +23,13 @@ type pkg struct {
 var chapterRe = regexp.MustCompile(`^chapters/0(\d)-`)
 
 // layer places a package of this module: 0 below the chapters, 10+N for
-// chapter N, 20 above the chapters, 30 for programs, examples, the
-// workshop and the tests.
+// chapter N, 19 for the live view's helpers that read the chapters (above
+// them, below dropin and the demo's parts, which both use them), 20 above
+// the chapters, 30 for programs, examples, the workshop and the tests.
 func layer(rel string) int {
 	switch {
+	case rel == "internal/liveprobe":
+		return 19
 	case strings.HasPrefix(rel, "internal/app/"), rel == "dropin":
 		return 20
 	case strings.HasPrefix(rel, "internal/"):
@@ -43,6 +46,8 @@ func name(l int) string {
 	switch {
 	case l == 0:
 		return "below the chapters"
+	case l == 19:
+		return "the live view's helpers (above the chapters, below dropin)"
 	case l < 20:
 		return fmt.Sprintf("chapter %d", l-10)
 	case l == 20:

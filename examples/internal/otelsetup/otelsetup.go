@@ -22,9 +22,11 @@ import (
 // OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318) or "none"
 // (no provider: tracing off, at no cost). shutdown flushes what is
 // buffered; call it before exiting. Spans the exporter cannot take in time
-// are dropped by the batch processor, never waited for.
-func Install(ctx context.Context, exporter, service string, w io.Writer) (shutdown func(context.Context) error, err error) {
-	return install(ctx, exporter, service, w, defaultOTLPURL)
+// are dropped by the batch processor, never waited for. processors (the
+// live view's dropin.LiveViewSpanProcessor) get every span too, with any
+// exporter: with "none" and processors, the provider has those alone.
+func Install(ctx context.Context, exporter, service string, w io.Writer, processors ...sdktrace.SpanProcessor) (shutdown func(context.Context) error, err error) {
+	return install(ctx, exporter, service, w, defaultOTLPURL, processors...)
 }
 
 // defaultOTLPURL is where OTLP goes when no endpoint variable is set: a
@@ -34,10 +36,13 @@ func Install(ctx context.Context, exporter, service string, w io.Writer) (shutdo
 // which collectors answer with 404.
 const defaultOTLPURL = "http://localhost:4318/v1/traces"
 
-func install(ctx context.Context, exporter, service string, w io.Writer, defaultURL string) (shutdown func(context.Context) error, err error) {
+func install(ctx context.Context, exporter, service string, w io.Writer, defaultURL string, processors ...sdktrace.SpanProcessor) (shutdown func(context.Context) error, err error) {
 	var exp sdktrace.SpanExporter
 	switch exporter {
 	case "none", "":
+		if len(processors) > 0 {
+			break
+		}
 		return func(context.Context) error { return nil }, nil
 	case "stdout":
 		exp, err = stdouttrace.New(stdouttrace.WithWriter(w))
@@ -53,10 +58,14 @@ func install(ctx context.Context, exporter, service string, w io.Writer, default
 	if err != nil {
 		return nil, fmt.Errorf("--exporter %s: %w", exporter, err)
 	}
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service))),
-	)
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service)))}
+	if exp != nil {
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	for _, p := range processors {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)
 	return tp.Shutdown, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // With no endpoint variable, --exporter otlp posts to the default URL,
@@ -61,4 +62,19 @@ func TestStdoutNoneAndUnknown(t *testing.T) {
 
 	_, err = Install(context.Background(), "jaeger", "test", &buf)
 	require.ErrorContains(t, err, `want stdout, otlp or none`)
+}
+
+// none with a span processor (the live view's): a provider that feeds it
+// alone.
+func TestNoneWithAProcessor(t *testing.T) {
+	previous := otel.GetTracerProvider()
+	defer otel.SetTracerProvider(previous)
+	rec := tracetest.NewSpanRecorder()
+	shutdown, err := Install(context.Background(), "none", "test", nil, rec)
+	require.NoError(t, err)
+	_, span := otel.Tracer("test").Start(context.Background(), "a span")
+	span.End()
+	require.NoError(t, shutdown(context.Background()))
+	require.Len(t, rec.Ended(), 1)
+	require.Equal(t, "a span", rec.Ended()[0].Name())
 }

@@ -3,8 +3,9 @@
 // recent events and opens any of them as a waterfall of its exported spans,
 // and, on the embedded API server, offers controls that drive the informer.
 //
-// Everything is served from the binary (go:embed): the page, its script
-// and its style. It loads nothing from any other host, so it works offline
+// Everything is served from the binary (go:embed, in internal/livepage,
+// the page dropin.LiveViewHandler serves too): the page, its script and
+// its style. It loads nothing from any other host, so it works offline
 // in a workshop room. The server binds to loopback unless told otherwise,
 // answers only requests addressed to it (its Host: no DNS rebinding),
 // runs a control only for its own page or a client that is no browser

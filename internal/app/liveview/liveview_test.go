@@ -16,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -25,11 +26,12 @@ import (
 func TestAssetsAreEmbeddedAndReferenceNoExternalURL(t *testing.T) {
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|(src|href)\s*=\s*["']?(https?:|//)|@import|url\(`)
 	n := 0
-	require.NoError(t, fs.WalkDir(assets, "assets", func(path string, d fs.DirEntry, err error) error {
+	assets := livepage.Assets()
+	require.NoError(t, fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := assets.ReadFile(path)
+		b, err := fs.ReadFile(assets, path)
 		require.NoError(t, err)
 		// An SVG's xmlns names its namespace; nothing is fetched from it.
 		text := strings.ReplaceAll(string(b), `xmlns="http://www.w3.org/2000/svg"`, "")

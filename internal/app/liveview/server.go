@@ -2,15 +2,11 @@ package liveview
 
 import (
 	"context"
-	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,12 +15,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-//go:embed assets
-var assets embed.FS
 
 // EventWindow is how many recent events the data endpoint lists.
 const EventWindow = 200
@@ -158,21 +151,6 @@ type Server struct {
 	handler http.Handler
 }
 
-// securityHeaders go on every answer. The page is one origin's own: its
-// script, style and icon come from the server itself (so the policy
-// allows 'self' and nothing inline), it fetches only its own endpoints,
-// and no other site may frame it (a framed page's buttons could be
-// clicked through a decoy: clickjacking) or load its answers as a script
-// or an image.
-var securityHeaders = map[string]string{
-	"Content-Security-Policy":      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-	"X-Frame-Options":              "DENY",
-	"X-Content-Type-Options":       "nosniff",
-	"Referrer-Policy":              "no-referrer",
-	"Cross-Origin-Resource-Policy": "same-origin",
-	"Cross-Origin-Opener-Policy":   "same-origin",
-}
-
 // NewServer returns the page's handler. A state-changing request (POST)
 // from another origin, as a browser marks it (Sec-Fetch-Site, or an
 // Origin that is not the Host), is refused with 403: otherwise any web
@@ -183,8 +161,7 @@ var securityHeaders = map[string]string{
 func NewServer(o Options) *Server {
 	s := &Server{o: o}
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(assets, "assets")
-	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /", http.FileServerFS(livepage.Assets()))
 	mux.HandleFunc("GET /api/state", s.state)
 	mux.HandleFunc("GET /api/controls", s.controls)
 	mux.HandleFunc("POST /api/control/{name}", s.control)
@@ -200,9 +177,7 @@ func NewServer(o Options) *Server {
 	}))
 	inner := csrf.Handler(mux)
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, v := range securityHeaders {
-			w.Header().Set(k, v)
-		}
+		livepage.SetSecurityHeaders(w.Header())
 		inner.ServeHTTP(w, r)
 	})
 	return s
@@ -210,12 +185,8 @@ func NewServer(o Options) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// writeJSON is the page's JSON answer (one code with dropin's).
+func writeJSON(w http.ResponseWriter, code int, v any) { livepage.WriteJSON(w, code, v) }
 
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
@@ -310,35 +281,12 @@ func controlParam(c Control, q url.Values) (int, error) {
 	return n, nil
 }
 
-// WaterfallSpan is one span of a waterfall, as exported.
-type WaterfallSpan struct {
-	SpanID       string            `json:"spanID"`
-	ParentID     string            `json:"parentID,omitempty"`
-	Name         string            `json:"name"`
-	Kind         string            `json:"kind"`
-	OffsetMicros int64             `json:"offsetMicros"` // from the trace's first start
-	Micros       int64             `json:"micros"`
-	Attrs        map[string]string `json:"attrs"`
-	Links        []Link            `json:"links,omitempty"`
-}
-
-// Link is a span link, with the linked span when it is still kept.
-type Link struct {
-	TraceID string `json:"traceID"`
-	SpanID  string `json:"spanID"`
-	Name    string `json:"name,omitempty"` // "" when the linked span is not kept
-	// Writer marks a root's link to the span that wrote its object (the
-	// object carried it in tracing.k8s.io/traceparent; the contract's
-	// "From one controller to the next"), as opposed to a link to a
-	// reflector cycle, a queue entry or deltas popped together.
-	Writer bool `json:"writer,omitempty"`
-}
-
-// Waterfall is the trace endpoint's answer.
-type Waterfall struct {
-	TraceID string          `json:"traceID"`
-	Spans   []WaterfallSpan `json:"spans"`
-}
+// WaterfallSpan, Link and Waterfall are the page's (internal/livepage).
+type (
+	WaterfallSpan = livepage.WaterfallSpan
+	Link          = livepage.Link
+	Waterfall     = livepage.Waterfall
+)
 
 func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 	id, err := trace.TraceIDFromHex(r.PathValue("id"))
@@ -346,40 +294,12 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "not a trace ID: " + err.Error()})
 		return
 	}
-	spans, ok := s.o.Spans.Trace(id)
+	wf, ok := s.o.Spans.Waterfall(id)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "trace not kept (evicted, or never recorded): the page keeps the last traces only"})
 		return
 	}
-	writeJSON(w, http.StatusOK, s.waterfall(id, spans))
-}
-
-func (s *Server) waterfall(id trace.TraceID, spans []spancheck.Span) Waterfall {
-	wf := Waterfall{TraceID: id.String()}
-	var t0 time.Time
-	if len(spans) > 0 {
-		t0 = spans[0].Start
-	}
-	for _, sp := range spans {
-		ws := WaterfallSpan{SpanID: sp.SpanID.String(), Name: sp.Name, Kind: sp.Kind.String(),
-			OffsetMicros: sp.Start.Sub(t0).Microseconds(), Micros: sp.Duration().Microseconds(), Attrs: map[string]string{}}
-		if sp.ParentID.IsValid() {
-			ws.ParentID = sp.ParentID.String()
-		}
-		for k, v := range sp.Attrs {
-			ws.Attrs[string(k)] = v
-		}
-		for _, l := range sp.Links {
-			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
-				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
-			if ls, ok := s.o.Spans.span(l); ok {
-				ln.Name = ls.Name
-			}
-			ws.Links = append(ws.Links, ln)
-		}
-		wf.Spans = append(wf.Spans, ws)
-	}
-	return wf
+	writeJSON(w, http.StatusOK, wf)
 }
 
 // Listen binds addr. It returns the listener, the page's URL and, when addr
@@ -417,58 +337,14 @@ type namedListener struct {
 	name string
 }
 
-// hostPolicy says which Host headers name the server: the address it
-// serves, by its port, and by the names a browser on this machine (or, off
-// loopback, in the room) opens it with. A page of another site that
-// rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
-// as Host, and is refused: without this check it could read /api/state,
-// which on --cluster names the cluster, its context and its objects.
-type hostPolicy struct {
-	port     string
-	loopback bool // bound to a loopback address: every loopback IP names it
-	anyIP    bool // bound to every address (0.0.0.0, [::]): any IP names it
-	ip       net.IP
-	names    map[string]bool // lower case, without a trailing dot
-}
-
-func newHostPolicy(ln net.Listener) hostPolicy {
-	addr, _ := ln.Addr().(*net.TCPAddr)
-	p := hostPolicy{names: map[string]bool{}}
-	if addr == nil {
-		return p
-	}
-	p.port = strconv.Itoa(addr.Port)
-	p.ip = addr.IP
-	p.loopback = addr.IP.IsLoopback()
-	p.anyIP = addr.IP.IsUnspecified()
-	if p.loopback || p.anyIP {
-		p.names["localhost"] = true
-	}
+// newHostPolicy is the page's Host policy (internal/livepage, one code
+// with dropin's) for the address ln serves, and the name --ui-addr gave.
+func newHostPolicy(ln net.Listener) livepage.HostPolicy {
+	name := ""
 	if nl, ok := ln.(*namedListener); ok {
-		p.names[strings.ToLower(nl.name)] = true
+		name = nl.name
 	}
-	if !p.loopback {
-		// Off loopback the room opens it by this machine's name too.
-		if h, err := os.Hostname(); err == nil && h != "" {
-			p.names[strings.ToLower(h)] = true
-		}
-	}
-	return p
-}
-
-// allows reports whether a request's Host names this server.
-func (p hostPolicy) allows(hostport string) bool {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = hostport, "80" // no port: the browser's default
-	}
-	if port != p.port {
-		return false
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return p.anyIP || ip.Equal(p.ip) || (p.loopback && ip.IsLoopback())
-	}
-	return p.names[strings.TrimSuffix(strings.ToLower(host), ".")]
+	return livepage.NewHostPolicy(ln.Addr(), name)
 }
 
 // timeouts are the server's; a variable so that a test can shorten them.
@@ -489,10 +365,8 @@ var timeouts = struct{ readHeader, read, write, idle time.Duration }{
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 	hosts := newHostPolicy(ln)
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hosts.allows(r.Host) {
-			for k, v := range securityHeaders {
-				w.Header().Set(k, v)
-			}
+		if !hosts.Allows(r.Host) {
+			livepage.SetSecurityHeaders(w.Header())
 			writeJSON(w, http.StatusForbidden, ControlResult{Message: fmt.Sprintf(
 				"refused: this live view serves %s, and the request was addressed to %q: open the page by the address the demo printed", ln.Addr(), r.Host)})
 			return

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 )
 
 // testServer serves a page with one control of each kind on a real
@@ -149,17 +151,17 @@ func TestForeignHostIsRefused(t *testing.T) {
 // Off loopback (a room), the page is opened by the machine's IP address
 // or name; a rebinding name is still refused.
 func TestHostPolicyOffLoopback(t *testing.T) {
-	p := hostPolicy{port: "7070", anyIP: true, names: map[string]bool{"localhost": true, "teacher-laptop": true}}
+	p := livepage.HostPolicy{Port: "7070", AnyIP: true, Names: map[string]bool{"localhost": true, "teacher-laptop": true}}
 	for host, ok := range map[string]bool{
 		"192.168.1.20:7070": true, "[fe80::1]:7070": true, "localhost:7070": true, "Teacher-Laptop:7070": true,
 		"evil.example:7070": false, "192.168.1.20:7071": false, "teacher-laptop.evil.example:7070": false,
 	} {
-		assert.Equal(t, ok, p.allows(host), host)
+		assert.Equal(t, ok, p.Allows(host), host)
 	}
-	one := hostPolicy{port: "7070", ip: net.ParseIP("192.168.1.20"), names: map[string]bool{}}
-	assert.True(t, one.allows("192.168.1.20:7070"))
-	assert.False(t, one.allows("192.168.1.21:7070"), "another IP is another server")
-	assert.False(t, one.allows("localhost:7070"), "not bound to loopback")
+	one := livepage.HostPolicy{Port: "7070", IP: net.ParseIP("192.168.1.20"), Names: map[string]bool{}}
+	assert.True(t, one.Allows("192.168.1.20:7070"))
+	assert.False(t, one.Allows("192.168.1.21:7070"), "another IP is another server")
+	assert.False(t, one.Allows("localhost:7070"), "not bound to loopback")
 }
 
 // Every answer forbids framing (the controls clicked through a decoy),

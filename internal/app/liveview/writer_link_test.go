@@ -52,10 +52,8 @@ func TestWaterfallMarksTheWritersLink(t *testing.T) {
 	), trace.WithAttributes(tracing.KeyObjectKey.String("ns/out"), tracing.KeyEventType.String("ADDED")))
 	root.End()
 
-	s := NewServer(Options{Spans: store})
-	spans, ok := store.Trace(root.SpanContext().TraceID())
+	wf, ok := store.Waterfall(root.SpanContext().TraceID())
 	require.True(t, ok)
-	wf := s.waterfall(root.SpanContext().TraceID(), spans)
 	require.Len(t, wf.Spans, 1)
 	require.Len(t, wf.Spans[0].Links, 2)
 	assert.False(t, wf.Spans[0].Links[0].Writer, "the cycle's link")

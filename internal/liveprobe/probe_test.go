@@ -1,4 +1,4 @@
-package liveview
+package liveprobe
 
 import (
 	"context"
@@ -305,4 +305,47 @@ func TestReflectorProbeNamesTheReasonOfAnUnstructuredError(t *testing.T) {
 	st := p.State()
 	assert.Equal(t, "STREAM from the latest · ERROR InternalError", st.Requests[0].String())
 	assert.Equal(t, 1, st.WatchErrors)
+}
+
+// A lazy probe (dropin's, before any live view exists) logs every request
+// but hands the reflector the watch itself, relaying no event: no cost per
+// event. Once probeEvents says yes, the next watch is relayed and its
+// events are counted, with the time of the last one.
+func TestLazyReflectorProbeRelaysEventsOnlyWhenAsked(t *testing.T) {
+	first, second := watch.NewFake(), watch.NewFake()
+	watches := 0
+	on := false
+	p := NewLazyReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			if watches++; watches == 1 {
+				return first, nil
+			}
+			return second, nil
+		},
+	}, func() bool { return on })
+	w, err := p.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "3"})
+	require.NoError(t, err)
+	assert.Same(t, first, w, "not probed: the watch itself, no relay")
+	st := p.State()
+	assert.True(t, st.Unprobed)
+	assert.Equal(t, []ProbedRequest{{Verb: VerbWatch, ResourceVersion: "3"}}, st.Requests, "the request is logged all the same")
+	last, _ := p.Times()
+	assert.True(t, last.IsZero())
+
+	on = true
+	w, err = p.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "3"})
+	require.NoError(t, err)
+	assert.NotSame(t, second, w, "probed: relayed")
+	go second.Modify(pod("a", "4"))
+	<-w.ResultChan()
+	st = p.State()
+	assert.False(t, st.Unprobed)
+	assert.Equal(t, 1, st.WatchEvents)
+	last, idle := p.Times()
+	assert.False(t, last.IsZero(), "the last event's time")
+	assert.True(t, idle.IsZero(), "watching, not idle")
+	w.Stop()
 }

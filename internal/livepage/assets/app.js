@@ -1,6 +1,10 @@
 // The live view's page: polls /api/state five times a second, draws the
 // pipeline and the event list, opens a waterfall on a click and sends the
 // controls. Served from the binary; it loads nothing from any other host.
+// The same page is the live view of a user's own process
+// (dropin.LiveViewHandler): its state has "process" in place of
+// "pipeline", and the page draws every informer and workqueue of that
+// process, read-only, instead of the demo's pipeline, controls and events.
 "use strict";
 const $ = (id) => document.getElementById(id);
 const fmtMicros = (us) => us >= 1000 ? (us / 1000).toFixed(1) + " ms" : Math.round(us) + " µs";
@@ -162,15 +166,120 @@ function drawEvents(st) {
   }
 }
 
+// cell appends a cell with v as its text (never as HTML: the names come
+// from the user's process).
+function cell(tr, v) { tr.insertCell().textContent = v; }
+
+// fmtAgo says how long ago, from milliseconds.
+const fmtAgo = (ms) => ms >= 60000 ? Math.round(ms / 60000) + " min" : ms >= 1000 ? (ms / 1000).toFixed(1) + " s" : ms + " ms";
+
+// reflectorLine is a reflector's box of the demo in one line: its phase,
+// how it got the whole state, its requests and events, and the times.
+function reflectorLine(r) {
+  const parts = [`reflector ${r.phase}`];
+  if (r.phase === "idle" && r.idleMillis >= 0 && r.lastError) parts.push(`backing off for ${fmtAgo(r.idleMillis)} after an error`);
+  const got = streamLine(r);
+  if (got) parts.push(got);
+  parts.push(`STREAM ${r.streams} · LIST ${r.lists} · WATCH ${r.watches} · events ${r.watchEvents} · errors ${r.watchErrors}`);
+  if (r.unprobed) parts.push("this watch began before the live view existed: its events are counted from the next one");
+  else parts.push(r.sinceEventMillis >= 0 ? `last event ${fmtAgo(r.sinceEventMillis)} ago` : "no event yet");
+  return parts.join(" · ");
+}
+
+// drawProcess draws a user's process: one box per informer with its
+// handlers, and one row per traced workqueue. Redrawn only when the state
+// changed since the last poll.
+let processSig = "";
+function drawProcess(p) {
+  if ($("process").hidden) {
+    // The demo's parts have nothing to show here.
+    for (const id of ["pipeline", "controls-box", "events-box", "waterfall-box"]) $(id).hidden = true;
+    $("process").hidden = false;
+    text("informer", "· your process");
+  }
+  const sig = JSON.stringify(p);
+  if (sig === processSig) return;
+  processSig = sig;
+  const n = p.informers.length;
+  text("source", `${n} informer${n === 1 ? "" : "s"}, ${p.queues.length} workqueue${p.queues.length === 1 ? "" : "s"}` +
+    (p.traceparentsIgnored ? `; ${p.traceparentsIgnored} tracing.k8s.io/traceparent annotations ignored (did not parse)` : ""));
+  const box = $("process-informers");
+  box.replaceChildren(...p.informers.map((inf) => {
+    const div = document.createElement("div");
+    div.className = "stage informer" + (inf.queueDepth > 0 ? " busy" : "");
+    const h = document.createElement("h2");
+    h.textContent = inf.resource ? `${inf.resource} (${inf.type})` : inf.type;
+    const line = document.createElement("div");
+    line.className = "small";
+    line.textContent = [inf.started ? (inf.synced ? "synced" : "syncing…") : "not started",
+      `rv ${inf.rv || "–"}`, `${inf.queueKind === "deltafifo" ? "DeltaFIFO" : "RealFIFO"} ${inf.queueDepth} queued`,
+      `${inf.handleDeltas} changes applied`, `${inf.cached} objects cached`].join(" · ");
+    const refl = document.createElement("div");
+    refl.className = "small";
+    refl.textContent = reflectorLine(inf.reflector);
+    const err = document.createElement("div");
+    err.className = "small err";
+    err.textContent = inf.reflector.lastError || "";
+    const reqs = document.createElement("ol");
+    reqs.className = "small requests";
+    reqs.title = "the reflector's last requests, oldest first";
+    for (const q of (inf.reflector.requests || []).slice(-shownRequests)) reqs.appendChild(document.createElement("li")).textContent = requestLine(q);
+    const table = document.createElement("table");
+    const head = table.createTHead().insertRow();
+    for (const t of ["handler", "addCh", "pending", "calls", "mean", "max", "synced"]) head.appendChild(document.createElement("th")).textContent = t;
+    const body = table.createTBody();
+    for (const l of inf.handlers) {
+      const tr = body.insertRow();
+      tr.dataset.listener = l.name;
+      for (const v of [l.name, l.addCh, l.pending, l.calls, fmtMicros(l.meanMicros), fmtMicros(l.maxMicros), l.synced ? "yes" : "no"]) cell(tr, v);
+    }
+    div.append(h, line, refl, reqs, err, table);
+    return div;
+  }));
+  const qb = $("process-queues").tBodies[0];
+  qb.replaceChildren();
+  for (const q of p.queues) {
+    const tr = qb.insertRow();
+    tr.dataset.queue = q.name;
+    for (const v of [q.name, q.kind, q.depth, q.adds, q.merged, q.reconciles, q.retries, q.inFlight, q.inFlight ? fmtMicros(q.longestMicros) : "–", fmtMicros(q.meanMicros), fmtMicros(q.lastMicros)]) cell(tr, v);
+  }
+}
+
+// drawReconciles lists the last reconciles; a click opens the trace that
+// says why each ran.
+let reconcilesSig = "";
+function drawReconciles(rs) {
+  const sig = rs.map((r) => r.traceID + r.key + r.start).join();
+  if (sig === reconcilesSig) return;
+  reconcilesSig = sig;
+  const body = $("reconciles").tBodies[0];
+  body.replaceChildren();
+  for (const r of rs) {
+    const tr = body.insertRow();
+    tr.dataset.key = r.key;
+    for (const v of [r.queue, r.key, fmtMicros(r.micros), r.links]) cell(tr, v);
+    tr.onclick = () => openWaterfall({ traceID: r.traceID, type: "reconcile", key: r.key, rv: "" });
+  }
+}
+
 async function poll() {
   try {
     const res = await fetch("api/state", { cache: "no-store" });
     const st = await res.json();
-    drawPipeline(st.pipeline);
-    if (!paused) drawEvents(st);
+    if (st.process) {
+      drawProcess(st.process);
+      // With the process's span store on its tracer provider
+      // (dropin.LiveViewSpanProcessor): the events and the reconciles.
+      $("events-box").hidden = !st.spans;
+      $("reconciles-box").hidden = !st.spans;
+      if (st.spans && !paused) { drawEvents(st); drawReconciles(st.reconciles); }
+    } else {
+      drawPipeline(st.pipeline);
+      if (!paused) drawEvents(st);
+    }
     text("status", "");
   } catch (err) {
-    text("status", "the demo is not answering (stopped?)");
+    text("status", $("process").hidden ? "the demo is not answering (stopped?)" : "the process is not answering (stopped?)");
   }
   setTimeout(poll, 200);
 }

@@ -1,0 +1,240 @@
+package dropin
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// LiveViewHandler serves the live view of this process: the page at its
+// root and its JSON state at api/state, for every informer this package
+// built and every traced queue it wrapped that is alive now (they join
+// when built and leave when stopped: the informer's Run returned, the
+// queue was shut down). Per informer: its resource and type, whether it
+// has started and synced, the reflector's last resourceVersion, its
+// queue's depth, and each handler by name with its notifications waiting
+// (addCh, pending), its calls and their mean and longest time, and
+// whether it has synced. Per traced queue, by its name: its depth and,
+// while tracing is on, its adds, the adds merged into a waiting key, the
+// reconciles, the keys in flight and the reconcile time.
+//
+// It is the demo's page (cmd/trace-demo --ui), one page and one code,
+// drawn without the demo's controls: it is read-only. Every answer to
+// anything but GET or HEAD is 405 Method Not Allowed, and nothing it
+// serves changes the controller. A request addressed to a Host that does
+// not name the connection's own address (localhost or a loopback IP on a
+// loopback connection; the address itself or this machine's name on
+// another) is refused with 403, as the demo's page refuses it: a site
+// that rebinds its DNS name to the controller's address cannot read the
+// page. Behind a proxy that rewrites Host, or a port-forward to another
+// local port, open it by the address the controller listens on.
+//
+// The listener is the caller's. Mount it on a plain mux under a prefix
+// (the page fetches its files and state relative to its own address, so
+// any prefix works; the handler serves the page at any path ending in
+// "/" and redirects one without the slash):
+//
+//	mux.Handle("/debug/informers/", dropin.LiveViewHandler())
+//
+// or on controller-runtime's metrics server:
+//
+//	Metrics: metricsserver.Options{BindAddress: ":8080",
+//		ExtraHandlers: map[string]http.Handler{"/debug/informers/": dropin.LiveViewHandler()}}
+//
+// Each read of api/state takes a snapshot of counters the informers and
+// queues keep anyway (atomic loads and a queue's lock for the time of a
+// copy); an open page reads it five times a second, a cost the controller
+// does not notice.
+//
+// Ours: client-go has no live view.
+func LiveViewHandler() http.Handler {
+	liveViewOn.Store(true)
+	static := livepage.Assets()
+	files := map[string]bool{}
+	entries, _ := fs.ReadDir(static, ".")
+	for _, e := range entries {
+		files[e.Name()] = true
+	}
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			livepage.WriteJSON(w, http.StatusMethodNotAllowed, livepage.Refusal{
+				Message: r.Method + " refused: the live view of this process is read-only"})
+			return
+		}
+		p := r.URL.Path
+		switch {
+		case strings.HasSuffix(p, "/api/state"):
+			livepage.WriteJSON(w, http.StatusOK, readState())
+		case strings.Contains(p, "/api/trace/"):
+			serveTrace(w, p[strings.LastIndex(p, "/api/trace/")+len("/api/trace/"):])
+		case strings.HasSuffix(p, "/api/controls"):
+			livepage.WriteJSON(w, http.StatusOK, map[string]any{"controls": []any{},
+				"none": "read-only: the live view of your own process has no controls"})
+		case strings.Contains(p, "/api/"):
+			livepage.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "not served by the live view of a process: " + p})
+		case strings.HasSuffix(p, "/") || p == "":
+			http.ServeFileFS(w, r, static, "index.html")
+		case files[path.Base(p)]:
+			http.ServeFileFS(w, r, static, path.Base(p))
+		case !strings.Contains(path.Base(p), "."):
+			// The mount point without its slash: the page's relative
+			// URLs need it.
+			http.Redirect(w, r, path.Base(p)+"/", http.StatusMovedPermanently)
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	csrf := http.NewCrossOriginProtection()
+	inner := csrf.Handler(http.HandlerFunc(serve))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := livepage.ConnPolicy(r); p != nil && !p.Allows(r.Host) {
+			local, _ := r.Context().Value(http.LocalAddrContextKey).(fmt.Stringer)
+			livepage.Refuse(w, fmt.Sprintf("refused: this live view serves %s, and the request was addressed to %q: open the page by the controller's own address", local, r.Host))
+			return
+		}
+		livepage.SetSecurityHeaders(w.Header())
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// liveViewOn is set by the first LiveViewHandler: from then on each
+// informer's reflector probe relays the events of every WATCH it sends,
+// which the page counts (a goroutine hop per event; before, only the
+// requests are logged, at no cost per event).
+var liveViewOn atomic.Bool
+
+// EventWindow and ReconcileWindow are how many recent events and
+// reconciles the page lists.
+const (
+	liveEventWindow     = 200
+	liveReconcileWindow = 50
+	liveMaxTraces       = 2000
+)
+
+// liveStore is the process's span store, made by the first
+// LiveViewSpanProcessor.
+var liveStore atomic.Pointer[livepage.SpanStore]
+
+// LiveViewSpanProcessor is the span processor that feeds the live view's
+// event list, its "why did this run" list of reconciles and its
+// waterfalls: give it to the tracer provider your informers and queues
+// trace with, beside your exporter:
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter),
+//		sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
+//
+// It keeps the spans of the last 2,000 traces (about 25 spans each on
+// average, the oldest trace evicted whole), the demo's store; every call
+// returns the same one. Without it the page shows the counters only.
+//
+// Ours: client-go does not trace.
+func LiveViewSpanProcessor() sdktrace.SpanProcessor { return spanStore() }
+
+func spanStore() *livepage.SpanStore {
+	if s := liveStore.Load(); s != nil {
+		return s
+	}
+	liveStore.CompareAndSwap(nil, livepage.NewSpanStore(liveMaxTraces))
+	return liveStore.Load()
+}
+
+func readState() livepage.ProcessState {
+	st := livepage.ProcessState{Process: readProcess(), Events: []livepage.Event{}, Reconciles: []livepage.Reconcile{}}
+	if s := liveStore.Load(); s != nil {
+		st.Spans = true
+		st.Events = s.Events(liveEventWindow)
+		st.Reconciles = s.Reconciles(liveReconcileWindow)
+		st.TracesKept, st.TracesEvicted = s.Counts()
+	}
+	return st
+}
+
+// serveTrace answers one kept trace as a waterfall.
+func serveTrace(w http.ResponseWriter, hex string) {
+	id, err := trace.TraceIDFromHex(hex)
+	if err != nil {
+		livepage.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "not a trace ID: " + err.Error()})
+		return
+	}
+	var wf livepage.Waterfall
+	ok := false
+	if s := liveStore.Load(); s != nil {
+		wf, ok = s.Waterfall(id)
+	}
+	if !ok {
+		livepage.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "trace not kept (evicted, never recorded, or no dropin.LiveViewSpanProcessor on the tracer provider): the page keeps the last traces only"})
+		return
+	}
+	livepage.WriteJSON(w, http.StatusOK, wf)
+}
+
+// readProcess is the state of every live informer and traced queue.
+func readProcess() livepage.Process {
+	infs, queues := live.snapshot()
+	now := time.Now()
+	out := livepage.Process{Informers: []livepage.ProcessInformer{}, Queues: []livepage.ProcessQueue{},
+		TraceparentsIgnored: tracing.TraceparentsIgnored()}
+	for _, e := range infs {
+		pi := livepage.ProcessInformer{Resource: e.resource, Type: e.typ, Handlers: []livepage.ProcessHandler{}}
+		st, err := processor.ReadStats(e.inf.inner)
+		if err == nil {
+			pi.Started, pi.QueueDepth, pi.HandleDeltas, pi.Cached = st.Started, st.QueueLen, st.Distributed, st.Cached
+			pi.QueueKind = st.Queue.String()
+			pi.ResourceVersion = st.LastSyncResourceVersion
+			for _, l := range st.Listeners {
+				pi.Handlers = append(pi.Handlers, livepage.ProcessHandler{
+					Name: l.Name, AddCh: l.AddCh, Pending: l.Pending, Calls: l.Calls,
+					MeanMicros: micros(l.MeanHandlerTime()), MaxMicros: micros(l.MaxHandlerTime), Synced: l.Synced,
+				})
+			}
+		}
+		pi.Synced = e.inf.HasSynced()
+		pi.Reflector = reflectorOf(e.probe, now)
+		out.Informers = append(out.Informers, pi)
+	}
+	for _, q := range queues {
+		pq := livepage.ProcessQueue{Name: q.name, Kind: q.kind, Depth: q.stats.Depth, Adds: q.stats.Adds,
+			Merged: q.stats.Merged, Reconciles: q.stats.Processed, InFlight: q.stats.Processing,
+			LastMicros: micros(q.stats.ProcessLast), Retries: q.retries, LongestMicros: micros(q.longest)}
+		if q.stats.Processed > 0 {
+			pq.MeanMicros = micros(q.stats.ProcessTotal / time.Duration(q.stats.Processed))
+		}
+		out.Queues = append(out.Queues, pq)
+	}
+	return out
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// reflectorOf is what the probe saw of the reflector's requests.
+func reflectorOf(p *liveprobe.ReflectorProbe, now time.Time) livepage.ProcessReflector {
+	st := p.State()
+	r := livepage.ProcessReflector{Phase: st.Phase, ResourceVersion: st.ResourceVersion, Streams: st.Streams,
+		Lists: st.Lists, Watches: st.Watches, Streamed: st.Streamed, Bookmark: st.Bookmark, Fetched: st.Fetched,
+		Listed: st.Listed, WatchEvents: st.WatchEvents, WatchErrors: st.WatchErrors, LastError: st.LastError, Unprobed: st.Unprobed,
+		Requests: make([]livepage.ProcessRequest, 0, len(st.Requests)), SinceEventMillis: -1, IdleMillis: -1}
+	for _, q := range st.Requests {
+		r.Requests = append(r.Requests, livepage.ProcessRequest(q))
+	}
+	lastEvent, idleSince := p.Times()
+	if !lastEvent.IsZero() {
+		r.SinceEventMillis = now.Sub(lastEvent).Milliseconds()
+	}
+	if !idleSince.IsZero() {
+		r.IdleMillis = now.Sub(idleSince).Milliseconds()
+	}
+	return r
+}

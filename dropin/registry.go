@@ -1,0 +1,199 @@
+package dropin
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+	"weak"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
+)
+
+// The process's registry of live informers and traced queues, which
+// [LiveViewHandler] reads. An informer joins when it is built and a traced
+// queue when it is wrapped; each leaves when it stops (the informer's Run
+// returned, the queue was shut down) or when nothing else holds it any
+// more. The registry holds them by weak pointers only: an informer built
+// and never run, or a queue dropped without ShutDown, is not kept alive by
+// the live view (a process that builds informers per test, or per tenant,
+// would otherwise grow without end). Entries whose object is gone or
+// stopped are pruned on every join and every read.
+//
+// Ours: client-go keeps no list of its informers or queues.
+var live = registry{informers: map[uint64]liveInformer{}, queues: map[uint64]liveQueue{}}
+
+type registry struct {
+	mu sync.Mutex
+	// Guarded by mu:
+	seq       uint64 // the order of joining, which the page keeps
+	informers map[uint64]liveInformer
+	queues    map[uint64]liveQueue
+}
+
+type liveInformer struct {
+	inf      weak.Pointer[Informer]
+	probe    *liveprobe.ReflectorProbe // its reflector's requests
+	resource string                    // the resource a factory named, or ""
+	typ      string                    // the example object's Go type
+}
+
+// liveQueue reads one traced queue without holding it: read answers false
+// once the queue is gone or shut down, and reads its counters only when
+// asked to (pruning needs no counters).
+type liveQueue struct {
+	name string
+	kind string
+	read func(withStats bool) (QueueStats, bool)
+	// extra reads what only this package's queues tell: retries
+	// (AddRateLimited calls) and the longest key in process now.
+	extra func(now time.Time) (retries uint64, longest time.Duration)
+}
+
+// liveRetries and liveLongest are the live view's extra readings of this
+// package's traced queues.
+func (q *TracedQueue[T]) liveRetries() uint64 { return q.retries.Load() }
+func (q *traced[T]) liveLongest(now time.Time) time.Duration {
+	return q.t.LongestProcessing(now)
+}
+
+// registerInformer adds i; called by newInformer.
+func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
+	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject)}
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	live.prune_locked()
+	live.seq++
+	live.informers[live.seq] = e
+}
+
+// ShowInLiveView adds q, a traced queue made by another package, to the
+// live view of the process ([LiveViewHandler]) under name, with kind
+// saying what queue it wraps, and returns q. This package's constructors
+// (NewTracedQueue, NewTracedDelayingQueue, NewTracedPlainQueue) call it
+// themselves; dropin/crqueue's NewTracedPriorityQueue calls it with
+// "priority". The queue leaves the view once ShuttingDown answers true,
+// or once nothing else holds it: the view holds it by a weak pointer only.
+//
+// Ours: client-go has no live view.
+func ShowInLiveView[Q any, P interface {
+	*Q
+	Stats() QueueStats
+	ShuttingDown() bool
+}](q P, name, kind string) P {
+	return registered(q, name, kind)
+}
+
+// registered adds q to the registry and returns it. The closure reads q
+// back from the weak pointer: it must not capture q, or the registry would
+// hold it.
+func registered[Q any, P interface {
+	*Q
+	Stats() QueueStats
+	ShuttingDown() bool
+}](q P, name, kind string) P {
+	wp := weak.Make((*Q)(q))
+	read := func(withStats bool) (QueueStats, bool) {
+		q := P(wp.Value())
+		if q == nil || q.ShuttingDown() {
+			return QueueStats{}, false
+		}
+		if !withStats {
+			return QueueStats{}, true
+		}
+		return q.Stats(), true
+	}
+	extra := func(now time.Time) (uint64, time.Duration) {
+		q := P(wp.Value())
+		if q == nil {
+			return 0, 0
+		}
+		var retries uint64
+		var longest time.Duration
+		if r, ok := any(q).(interface{ liveRetries() uint64 }); ok {
+			retries = r.liveRetries()
+		}
+		if l, ok := any(q).(interface {
+			liveLongest(time.Time) time.Duration
+		}); ok {
+			longest = l.liveLongest(now)
+		}
+		return retries, longest
+	}
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	live.prune_locked()
+	live.seq++
+	live.queues[live.seq] = liveQueue{name: name, kind: kind, read: read, extra: extra}
+	return q
+}
+
+// prune_locked drops the entries whose object is gone or stopped.
+func (r *registry) prune_locked() {
+	for k, e := range r.informers {
+		if i := e.inf.Value(); i == nil || i.IsStopped() {
+			delete(r.informers, k)
+		}
+	}
+	for k, q := range r.queues {
+		if _, ok := q.read(false); !ok {
+			delete(r.queues, k)
+		}
+	}
+}
+
+// liveInformerRef is one live informer, held strongly for one read.
+type liveInformerRef struct {
+	inf           *Informer
+	probe         *liveprobe.ReflectorProbe
+	resource, typ string
+}
+
+// liveQueueStats is one live queue's name and counters.
+type liveQueueStats struct {
+	name, kind string
+	stats      QueueStats
+	retries    uint64
+	longest    time.Duration
+}
+
+// snapshot lists the live informers and queues in the order they joined.
+// The informers are returned strongly held: the caller reads them outside
+// the registry's lock (ReadStats takes the informer's own locks).
+func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var infs []liveInformerRef
+	var qs []liveQueueStats
+	for _, k := range slices.Sorted(maps.Keys(r.informers)) {
+		e := r.informers[k]
+		i := e.inf.Value()
+		if i == nil || i.IsStopped() {
+			delete(r.informers, k)
+			continue
+		}
+		infs = append(infs, liveInformerRef{inf: i, probe: e.probe, resource: e.resource, typ: e.typ})
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.queues)) {
+		q := r.queues[k]
+		st, ok := q.read(true)
+		if !ok {
+			delete(r.queues, k)
+			continue
+		}
+		retries, longest := q.extra(time.Now())
+		qs = append(qs, liveQueueStats{name: q.name, kind: q.kind, stats: st, retries: retries, longest: longest})
+	}
+	return infs, qs
+}
+
+// size is how many entries the registry holds, pruned or not (tests).
+func (r *registry) size() (informers, queues int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.informers), len(r.queues)
+}

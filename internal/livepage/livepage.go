@@ -1,0 +1,278 @@
+// Package livepage is the live view's page, the one both of its servers
+// serve: trace-demo's (internal/app/liveview, with the demo's controls,
+// its event list and its waterfalls) and the one a user's own controller
+// mounts (dropin.LiveViewHandler, read-only, every dropin informer and
+// traced queue of the process). One page, one script, one set of rules:
+// the files (go:embed), the security headers every answer carries, and
+// the Host policy that refuses a request addressed to another name (DNS
+// rebinding).
+//
+// It sits below the chapters (internal/layers): it imports none of them,
+// so that dropin and the demo's parts can both import it.
+//
+// Ours: client-go has no live view.
+package livepage
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Assets are the page's files: index.html, app.js, app.css, favicon.svg.
+func Assets() fs.FS {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil { // only if the embed above lost its directory
+		panic("livepage: " + err.Error())
+	}
+	return sub
+}
+
+// securityHeaders go on every answer. The page is one origin's own: its
+// script, style and icon come from the server itself (so the policy
+// allows 'self' and nothing inline), it fetches only its own endpoints,
+// and no other site may frame it (a framed page's buttons could be
+// clicked through a decoy: clickjacking) or load its answers as a script
+// or an image.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy":      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	"X-Frame-Options":              "DENY",
+	"X-Content-Type-Options":       "nosniff",
+	"Referrer-Policy":              "no-referrer",
+	"Cross-Origin-Resource-Policy": "same-origin",
+	"Cross-Origin-Opener-Policy":   "same-origin",
+}
+
+// SetSecurityHeaders puts the page's security headers on h.
+func SetSecurityHeaders(h http.Header) {
+	for k, v := range securityHeaders {
+		h.Set(k, v)
+	}
+}
+
+// WriteJSON answers v as JSON with code, never cached.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Refusal is the body of a refused request: the demo's control answer
+// has the same two fields.
+type Refusal struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// Refuse answers 403 with msg, and the security headers.
+func Refuse(w http.ResponseWriter, msg string) {
+	SetSecurityHeaders(w.Header())
+	WriteJSON(w, http.StatusForbidden, Refusal{Message: msg})
+}
+
+// HostPolicy says which Host headers name a server: the address it
+// serves, by its port, and by the names a browser on this machine (or,
+// off loopback, in the room) opens it with. A page of another site that
+// rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
+// as Host, and is refused: without this check it could read /api/state,
+// which names the cluster, its objects and the controller's keys.
+type HostPolicy struct {
+	Port     string
+	Loopback bool // bound to a loopback address: every loopback IP names it
+	AnyIP    bool // bound to every address (0.0.0.0, [::]): any IP names it
+	IP       net.IP
+	Names    map[string]bool // lower case, without a trailing dot
+}
+
+// NewHostPolicy is the policy of a server on addr (a *net.TCPAddr; any
+// other allows nothing), which may also be opened by name (the host name
+// it was told to listen on; "" for none).
+func NewHostPolicy(addr net.Addr, name string) HostPolicy {
+	a, _ := addr.(*net.TCPAddr)
+	p := HostPolicy{Names: map[string]bool{}}
+	if a == nil {
+		return p
+	}
+	p.Port = strconv.Itoa(a.Port)
+	p.IP = a.IP
+	p.Loopback = a.IP.IsLoopback()
+	p.AnyIP = a.IP.IsUnspecified()
+	if p.Loopback || p.AnyIP {
+		p.Names["localhost"] = true
+	}
+	if name != "" {
+		p.Names[strings.ToLower(name)] = true
+	}
+	if !p.Loopback {
+		// Off loopback the room opens it by this machine's name too.
+		if h, err := os.Hostname(); err == nil && h != "" {
+			p.Names[strings.ToLower(h)] = true
+		}
+	}
+	return p
+}
+
+// Allows reports whether a request's Host names this server.
+func (p HostPolicy) Allows(hostport string) bool {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, "80" // no port: the browser's default
+	}
+	if port != p.Port {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return p.AnyIP || ip.Equal(p.IP) || (p.Loopback && ip.IsLoopback())
+	}
+	return p.Names[strings.TrimSuffix(strings.ToLower(host), ".")]
+}
+
+// ConnPolicy is the policy for a request that came on a listener this
+// package did not open (a handler mounted on the user's own mux): the
+// connection's local address (net/http's LocalAddrContextKey) stands for
+// the address served. A connection to a loopback address is taken as a
+// loopback-bound server (localhost and every loopback IP name it); one to
+// another address is named by that IP and this machine's name. nil if the
+// request carries no local address (not from net/http's server).
+func ConnPolicy(r *http.Request) *HostPolicy {
+	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if addr == nil {
+		return nil
+	}
+	p := NewHostPolicy(addr, "")
+	return &p
+}
+
+// ProcessState is /api/state of the live view in a user's process
+// (dropin.LiveViewHandler): every dropin informer and traced queue alive
+// in it. The page draws it in place of the demo's pipeline when Process
+// is set.
+type ProcessState struct {
+	Process Process `json:"process"`
+	// Events, Reconciles and the trace counts come from the process's
+	// span store (dropin.LiveViewSpanProcessor), when the user's tracer
+	// provider feeds it; empty otherwise.
+	Events        []Event     `json:"events"`
+	Reconciles    []Reconcile `json:"reconciles"`
+	TracesKept    int         `json:"tracesKept"`
+	TracesEvicted int         `json:"tracesEvicted"`
+	// Spans says whether the store has been asked for (a tracer provider
+	// was given it): without it the page hides the events and reconciles.
+	Spans bool `json:"spans"`
+}
+
+// Process is what the page draws of a user's process.
+type Process struct {
+	Informers []ProcessInformer `json:"informers"`
+	Queues    []ProcessQueue    `json:"queues"`
+	// TraceparentsIgnored counts the tracing.k8s.io/traceparent
+	// annotations the process's informers ignored (they did not parse).
+	TraceparentsIgnored uint64 `json:"traceparentsIgnored"`
+}
+
+// ProcessInformer is one informer of the process.
+type ProcessInformer struct {
+	// Resource is the resource its factory named ("" when the informer
+	// was built by hand); Type the example object's Go type.
+	Resource string `json:"resource"`
+	Type     string `json:"type"`
+	Started  bool   `json:"started"`
+	Synced   bool   `json:"synced"`
+	// ResourceVersion is the reflector's last synced one.
+	ResourceVersion string `json:"rv"`
+	// QueueKind is realfifo or deltafifo; QueueDepth its length.
+	QueueKind  string `json:"queueKind"`
+	QueueDepth int    `json:"queueDepth"`
+	// HandleDeltas is how many changes were applied and distributed;
+	// Cached how many objects the indexer holds.
+	HandleDeltas uint64           `json:"handleDeltas"`
+	Cached       int              `json:"cached"`
+	Handlers     []ProcessHandler `json:"handlers"`
+	// Reflector is the reflector's conversation with the API server, as
+	// the demo's reflector box shows it (the same JSON names, drawn by the
+	// same script).
+	Reflector ProcessReflector `json:"reflector"`
+}
+
+// ProcessReflector is what internal/liveprobe saw of a reflector's
+// requests (its ReflectorState, with the same JSON names), and two times.
+type ProcessReflector struct {
+	// Phase is STREAM, LIST, WATCH or idle (between requests: after a
+	// failure, the reflector's backoff).
+	Phase           string `json:"phase"`
+	ResourceVersion string `json:"rv"`
+	Streams         int    `json:"streams"`
+	Lists           int    `json:"lists"`
+	Watches         int    `json:"watches"`
+	Streamed        int    `json:"streamed"`
+	Bookmark        string `json:"bookmark,omitempty"`
+	Fetched         string `json:"fetched,omitempty"`
+	Listed          int    `json:"listed"`
+	WatchEvents     int    `json:"watchEvents"`
+	WatchErrors     int    `json:"watchErrors"`
+	LastError       string `json:"lastError,omitempty"`
+	// Unprobed: the open WATCH was sent before the live view existed,
+	// so its events are not counted (the next WATCH's will be).
+	Unprobed bool `json:"unprobed,omitempty"`
+	// Requests are the last requests, oldest first, each with its
+	// outcome: a refused stream ("422 Invalid") then a LIST is the
+	// fallback and its reason; a watch ended by "ERROR Expired" then a new
+	// STREAM a relist and its cause.
+	Requests []ProcessRequest `json:"requests"`
+	// SinceEventMillis is the time since the last watch event, -1 before
+	// the first; IdleMillis how long the reflector has been between
+	// requests (-1 when it is not), its backoff after a failure.
+	SinceEventMillis int64 `json:"sinceEventMillis"`
+	IdleMillis       int64 `json:"idleMillis"`
+}
+
+// ProcessRequest is one request of a reflector.
+type ProcessRequest struct {
+	Verb            string `json:"verb"`
+	ResourceVersion string `json:"rv"`
+	Objects         int    `json:"objects"`
+	Bookmark        string `json:"bookmark,omitempty"`
+	Outcome         string `json:"outcome,omitempty"`
+}
+
+// ProcessHandler is one handler (listener) of an informer, by name.
+type ProcessHandler struct {
+	Name       string  `json:"name"`
+	AddCh      int     `json:"addCh"`
+	Pending    int     `json:"pending"`
+	Calls      uint64  `json:"calls"`
+	MeanMicros float64 `json:"meanMicros"`
+	MaxMicros  float64 `json:"maxMicros"`
+	Synced     bool    `json:"synced"`
+}
+
+// ProcessQueue is one traced workqueue of the process, by its name.
+type ProcessQueue struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // rate-limiting, delaying, plain, priority
+	Depth int    `json:"depth"`
+	// Adds, Merged (adds absorbed by a key already waiting), Reconciles
+	// (Get-to-Done passes), InFlight (keys being processed now) and the
+	// reconcile latency are counted while tracing is on only: the
+	// untraced queue keeps no books.
+	Adds       uint64  `json:"adds"`
+	Merged     uint64  `json:"merged"`
+	Reconciles uint64  `json:"reconciles"`
+	InFlight   int     `json:"inFlight"`
+	MeanMicros float64 `json:"meanMicros"`
+	LastMicros float64 `json:"lastMicros"`
+	// Retries counts AddRateLimited calls (always, on dropin's
+	// rate-limiting queue; 0 on the others); LongestMicros is how long the
+	// key processing longest now has been at it (while tracing is on).
+	Retries       uint64  `json:"retries"`
+	LongestMicros float64 `json:"longestMicros"`
+}

@@ -1,0 +1,70 @@
+package livepage
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+func requestOn(local string, host string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/api/state", nil)
+	r.Host = host
+	if local != "" {
+		addr, _ := net.ResolveTCPAddr("tcp", local)
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, addr))
+	}
+	return r
+}
+
+// A handler mounted on the user's own server takes the connection's local
+// address for the address it serves: on loopback, localhost and every
+// loopback IP name it; elsewhere its own IP; a rebinding name never.
+func TestConnPolicy(t *testing.T) {
+	for _, c := range []struct {
+		local, host string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "localhost:8080", true},
+		{"127.0.0.1:8080", "127.0.0.2:8080", true},
+		{"127.0.0.1:8080", "evil.example:8080", false},
+		{"127.0.0.1:8080", "localhost:9090", false},
+		{"10.0.0.5:8080", "10.0.0.5:8080", true},
+		{"10.0.0.5:8080", "localhost:8080", false},
+		{"10.0.0.5:8080", "10.0.0.6:8080", false},
+	} {
+		p := ConnPolicy(requestOn(c.local, c.host))
+		require.NotNil(t, p)
+		assert.Equal(t, c.ok, p.Allows(c.host), "%s on %s", c.host, c.local)
+	}
+	assert.Nil(t, ConnPolicy(requestOn("", "evil.example")), "no connection: not from net/http's server")
+}
+
+// Reconciles lists the workqueue.process spans, newest first, with their
+// queue, key and links; other spans are not reconciles.
+func TestReconcilesListsProcessSpans(t *testing.T) {
+	store := NewSpanStore(10)
+	tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(store)).Tracer("test")
+	_, add := tr.Start(context.Background(), "workqueue.add")
+	add.End()
+	for _, key := range []string{"ns/a", "ns/b"} {
+		_, sp := tr.Start(context.Background(), tracing.SpanWorkqueueProcess, trace.WithAttributes(
+			tracing.KeyWorkqueueName.String("q"), tracing.KeyWorkqueueKey.String(key)),
+			trace.WithLinks(trace.Link{SpanContext: add.SpanContext()}))
+		sp.End()
+	}
+	rs := store.Reconciles(10)
+	require.Len(t, rs, 2)
+	assert.Equal(t, []string{"ns/b", "ns/a"}, []string{rs[0].Key, rs[1].Key}, "newest first")
+	assert.Equal(t, "q", rs[0].Queue)
+	assert.Equal(t, 1, rs[0].Links)
+	assert.Len(t, store.Reconciles(1), 1)
+}

@@ -1,0 +1,180 @@
+//go:build browser
+
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+)
+
+// browserConfigMapHandler is the user's handler type the page names.
+type browserConfigMapHandler struct {
+	q workqueue.TypedInterface[string]
+}
+
+func (h browserConfigMapHandler) OnAdd(obj any, _ bool) { h.add(obj) }
+func (h browserConfigMapHandler) OnUpdate(_, obj any)   { h.add(obj) }
+func (h browserConfigMapHandler) OnDelete(any)          {}
+func (h browserConfigMapHandler) add(obj any) {
+	if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		h.q.Add(k)
+	}
+}
+
+type browserLW struct{ srv *apiserver.Server }
+
+func (l browserLW) List(o metav1.ListOptions) (runtime.Object, error) {
+	return l.srv.List(context.Background(), apiserver.ConfigMaps, "", o)
+}
+func (l browserLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return l.srv.Watch(context.Background(), apiserver.ConfigMaps, "", o)
+}
+
+// The live view of a user's own process (dropin.LiveViewHandler, mounted
+// under a prefix on the user's mux) in Chromium: the same page as the
+// demo's draws the process's ConfigMap informer with its handler by name
+// and the traced queue by name, read-only (the demo's pipeline, controls
+// and events are not shown), with no error in the console under the
+// page's content security policy.
+func TestLiveViewOfAProcessInChromium(t *testing.T) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	for _, n := range []string{"a", "b"} {
+		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
+		require.NoError(t, err)
+	}
+	inf := dropin.NewSharedIndexInformer(browserLW{srv}, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	q := dropin.NewTracedQueue("browser-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
+	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	_, err = inf.AddEventHandler(browserConfigMapHandler{q})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() {
+		for {
+			k, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			q.Forget(k)
+			q.Done(k)
+		}
+	})
+	t.Cleanup(func() { cancel(); q.ShutDown(); wg.Wait() })
+
+	mux := http.NewServeMux()
+	mux.Handle("/debug/informers/", dropin.LiveViewHandler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	tab, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	var mu sync.Mutex
+	var console []string
+	messages := chromedp.Console(tab)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		c, cancel := context.WithTimeout(tab, waitTimeout)
+		defer cancel()
+		require.NoError(t, chromedp.Do(c, actions...), what)
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		c, cancel := context.WithTimeout(tab, waitTimeout)
+		defer cancel()
+		v, err := chromedp.Run(c, chromedp.Evaluate[string](expr))
+		require.NoError(t, err, expr)
+		return v
+	}
+	// The bare prefix, as a user types it: redirected to the page.
+	run("open the live view", chromedp.Navigate(hs.URL+"/debug/informers"))
+	deadline := time.Now().Add(waitTimeout)
+	var text string
+	for {
+		text = eval(`document.body ? document.body.innerText : ""`)
+		if strings.Contains(text, "browser.browserConfigMapHandler#0") && strings.Contains(text, "browser-configmaps") &&
+			strings.Contains(text, "synced") && strings.Contains(text, "2 objects cached") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the page never drew the process: %q", text)
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Contains(t, text, "*v1.ConfigMap")
+	// The reflector's conversation, in the words of the demo's box: the
+	// stream that fetched the state, its bookmark, the watch it became.
+	assert.Contains(t, text, "reflector WATCH")
+	assert.Regexp(t, `initial state: 2 objects streamed, bookmark at rv \d+`, text)
+	assert.Regexp(t, `STREAM from the latest · 2 objects · bookmark rv \d+`, text)
+	assert.Contains(t, text, "rate-limiting")
+	assert.Equal(t, "true,true,false", eval(`[!!document.getElementById("pipeline").hidden, !!document.getElementById("controls-box").hidden,
+		!!document.getElementById("process").hidden].join()`),
+		"the demo's pipeline and controls hidden, the process shown")
+	assert.Equal(t, "browser-configmaps", eval(`document.querySelector("#process-queues tbody tr").dataset.queue`))
+	assert.Equal(t, "2", eval(`document.querySelector("#process-queues tbody tr").cells[3].textContent`), "two adds")
+	// Why did this run: a click on the reconcile of ns/a opens its trace.
+	assert.Equal(t, "false,false", eval(`[!!document.getElementById("reconciles-box").hidden, !!document.getElementById("events-box").hidden].join()`))
+	run("click the reconcile of ns/a", chromedp.Click(chromedp.CSS(`#reconciles tbody tr[data-key="ns/a"]`), chromedp.NodeVisible))
+	deadline = time.Now().Add(waitTimeout)
+	for {
+		got := eval(`[...document.querySelectorAll("#waterfall details")].map((d) => d.dataset.span).join(",")`)
+		if strings.Contains(got, "workqueue.process") && strings.Contains(got, "ListAndWatch") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the waterfall never showed the chain: %q", got)
+		time.Sleep(50 * time.Millisecond)
+	}
+	c, cancelShot := context.WithTimeout(tab, waitTimeout)
+	defer cancelShot()
+	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100)) // 100: PNG
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(screenshotDir(), 0o755))
+	path := filepath.Join(screenshotDir(), "process-page.png")
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot: %s", path)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, console, "the page ran without errors")
+}
