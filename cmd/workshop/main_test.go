@@ -1195,7 +1195,7 @@ func TestTheWorkshopPageAgreesWithTheExercises(t *testing.T) {
 		t.Errorf("docs/workshop.md does not say %q", want)
 	}
 	// The agenda.
-	agenda := regexp.MustCompile("(?m)^\\| (\\d):(\\d\\d) \\| [^|]+\\| (.+) \\|$")
+	agenda := regexp.MustCompile(`(?m)^\| (\d):(\d\d) \| [^|]+\| (.+) \|$`)
 	type block struct {
 		start int
 		names []string
