@@ -141,34 +141,10 @@ func alternate(b *testing.B, variants [2]func()) float64 {
 func BenchmarkWorkqueue(b *testing.B) {
 	const objects, bursts, burst = 10_000, 500, 100
 	const adds = bursts * burst * 6 / 5
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	controller := benchControllerPass() // metrics_bench_test.go: the same workload
 	pods := make([]*corev1.Pod, objects)
 	for i := range pods {
 		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-" + strconv.Itoa(i%100), Name: "p" + strconv.Itoa(i)}}
-		_ = indexer.Add(pods[i])
-	}
-	controller := func(q workqueue.TypedRateLimitingInterface[string]) {
-		n := 0
-		for range bursts {
-			for range burst {
-				p := pods[(n*7919)%objects]
-				key, _ := cache.MetaNamespaceKeyFunc(p)
-				q.Add(key)
-				if n%5 == 4 {
-					key, _ = cache.MetaNamespaceKeyFunc(p)
-					q.Add(key) // merged
-				}
-				n++
-			}
-			for q.Len() > 0 {
-				item, _ := q.Get()
-				ns, name, _ := cache.SplitMetaNamespaceKey(item)
-				_, _, _ = indexer.GetByKey(ns + "/" + name)
-				q.Forget(item)
-				q.Done(item)
-			}
-		}
-		q.ShutDown()
 	}
 	keys := make([]string, objects)
 	for i, p := range pods {

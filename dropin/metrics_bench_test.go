@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,27 +49,12 @@ func BenchmarkMetrics(b *testing.B) {
 	on := metricsOn(sdk)
 
 	list, updates := informerbench.Fixture()
-	const events = informerbench.Listed + informerbench.Updates
 	for _, handlers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("informer/handlers=%d", handlers), func(b *testing.B) {
 			pass := func(set func()) func() {
 				return func() {
 					set()
-					lw := informerbench.NewLW(list, updates)
-					inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
-					_ = inf.(*dropin.Informer).SetTracerProvider(tracenoop.NewTracerProvider())
-					hs := make([]*informerbench.Counter, handlers)
-					for i := range hs {
-						hs[i] = informerbench.NewCounter(events)
-						_, _ = inf.AddEventHandler(hs[i])
-					}
-					ctx, cancel := context.WithCancel(context.Background())
-					wait := runInformer(inf, ctx)
-					for _, h := range hs {
-						<-h.Done
-					}
-					cancel()
-					wait()
+					dropinPass(list, updates, handlers, tracenoop.NewTracerProvider())
 				}
 			}
 			pass(metricsOff)() // warm up
@@ -96,6 +82,29 @@ func BenchmarkMetrics(b *testing.B) {
 			reportOnOff(b, [2]func(){off, func() { pass(queue(metricsOff, dropin.WorkqueueMetricsProvider())) }}, "bookkeeping÷off")
 		})
 	})
+}
+
+// dropinPass runs one dropin informer with n counting handlers and
+// tracer provider tp through BenchmarkSharedInformer's workload, to the
+// last event at every handler: BenchmarkMetrics' and
+// BenchmarkTracingSampled's pass.
+func dropinPass(list *corev1.PodList, updates []*corev1.Pod, n int, tp trace.TracerProvider) {
+	const events = informerbench.Listed + informerbench.Updates
+	lw := informerbench.NewLW(list, updates)
+	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
+	_ = inf.(*dropin.Informer).SetTracerProvider(tp)
+	hs := make([]*informerbench.Counter, n)
+	for i := range hs {
+		hs[i] = informerbench.NewCounter(events)
+		_, _ = inf.AddEventHandler(hs[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := runInformer(inf, ctx)
+	for _, h := range hs {
+		<-h.Done
+	}
+	cancel()
+	wait()
 }
 
 // reportOnOff is [alternate] that also reports the ratio of the process's

@@ -9,9 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-	corev1 "k8s.io/api/core/v1"
 
-	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
@@ -31,27 +29,10 @@ func BenchmarkTracingSampled(b *testing.B) {
 	off := tracenoop.NewTracerProvider()
 
 	list, updates := informerbench.Fixture()
-	const events = informerbench.Listed + informerbench.Updates
 	for _, handlers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
 			pass := func(tp trace.TracerProvider) func() {
-				return func() {
-					lw := informerbench.NewLW(list, updates)
-					inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
-					_ = inf.(*dropin.Informer).SetTracerProvider(tp)
-					hs := make([]*informerbench.Counter, handlers)
-					for i := range hs {
-						hs[i] = informerbench.NewCounter(events)
-						_, _ = inf.AddEventHandler(hs[i])
-					}
-					ctx, cancel := context.WithCancel(context.Background())
-					wait := runInformer(inf, ctx)
-					for _, h := range hs {
-						<-h.Done
-					}
-					cancel()
-					wait()
-				}
+				return func() { dropinPass(list, updates, handlers, tp) }
 			}
 			pass(off)() // warm up
 			b.Run("sampled-vs-off", func(b *testing.B) {
