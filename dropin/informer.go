@@ -199,9 +199,9 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 	return nil
 }
 
-// TraceFilter selects the objects that get a trace. This package adds no
-// tracing functions of its own: build a filter with chapter 4's
-// deltafifo.TraceKeys or deltafifo.TraceSelector, or write one.
+// TraceFilter selects the objects that get a trace. This package builds
+// none of its own: use chapter 4's deltafifo.TraceKeys or
+// deltafifo.TraceSelector, or write one.
 //
 // Mirrors our [deltafifo.TraceFilter] (chapters/04-deltafifo/tracing.go); not in client-go.
 type TraceFilter = deltafifo.TraceFilter
