@@ -14,8 +14,8 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The compile-time promise of this package: what the constructors return

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
-	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // LiveViewHandler serves the live view of this process: the page at its

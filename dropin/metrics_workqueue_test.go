@@ -22,7 +22,7 @@ import (
 
 // Moved here from internal/metrics: the same-code test needs dropin's
 // traced queue, and internal/metrics sits below the chapters, where no
-// package (not even its tests) may import dropin (internal/layers).
+// package (not even its tests) may import dropin (test/layers).
 
 // wqRecorder is client-go's MetricsProvider keeping what the queue told it,
 // the oracle of the same-code test: what a Prometheus provider such as

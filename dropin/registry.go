@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/liveprobe"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The process's registry of live informers and traced queues, which

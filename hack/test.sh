@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== gofmt"
-unformatted=$(gofmt -l chapters cmd dropin examples internal hack test workshop 2>/dev/null || true)
+unformatted=$(gofmt -l chapters cmd demo dropin examples internal liveprobe hack test workshop 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change these files (run: gofmt -w .):"
   echo "$unformatted"

@@ -10,7 +10,7 @@ package deltafifo
 // table row is client-go's behaviour, not only ours), and requires the doc's
 // generated blocks to be byte-for-byte what it rendered. After a deliberate
 // change, `go test ./chapters/04-deltafifo -run TestSideBySide -update`
-// rewrites the blocks, the way `go test ./internal/doccheck -update` does
+// rewrites the blocks, the way `go test ./test/doccheck -update` does
 // for quoted code.
 
 import (

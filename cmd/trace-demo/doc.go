@@ -14,16 +14,16 @@
 // This package is the flags and the wiring only. What runs is elsewhere,
 // above the chapters:
 //
-//   - internal/app/demo: the embedded run and its lessons, one file each
+//   - demo/lessons: the embedded run and its lessons, one file each
 //     (lesson_*.go), in one table that the terminal run and the live view's
 //     lesson script both read;
-//   - internal/app/cluster: the run against a real cluster;
-//   - internal/app/livecontrols: the live view's controls on the embedded
-//     server, and internal/app/liveview the page itself;
-//   - internal/app/terminal: what is printed (lines, waterfalls, summaries);
-//   - internal/app/telemetry: the tracer provider, the collector behind the
+//   - demo/cluster: the run against a real cluster;
+//   - demo/livecontrols: the live view's controls on the embedded
+//     server, and demo/liveview the page itself;
+//   - demo/terminal: what is printed (lines, waterfalls, summaries);
+//   - demo/telemetry: the tracer provider, the collector behind the
 //     waterfalls, and the export queue;
-//   - internal/app/informers: the informer every mode shows, built through
+//   - demo/informers: the informer every mode shows, built through
 //     chapter 6's factory.
 //
 // Exit codes: 0 success, 1 a failed run (cluster problem, export failure, a

@@ -13,7 +13,7 @@ import (
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 )
 
 // defaultUIAddr is where --ui serves the page unless --ui-addr says
@@ -37,7 +37,7 @@ type options struct {
 	verbose    bool
 	queue      string
 	objects    int
-	ui         bool   // --ui: serve the live view (internal/app/liveview)
+	ui         bool   // --ui: serve the live view (demo/liveview)
 	uiAddr     string // --ui-addr
 	// --trace-keys and --trace-selector, and the filter built from the one
 	// given (nil: trace every object); traceWhat names it in messages.

@@ -15,13 +15,13 @@ import (
 	"go.opentelemetry.io/otel"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/cluster"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/informers"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/livecontrols"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/cluster"
+	"github.com/informer-anatomy/informer-anatomy/demo/informers"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 

@@ -18,9 +18,9 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP trace endpoint: it decodes every

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )

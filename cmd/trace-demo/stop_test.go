@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demo"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/livecontrols"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 )
 
 // stopBound is how soon after Ctrl-C the demo must have ended: a bound to
@@ -131,7 +131,7 @@ func TestLessonScriptRunsTwice(t *testing.T) {
 		require.Equal(t, http.StatusOK, code, r.Message)
 		// The script ends with "done", or a warning naming the lesson that
 		// failed. The second run's relist and fallback wait out the
-		// reflector's grown backoff (internal/app/demo, untilRelisted),
+		// reflector's grown backoff (demo/lessons, untilRelisted),
 		// which can take a minute or more.
 		require.Eventually(t, func() bool {
 			return strings.Count(d.stdout.String(), "lesson script done") == run || strings.Contains(d.stderr.String(), "lesson script:")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
 )
 
 // The load test of the page's data endpoint: 100,000 events on the

@@ -1,5 +1,5 @@
 // Package livepage is the live view's page, the one both of its servers
-// serve: trace-demo's (internal/app/liveview, with the demo's controls,
+// serve: trace-demo's (demo/liveview, with the demo's controls,
 // its event list and its waterfalls) and the one a user's own controller
 // mounts (dropin.LiveViewHandler, read-only, every dropin informer and
 // traced queue of the process). One page, one script, one set of rules:
@@ -7,7 +7,7 @@
 // the Host policy that refuses a request addressed to another name (DNS
 // rebinding).
 //
-// It sits below the chapters (internal/layers): it imports none of them,
+// It sits below the chapters (test/layers): it imports none of them,
 // so that dropin and the demo's parts can both import it.
 //
 // Ours: client-go has no live view.
@@ -203,7 +203,7 @@ type ProcessInformer struct {
 	Reflector ProcessReflector `json:"reflector"`
 }
 
-// ProcessReflector is what internal/liveprobe saw of a reflector's
+// ProcessReflector is what liveprobe saw of a reflector's
 // requests (its ReflectorState, with the same JSON names), and two times.
 type ProcessReflector struct {
 	// Phase is STREAM, LIST, WATCH or idle (between requests: after a

@@ -1,4 +1,4 @@
-// Package browser opens the live view (`trace-demo --ui`, internal/app/liveview)
+// Package browser opens the live view (`trace-demo --ui`, demo/liveview)
 // in a real, headless Chromium driven over the DevTools protocol
 // (github.com/chromedp/chromedp), and checks what a room would see: every
 // stage drawn, the controls moving the counters, an event opening its

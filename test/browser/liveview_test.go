@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )

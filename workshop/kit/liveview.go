@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 )
 
 // LiveView is a running `trace-demo --ui` on its embedded API server: the
@@ -38,7 +38,7 @@ func StartLiveView(t testing.TB, args ...string) *LiveView {
 	return &LiveView{URL: p.URL, t: t}
 }
 
-// kitT prefixes the failures of internal/app/demoproc with "kit: ", so that a
+// kitT prefixes the failures of demo/demoproc with "kit: ", so that a
 // participant sees that the kit, not their answer, could not run the demo.
 type kitT struct{ testing.TB }
 

@@ -5,7 +5,7 @@ package backlog
 import (
 	"testing"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 

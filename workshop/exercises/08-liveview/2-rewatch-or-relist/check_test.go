@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 

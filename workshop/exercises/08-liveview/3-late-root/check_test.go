@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/app/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
