@@ -21,6 +21,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // otlpReceiver is a minimal OTLP/HTTP trace endpoint: it decodes every
@@ -231,7 +232,7 @@ func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
 		// its watch and the informer fetched the whole state again, which
 		// folds the missed updates into one relist: then the burst must be
 		// written and the pipeline settled.
-		fetches := func(r liveview.ReflectorState) int { return r.Streams + r.Lists }
+		fetches := func(r liveprobe.ReflectorState) int { return r.Streams + r.Lists }
 		relisted := fetches(st.Pipeline.Reflector) > fetches(before.Pipeline.Reflector)
 		if settled(st.Pipeline, 3) && (st.Pipeline.HandleDeltas == before.Pipeline.HandleDeltas+burst || relisted && burstWritten) {
 			break

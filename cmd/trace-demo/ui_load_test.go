@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The load test of the page's data endpoint: 100,000 events on the
@@ -182,7 +183,7 @@ func TestLiveViewUnder100kEventsDropsNothingAndStaysBounded(t *testing.T) {
 		// state instead of the missed updates: the count could then never
 		// be reached, so it ends the wait at once and fails with the reason.
 		var st liveview.State
-		relisted := func(r liveview.ReflectorState) bool {
+		relisted := func(r liveprobe.ReflectorState) bool {
 			return r.Streams+r.Lists > before.Reflector.Streams+before.Reflector.Lists
 		}
 		require.Eventually(t, func() bool {

@@ -19,10 +19,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // liveDemo is a trace-demo --ui run on 127.0.0.1:0.
@@ -218,7 +219,7 @@ func waterfallChains(t *testing.T, url, traceID string) []spancheck.Chain {
 }
 
 // lines is the reflector box's request list.
-func lines(r liveview.ReflectorState) []string {
+func lines(r liveprobe.ReflectorState) []string {
 	var out []string
 	for _, q := range r.Requests {
 		out = append(out, q.String())
@@ -329,7 +330,7 @@ func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
 	assert.Equal(t, []string{"WATCH from " + rv + " · ERROR Expired", "STREAM from " + rv + " · 422 Invalid", "LIST from " + rv + " · 2 objects"}, l[len(l)-4:len(l)-1])
 	assert.Regexp(t, `^WATCH from \d+$`, l[len(l)-1])
 	assert.Equal(t, r0.Reflector.Streams+1, st.Reflector.Streams, "the refused stream is counted")
-	assert.Equal(t, []any{liveview.FetchedList, 2}, []any{st.Reflector.Fetched, st.Reflector.Listed}, "the state came from the LIST")
+	assert.Equal(t, []any{liveprobe.FetchedList, 2}, []any{st.Reflector.Fetched, st.Reflector.Listed}, "the state came from the LIST")
 
 	code, r = d.press(t, "no-stream")
 	require.Equal(t, http.StatusOK, code, r.Message)

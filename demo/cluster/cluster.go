@@ -30,12 +30,13 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // Options are a cluster run's: the command line's cluster flags, and what
@@ -329,7 +330,7 @@ func (r *run) buildInformer(ctx context.Context) error {
 	}
 	r.u.Status("cluster %s: %s in %s; queue %s", r.where, r.gvr.Resource, nsText, o.Queue)
 	r.factory = factory.NewSharedInformerFactoryWithOptions(r.client, 0, factory.WithNamespace(r.namespace), factory.WithTracerProvider(r.tel.TP))
-	var probe *liveview.ReflectorProbe
+	var probe *liveprobe.ReflectorProbe
 	if q := informers.QueueKind(o.Queue); o.Live != nil || q != processor.RealFIFOQueue || o.TraceFilter != nil {
 		// The page's reflector box needs a probe around the ListerWatcher,
 		// another queue than the RealFIFO and a trace filter an informer

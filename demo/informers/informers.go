@@ -29,7 +29,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
-	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // typed are the resources chapter 6 has typed informers for, each with an
@@ -60,14 +60,14 @@ type Spec struct {
 // factory's own would be (the factory's resync, a namespace index,
 // informer.name the resource's name), on spec's queue and trace filter,
 // and its requests (its stream, LIST and WATCH) pass through a
-// [liveview.ReflectorProbe], which the lessons and the live view's
+// [liveprobe.ReflectorProbe], which the lessons and the live view's
 // reflector box read. A typed resource gets c's typed client; any other,
 // c's unstructured one, under the [unstructured.Unstructured] type.
 //
 // Call it before anything asks f for the same type: the first constructor
 // wins, and a later For would be handed the earlier informer, with a nil
 // probe.
-func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (processor.SharedIndexInformer, *liveview.ReflectorProbe, error) {
+func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (processor.SharedIndexInformer, *liveprobe.ReflectorProbe, error) {
 	gvr := spec.Resource
 	example, isTyped := typed[gvr]
 	client := c.RESTClient
@@ -81,9 +81,9 @@ func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (process
 	if err != nil {
 		return nil, nil, err
 	}
-	var probe *liveview.ReflectorProbe
+	var probe *liveprobe.ReflectorProbe
 	inf := f.InformerFor(example(), func(_ *factory.Client, resync time.Duration) processor.SharedIndexInformer {
-		probe = liveview.NewReflectorProbe(reflector.NewFilteredListWatchFromClient(rc, gvr.Resource, spec.Namespace, func(*metav1.ListOptions) {}))
+		probe = liveprobe.NewReflectorProbe(reflector.NewFilteredListWatchFromClient(rc, gvr.Resource, spec.Namespace, func(*metav1.ListOptions) {}))
 		return processor.NewSharedIndexInformerWithOptions(probe, example(), processor.SharedIndexInformerOptions{
 			ResyncPeriod:   resync,
 			Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},

@@ -18,10 +18,10 @@ import (
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
-	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 const (
@@ -70,7 +70,7 @@ type Env struct {
 	informer processor.SharedIndexInformer
 	// probe wraps the informer's ListerWatcher: the relist and fallback
 	// lessons read the reflector's requests from it.
-	probe *liveview.ReflectorProbe
+	probe *liveprobe.ReflectorProbe
 	// stop stops the informer (nil once stopped).
 	stop    context.CancelFunc
 	printer *terminal.Printer
@@ -228,7 +228,7 @@ func (e *Env) Server() *apiserver.Server { return e.srv }
 func (e *Env) Informer() processor.SharedIndexInformer { return e.informer }
 
 // Probe is the probe on the main informer's ListerWatcher.
-func (e *Env) Probe() *liveview.ReflectorProbe { return e.probe }
+func (e *Env) Probe() *liveprobe.ReflectorProbe { return e.probe }
 
 // Queue is the main informer's queue.
 func (e *Env) Queue() processor.QueueKind { return e.queue }

@@ -3,8 +3,8 @@ package demo
 import (
 	"fmt"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // fallback: the API server refuses streams (422 Invalid, as a
@@ -48,7 +48,7 @@ func fallback(e *Env) (Outcome, error) {
 	}
 	if err := e.untilRelisted("the reflector to fall back from the refused stream to LIST, then WATCH", func() bool {
 		reqs, _ := e.requestsAfter(since)
-		return fellBack(reqs) && e.probe.State().Phase == liveview.VerbWatch
+		return fellBack(reqs) && e.probe.State().Phase == liveprobe.VerbWatch
 	}); err != nil {
 		return Outcome{}, fmt.Errorf("%w; %s", err, e.requestsSince(since))
 	}

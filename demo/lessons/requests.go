@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The reflector's requests, as the relist and fallback lessons report them:
@@ -21,9 +21,9 @@ func (e *Env) requestsSent() int {
 }
 
 // requestsAfter returns the requests sent after the first since ones that
-// the probe still holds (its last liveview.RecentRequests), and how many
+// the probe still holds (its last liveprobe.RecentRequests), and how many
 // more it no longer holds.
-func (e *Env) requestsAfter(since int) (reqs []liveview.ProbedRequest, dropped int) {
+func (e *Env) requestsAfter(since int) (reqs []liveprobe.ProbedRequest, dropped int) {
 	st := e.probe.State()
 	n := st.Streams + st.Lists + st.Watches - since
 	reqs = st.Requests
@@ -68,16 +68,16 @@ func (e *Env) requestsSince(since int) string {
 
 // requestsVerdict says how the reflector fetched the whole state in reqs:
 // streamed (no LIST), or listed after a refused stream, or listed.
-func requestsVerdict(reqs []liveview.ProbedRequest) string {
+func requestsVerdict(reqs []liveprobe.ProbedRequest) string {
 	refused, streamed, listed := "", false, false
 	for _, r := range reqs {
 		switch {
-		case r.Verb == liveview.VerbStream && r.Bookmark != "":
+		case r.Verb == liveprobe.VerbStream && r.Bookmark != "":
 			streamed = true
-		case r.Verb == liveview.VerbStream && r.Outcome != "" && !strings.HasPrefix(r.Outcome, "ERROR") &&
-			r.Outcome != liveview.OutcomeClosedEarly && r.Outcome != liveview.OutcomeConnectionRefused:
+		case r.Verb == liveprobe.VerbStream && r.Outcome != "" && !strings.HasPrefix(r.Outcome, "ERROR") &&
+			r.Outcome != liveprobe.OutcomeClosedEarly && r.Outcome != liveprobe.OutcomeConnectionRefused:
 			refused = r.Outcome
-		case r.Verb == liveview.VerbList && r.Outcome == "":
+		case r.Verb == liveprobe.VerbList && r.Outcome == "":
 			listed = true
 		}
 	}
@@ -94,15 +94,15 @@ func requestsVerdict(reqs []liveview.ProbedRequest) string {
 
 // fellBack reports whether reqs hold a refused stream, then a LIST, then a
 // WATCH: the fallback, complete.
-func fellBack(reqs []liveview.ProbedRequest) bool {
+func fellBack(reqs []liveprobe.ProbedRequest) bool {
 	step := 0
 	for _, r := range reqs {
 		switch {
-		case step == 0 && r.Verb == liveview.VerbStream && r.Outcome != "" && !strings.HasPrefix(r.Outcome, "ERROR"):
+		case step == 0 && r.Verb == liveprobe.VerbStream && r.Outcome != "" && !strings.HasPrefix(r.Outcome, "ERROR"):
 			step = 1
-		case step == 1 && r.Verb == liveview.VerbList && r.Outcome == "":
+		case step == 1 && r.Verb == liveprobe.VerbList && r.Outcome == "":
 			step = 2
-		case step == 2 && r.Verb == liveview.VerbWatch:
+		case step == 2 && r.Verb == liveprobe.VerbWatch:
 			return true
 		}
 	}

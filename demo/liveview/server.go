@@ -17,6 +17,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // EventWindow is how many recent events the data endpoint lists.
@@ -24,10 +25,10 @@ const EventWindow = 200
 
 // Pipeline is what the page draws, from the informer's own state.
 type Pipeline struct {
-	Informer  string         `json:"informer"`
-	Source    string         `json:"source"` // where the objects come from
-	Reflector ReflectorState `json:"reflector"`
-	Queue     QueueState     `json:"queue"`
+	Informer  string                   `json:"informer"`
+	Source    string                   `json:"source"` // where the objects come from
+	Reflector liveprobe.ReflectorState `json:"reflector"`
+	Queue     QueueState               `json:"queue"`
 	// HandleDeltas is how many changes HandleDeltas applied and distributed.
 	HandleDeltas uint64          `json:"handleDeltas"`
 	Indexer      int             `json:"indexer"` // objects cached

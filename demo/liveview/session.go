@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // SessionOptions are what a [Session] is started with.
@@ -48,7 +49,7 @@ type Session struct {
 	mu sync.Mutex
 	// Guarded by mu:
 	informer processor.SharedIndexInformer
-	probe    *ReflectorProbe
+	probe    *liveprobe.ReflectorProbe
 	source   string
 	name     string
 	controls []Control
@@ -106,7 +107,7 @@ func (s *Session) Stop() {
 
 // Attach shows inf on the page, named name, from source; probe wraps its
 // ListerWatcher (informers.For), controls are the page's buttons.
-func (s *Session) Attach(inf processor.SharedIndexInformer, probe *ReflectorProbe, name, source string, controls []Control) {
+func (s *Session) Attach(inf processor.SharedIndexInformer, probe *liveprobe.ReflectorProbe, name, source string, controls []Control) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.informer, s.probe, s.name, s.source, s.controls = inf, probe, name, source, controls

@@ -21,6 +21,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The live view on a real cluster: the reflector box is the probe's, as on
@@ -77,9 +78,9 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 				// The stream from the latest state, with the one object and
 				// its bookmark; no LIST, no plain WATCH.
 				require.Len(t, r.Requests, 1, "%+v", r)
-				assert.Equal(t, liveview.ProbedRequest{Verb: liveview.VerbStream, Objects: 1, Bookmark: stream.Bookmark}, stream)
+				assert.Equal(t, liveprobe.ProbedRequest{Verb: liveprobe.VerbStream, Objects: 1, Bookmark: stream.Bookmark}, stream)
 				assert.Equal(t, []int{1, 0, 0}, []int{r.Streams, r.Lists, r.Watches}, "streams, lists, watches")
-				assert.Equal(t, liveview.FetchedStream, r.Fetched)
+				assert.Equal(t, liveprobe.FetchedStream, r.Fetched)
 				// The bookmark says the state is at least as new as the
 				// object made before the informer started.
 				assert.GreaterOrEqual(t, lvRV(t, stream.Bookmark), lvRV(t, listedRV))
@@ -88,13 +89,13 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 				// The fallback: the stream's 500, the classic first LIST,
 				// the WATCH from its resourceVersion.
 				require.Len(t, r.Requests, 3, "%+v", r)
-				assert.Equal(t, liveview.ProbedRequest{Verb: liveview.VerbStream, Outcome: "ERROR InternalError"}, stream)
-				assert.Equal(t, liveview.ProbedRequest{Verb: liveview.VerbList, ResourceVersion: "0", Objects: 1}, r.Requests[1])
-				assert.Equal(t, liveview.VerbWatch, r.Requests[2].Verb)
+				assert.Equal(t, liveprobe.ProbedRequest{Verb: liveprobe.VerbStream, Outcome: "ERROR InternalError"}, stream)
+				assert.Equal(t, liveprobe.ProbedRequest{Verb: liveprobe.VerbList, ResourceVersion: "0", Objects: 1}, r.Requests[1])
+				assert.Equal(t, liveprobe.VerbWatch, r.Requests[2].Verb)
 				assert.Empty(t, r.Requests[2].Outcome)
 				assert.GreaterOrEqual(t, lvRV(t, r.Requests[2].ResourceVersion), lvRV(t, listedRV))
 				assert.Equal(t, []int{1, 1, 1}, []int{r.Streams, r.Lists, r.Watches}, "streams, lists, watches")
-				assert.Equal(t, []any{liveview.FetchedList, 1}, []any{r.Fetched, r.Listed})
+				assert.Equal(t, []any{liveprobe.FetchedList, 1}, []any{r.Fetched, r.Listed})
 				t.Logf("secrets fell back to LIST: this cluster's etcd lacks RequestWatchProgress (%v)", r.Requests)
 			}
 			assert.Empty(t, r.LastError)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
@@ -49,8 +50,8 @@ func requestsAfter(t *testing.T, lv *kit.LiveView, control string) []string {
 		return r.Phase == "WATCH" && len(r.Requests) > logged && time.Since(quietSince) > 2*time.Second
 	})
 	r = st.Pipeline.Reflector
-	if len(r.Requests) == liveview.RecentRequests {
-		t.Fatalf("the request log is full (%d requests): cannot tell which requests followed %s; run the checker again", liveview.RecentRequests, control)
+	if len(r.Requests) == liveprobe.RecentRequests {
+		t.Fatalf("the request log is full (%d requests): cannot tell which requests followed %s; run the checker again", liveprobe.RecentRequests, control)
 	}
 	var out []string
 	for _, q := range r.Requests[logged:] {
@@ -61,7 +62,7 @@ func requestsAfter(t *testing.T, lv *kit.LiveView, control string) []string {
 
 // describe writes a request as the exercise asks: "VERB FROM", FROM
 // relative to s, and " 410" for a 410 Expired (any other failure as it was).
-func describe(q liveview.ProbedRequest, s string) string {
+func describe(q liveprobe.ProbedRequest, s string) string {
 	from := q.ResourceVersion
 	n, err1 := strconv.ParseUint(q.ResourceVersion, 10, 64)
 	sn, err2 := strconv.ParseUint(s, 10, 64)
