@@ -17,9 +17,10 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/demo/cluster"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
@@ -125,7 +126,7 @@ func startLive(o *options, u *terminal.Printer, tel *telemetry.Telemetry, stdout
 
 // runMode runs what the flags ask for: a cluster, the page's embedded run,
 // or the scripted lessons.
-func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry, live *liveview.Session, h hooks) (terminal.Result, error) {
+func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry, live *liveview.Session, h hooks) (result.Result, error) {
 	env := demo.Options{Queue: informers.QueueKind(o.queue), Telemetry: tel, TraceFilter: o.traceFilter, Printer: u, Verbose: o.verbose}
 	switch {
 	case o.cluster:
@@ -148,7 +149,7 @@ func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetr
 
 // finish flushes the spans, draws the waterfalls and the summary, and
 // says where the spans went: the run's exit code.
-func finish(interrupted context.Context, o *options, tel *telemetry.Telemetry, res terminal.Result, runErr error, stdout, stderr io.Writer, h hooks) int {
+func finish(interrupted context.Context, o *options, tel *telemetry.Telemetry, res result.Result, runErr error, stdout, stderr io.Writer, h hooks) int {
 	// Flush before anything else, so that even a failed run leaves its
 	// spans in the exporter; an OTLP endpoint that is down costs at most
 	// flushTimeout. A file is not bounded: writing it always ends (a full
@@ -227,7 +228,7 @@ func finish(interrupted context.Context, o *options, tel *telemetry.Telemetry, r
 
 // draw is the closing view: the chosen waterfalls, then the summary (the
 // full one with --verbose or on a cluster).
-func draw(w io.Writer, o *options, tel *telemetry.Telemetry, rep *terminal.Report, pastLimit int, res terminal.Result) {
+func draw(w io.Writer, o *options, tel *telemetry.Telemetry, rep *terminal.Report, pastLimit int, res result.Result) {
 	show := res.Show
 	if o.traceFilter != nil {
 		show = terminal.RecordedOnly(rep, show)

@@ -32,6 +32,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
 	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
@@ -228,24 +229,24 @@ func preflight(ctx context.Context, rc rest.Interface, gvr schema.GroupVersionRe
 // demo's informer and handlers, optionally making its own traffic
 // (Generate); it stops at ctx's end (Ctrl-C or --duration), once the
 // handlers have caught up with the cache, and returns the objects to draw.
-func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Telemetry) (terminal.Result, error) {
+func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Telemetry) (result.Result, error) {
 	r := &run{o: o, u: u, tel: tel}
 	if err := r.connect(); err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	if o.Generate {
 		r.gen = &generator{core: r.core, ns: fmt.Sprintf("trace-demo-%05d", rand.IntN(100000))}
 		if err := r.gen.createNamespace(ctx); err != nil {
-			return terminal.Result{}, explain(ctx, err, r.where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
+			return result.Result{}, explain(ctx, err, r.where, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "create")
 		}
 		defer r.gen.cleanup(u)
 		r.namespace = r.gen.ns
 	}
 	if err := preflight(ctx, r.rc, r.gvr, r.namespace, r.where); err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	if err := r.buildInformer(ctx); err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	// The informer has a context of its own: Ctrl-C (ctx) first lets the
 	// handlers catch up with the cache, so the waterfall shows whole paths,
@@ -254,15 +255,15 @@ func Run(ctx context.Context, o Options, u *terminal.Printer, tel *telemetry.Tel
 	defer func() { stopInformer(); r.factory.Shutdown() }()
 	r.factory.Start(infCtx.Done())
 	if err := r.waitForSync(ctx); err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	if err := r.workload(ctx); err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	r.catchUp(ctx)
 	stopInformer()
 	r.factory.Shutdown()
-	return terminal.Result{Show: pickObjects(tel.Collector, o.Objects), HandlerCalls: r.handlers.Calls()}, nil
+	return result.Result{Show: pickObjects(tel.Collector, o.Objects), HandlerCalls: r.handlers.Calls()}, nil
 }
 
 // run is one cluster run, filled in step by step.
@@ -534,7 +535,7 @@ func lastSeen(c *telemetry.Collector, cached []string) string {
 
 // pickObjects chooses what the waterfall draws on a cluster: for up to n
 // objects, preferring ones that changed while watched, each trace in turn.
-func pickObjects(c *telemetry.Collector, n int) []terminal.Showcase {
+func pickObjects(c *telemetry.Collector, n int) []result.Showcase {
 	spans, _ := c.Snapshot()
 	ix := spancheck.NewIndex(spans)
 	watched, listed := []string{}, []string{}
@@ -556,7 +557,7 @@ func pickObjects(c *telemetry.Collector, n int) []terminal.Showcase {
 	// Per object, up to three traces, one of each kind of event first (an
 	// ADDED, a MODIFIED and a DELETED say more than three MODIFIEDs).
 	const perObject = 3
-	var out []terminal.Showcase
+	var out []result.Showcase
 	for _, k := range keys {
 		var first, rest []*spancheck.Span
 		kinds := map[string]bool{}
@@ -576,7 +577,7 @@ func pickObjects(c *telemetry.Collector, n int) []terminal.Showcase {
 		slices.SortFunc(picked, func(a, b *spancheck.Span) int { return a.Start.Compare(b.Start) })
 		for _, r := range picked {
 			id := r.SpanID
-			out = append(out, terminal.Show(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
+			out = append(out, result.Show(fmt.Sprintf("%s %s", r.Name, r.Attr(tracing.KeyEventType)), k,
 				func(s *spancheck.Span) bool { return s.SpanID == id }))
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 )
 
 // A Lesson is one scenario of the embedded run: what it does, what to look
@@ -44,7 +44,7 @@ type Outcome struct {
 	Detail string
 	// Show are the traces the run made that the waterfall can draw; their
 	// Step is the lesson's name.
-	Show []terminal.Showcase
+	Show []result.Showcase
 
 	order *orderResult // the order lesson's columns, for its tests
 }

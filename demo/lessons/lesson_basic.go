@@ -1,7 +1,7 @@
 package demo
 
 import (
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
 
@@ -40,10 +40,10 @@ func basic(e *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	ns := Namespace + "/"
-	out := Outcome{Show: []terminal.Showcase{
-		terminal.Show("created while watching (ADDED)", ns+"web-2", terminal.RootIs("ListAndWatch watch", "ADDED")),
-		terminal.Show("updated (MODIFIED)", ns+"web-1", terminal.RootIs("ListAndWatch watch", "MODIFIED")),
-		terminal.Show("deleted (DELETED)", ns+"web-2", terminal.RootIs("ListAndWatch watch", "DELETED")),
+	out := Outcome{Show: []result.Showcase{
+		result.Show("created while watching (ADDED)", ns+"web-2", result.RootIs("ListAndWatch watch", "ADDED")),
+		result.Show("updated (MODIFIED)", ns+"web-1", result.RootIs("ListAndWatch watch", "MODIFIED")),
+		result.Show("deleted (DELETED)", ns+"web-2", result.RootIs("ListAndWatch watch", "DELETED")),
 	}}
 	return out, e.handlersCaughtUp("demo/web-2's DELETED")
 }

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -72,7 +72,7 @@ func coalesce(e *Env) (Outcome, error) {
 		return Outcome{}, hookErr
 	}
 	l.stop()
-	out := Outcome{Show: []terminal.Showcase{terminal.Show("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, terminal.RootIs("ListAndWatch watch", "MODIFIED"))}}
+	out := Outcome{Show: []result.Showcase{result.Show("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, result.RootIs("ListAndWatch watch", "MODIFIED"))}}
 	switch n := maxPoppedTogether(e.tel.Collector, key, started); {
 	case n == 0 && e.filter != nil:
 		out.Line = "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together"

@@ -11,6 +11,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -198,9 +199,9 @@ func controllerLesson(e *Env) (Outcome, error) {
 	after := c.stats()
 	out := Outcome{Line: fmt.Sprintf("controller: demo/%s: 1 create and %d quick updates made %d adds and %s; the workqueue merged %d adds into a wait already there (workqueue.add coalesced=true); a reconcile took %v",
 		controllerPod, controllerUpdates, after.Adds-before.Adds, terminal.Plural(c.count(key)-reconciledBefore, "reconcile"), after.Merged-before.Merged, terminal.Ms(after.ProcessLast))}
-	out.Show = []terminal.Showcase{
-		terminal.Show("a controller's reconcile: the create, from the watch to workqueue.process", key, terminal.RootIs("ListAndWatch watch", "ADDED")),
-		terminal.Show("the first update of the burst: its add waits while the key is processed", key, terminal.RootIs("ListAndWatch watch", "MODIFIED")),
+	out.Show = []result.Showcase{
+		result.Show("a controller's reconcile: the create, from the watch to workqueue.process", key, result.RootIs("ListAndWatch watch", "ADDED")),
+		result.Show("the first update of the burst: its add waits while the key is processed", key, result.RootIs("ListAndWatch watch", "MODIFIED")),
 	}
 	return out, nil
 }

@@ -3,7 +3,7 @@ package demo
 import (
 	"fmt"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
@@ -53,7 +53,7 @@ func fallback(e *Env) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%w; %s", err, e.requestsSince(since))
 	}
 	out := Outcome{Line: "fallback: " + e.requestsSince(since)}
-	show := terminal.Show("listed after the refused stream (STREAM 422 → LIST → Replaced)", Namespace+"/web-1", terminal.RootIs("ListAndWatch list", "LISTED"))
+	show := result.Show("listed after the refused stream (STREAM 422 → LIST → Replaced)", Namespace+"/web-1", result.RootIs("ListAndWatch list", "LISTED"))
 	show.Last = true
 	out.Show = append(out.Show, show)
 	return out, e.handlersCaughtUp("the fallback's list to reach every handler")

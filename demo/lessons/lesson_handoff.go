@@ -15,7 +15,7 @@ import (
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
@@ -202,8 +202,8 @@ func handoff(e *Env) (Outcome, error) {
 	b.stop()
 
 	srcKey := lessonNamespace + "/" + handoffSource
-	watchAdded := terminal.RootIs(tracing.SpanRootPrefix+"watch", "ADDED")
-	out := Outcome{Show: []terminal.Showcase{
+	watchAdded := result.RootIs(tracing.SpanRootPrefix+"watch", "ADDED")
+	out := Outcome{Show: []result.Showcase{
 		{Title: "controller A reconciles, and its reconcile's span stamps the object it writes", Key: srcKey, Match: watchAdded, Last: true},
 		{Title: "controller B's informer receives the write: its root links to A's span", Key: outKey, Match: watchAdded, Last: true},
 	}}

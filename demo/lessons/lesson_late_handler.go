@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -29,7 +30,7 @@ func lateHandlerLesson(e *Env) (Outcome, error) {
 	return Outcome{
 		Line: fmt.Sprintf("late-handler: %s was given %s, one per cached pod, each a trace of its own with root %s; the queue and HandleDeltas were not involved",
 			e.lateName, terminal.Plural(int(e.late.adds.Load()), "synthetic add"), tracing.SpanAddEventHandle),
-		Show: []terminal.Showcase{terminal.Show("a handler added after sync gets synthetic adds", Namespace+"/web-1", terminal.RootIs(tracing.SpanAddEventHandle, ""))},
+		Show: []result.Showcase{result.Show("a handler added after sync gets synthetic adds", Namespace+"/web-1", result.RootIs(tracing.SpanAddEventHandle, ""))},
 	}, nil
 }
 

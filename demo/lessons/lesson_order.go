@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -39,10 +39,10 @@ func init() {
 			if err != nil {
 				return Outcome{}, err
 			}
-			return Outcome{Line: res.summary(), Detail: res.table(), order: res, Show: []terminal.Showcase{
-				terminal.Show("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
+			return Outcome{Line: res.summary(), Detail: res.table(), order: res, Show: []result.Showcase{
+				result.Show("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
 					func(r *spancheck.Span) bool {
-						return terminal.RootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
+						return result.RootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
 					}),
 			}}, nil
 		},

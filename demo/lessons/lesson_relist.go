@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
 
@@ -69,7 +69,7 @@ func relist(e *Env) (Outcome, error) {
 	if err := e.handlersRelisted("the relist's tombstone for demo/doomed"); err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{Show: []terminal.Showcase{terminal.Show("deleted while the watch was down: a tombstone from the relist's stream", doomed, terminal.RootIs("ListAndWatch watchlist", "TOMBSTONE"))}}
+	out := Outcome{Show: []result.Showcase{result.Show("deleted while the watch was down: a tombstone from the relist's stream", doomed, result.RootIs("ListAndWatch watchlist", "TOMBSTONE"))}}
 	hs := tombstonesSeen(e.handlers, doomed)
 	if len(hs) == 0 {
 		out.Line = "relist: demo/doomed reached no handler as a DeletedFinalStateUnknown (its delete arrived as a watch event?)"

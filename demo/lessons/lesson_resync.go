@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 )
 
@@ -32,7 +33,7 @@ func resync(e *Env) (Outcome, error) {
 	}); err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{Show: []terminal.Showcase{terminal.Show("resync: the cache's copy handed again to the handler that asked", Namespace+"/web-1", terminal.RootIs("ListAndWatch resync", "RESYNC"))}}
+	out := Outcome{Show: []result.Showcase{result.Show("resync: the cache's copy handed again to the handler that asked", Namespace+"/web-1", result.RootIs("ListAndWatch resync", "RESYNC"))}}
 	out.Line = fmt.Sprintf("resync: %s got %s so far (OnUpdate with the cached object, resourceVersion unchanged: root \"ListAndWatch resync\"), about one per cached pod every %v",
 		e.lateName, terminal.Plural(int(e.late.resyncs.Load()), "resync call"), resyncPeriod)
 	if others := e.othersResynced() - before; others > 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -63,12 +64,12 @@ func slowHandlerLesson(e *Env) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	show := terminal.Show("the last of five quick updates, behind a slow handler", Namespace+"/busy", terminal.RootIs("ListAndWatch watch", "MODIFIED"))
+	show := result.Show("the last of five quick updates, behind a slow handler", Namespace+"/busy", result.RootIs("ListAndWatch watch", "MODIFIED"))
 	show.Last = true
 	if err := e.handlersCaughtUp("the five updates of demo/busy"); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Line: slowLine(e.tel.Collector, e.thirdName, started), Show: []terminal.Showcase{show}}, nil
+	return Outcome{Line: slowLine(e.tel.Collector, e.thirdName, started), Show: []result.Showcase{show}}, nil
 }
 
 // slowLine is the line after the slow-handler lesson: the slow handler's

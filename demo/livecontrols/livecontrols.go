@@ -16,8 +16,9 @@ import (
 	"time"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
@@ -40,11 +41,11 @@ const (
 // for a control or the lesson script under way, which see ctx end too and
 // stop within moments, so that none writes to a stopped server or waits
 // on a stopped informer.
-func Run(ctx context.Context, o demo.Options, s *liveview.Session) (terminal.Result, error) {
+func Run(ctx context.Context, o demo.Options, s *liveview.Session) (result.Result, error) {
 	o.Tunable = true
 	e, err := demo.Start(ctx, o)
 	if err != nil {
-		return terminal.Result{}, err
+		return result.Result{}, err
 	}
 	defer e.Stop()
 	le := &liveEmbedded{env: e, session: s, printer: o.Printer, ctx: ctx}
@@ -62,7 +63,7 @@ func Run(ctx context.Context, o demo.Options, s *liveview.Session) (terminal.Res
 	le.busy.Lock()
 	defer le.busy.Unlock()
 	e.StopInformer()
-	return terminal.Result{HandlerCalls: e.HandlerCalls(), Informer: demo.MainInformer}, nil
+	return result.Result{HandlerCalls: e.HandlerCalls(), Informer: demo.MainInformer}, nil
 }
 
 // liveEmbedded is the embedded run behind the page.

@@ -6,6 +6,6 @@
 // spans ([Analyse], [DrawWaterfalls], [DrawSummary], [DrawShortSummary]).
 //
 // It sits above the chapters (demo/) and knows nothing of lessons
-// or clusters: a [Showcase] says which trace to draw, and whoever ran the
+// or clusters: a [result.Showcase] says which trace to draw, and whoever ran the
 // workload chooses it.
 package terminal

@@ -11,29 +11,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// Showcase is one trace the waterfall draws: the first trace of key whose
-// root matches.
-type Showcase struct {
-	Title string
-	Key   string
-	Match func(root *spancheck.Span) bool
-	Last  bool   // the last matching trace instead of the first
-	Step  string // the scenario that made it, shown in the heading
-}
-
-func Show(title, key string, match func(*spancheck.Span) bool) Showcase {
-	return Showcase{Title: title, Key: key, Match: match}
-}
-
-func RootIs(name, event string) func(*spancheck.Span) bool {
-	return func(r *spancheck.Span) bool {
-		return r.Name == name && (event == "" || r.Attr(tracing.KeyEventType) == event)
-	}
-}
 
 type Report struct {
 	Index   *spancheck.Index
@@ -143,7 +124,7 @@ func DrawShortSummary(w io.Writer, r *Report, pastLimit int, main string) {
 }
 
 // Find returns the root of the trace a showcase asks for, or nil.
-func (r *Report) Find(s Showcase) *spancheck.Span {
+func (r *Report) Find(s result.Showcase) *spancheck.Span {
 	var found *spancheck.Span
 	for _, root := range r.Index.Roots {
 		if root.Attr(tracing.KeyObjectKey) == s.Key && s.Match(root) {
@@ -158,7 +139,7 @@ func (r *Report) Find(s Showcase) *spancheck.Span {
 
 const barWidth = 32
 
-func DrawWaterfalls(w io.Writer, r *Report, show []Showcase) {
+func DrawWaterfalls(w io.Writer, r *Report, show []result.Showcase) {
 	for _, s := range show {
 		root := r.Find(s)
 		if root == nil {
@@ -487,20 +468,10 @@ func (sum summary) drawLongestWaits(w io.Writer) {
 	}
 }
 
-// Result is what a run hands to the closing view: which traces to draw,
-// how many calls the main informer's handlers counted themselves (the
-// summary's span counts miss the objects a trace filter left out), and the
-// main informer's name, for the summary's headline.
-type Result struct {
-	Show         []Showcase
-	HandlerCalls int64
-	Informer     string
-}
-
 // RecordedOnly keeps the waterfalls whose trace was recorded: with a trace
 // filter, the run's showcases may be about objects it left out.
-func RecordedOnly(r *Report, show []Showcase) []Showcase {
-	var out []Showcase
+func RecordedOnly(r *Report, show []result.Showcase) []result.Showcase {
+	var out []result.Showcase
 	for _, s := range show {
 		if r.Find(s) != nil {
 			out = append(out, s)
