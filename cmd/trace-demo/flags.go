@@ -86,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.resource, "resource", "", "cluster: what to watch: pods, configmaps, ... or group/version/resource, e.g. apps/v1/deployments (default pods; configmaps with --generate)")
 	fs.BoolVar(&o.generate, "generate", false, "cluster: create, update and delete ConfigMaps in a namespace of the demo's own, then clean up")
 	fs.DurationVar(&o.duration, "duration", 0, "cluster: stop after this long (default: until Ctrl-C, or when --generate is done); the embedded run stops by itself")
-	fs.StringVar(&o.scenario, "scenario", "all", "embedded run: all or one of "+strings.Join(demo.Names(), "|")+"; or, not part of all, "+strings.Join(demo.OptInNames(), "|"))
+	fs.StringVar(&o.scenario, "scenario", "all", "embedded run: all or one of "+strings.Join(lessons.Names(), "|")+"; or, not part of all, "+strings.Join(lessons.OptInNames(), "|"))
 	fs.StringVar(&o.exporter, "exporter", "", "where spans go: stdout (stdouttrace JSON to --out), otlp (OTLP/HTTP, see OTEL_EXPORTER_OTLP_ENDPOINT), none (default: stdout with --out, else none)")
 	fs.StringVar(&o.out, "out", "", "write every span as stdouttrace JSON to this file (- for standard output, with --quiet); default: no file")
 	fs.BoolVar(&o.quiet, "quiet", false, "print no progress, waterfall or summary: only errors and where the spans went")
@@ -151,8 +151,8 @@ func (o *options) check(set map[string]bool) error {
 		if set["duration"] && !o.ui {
 			return errors.New("--duration is for --cluster runs: the embedded run follows its script and stops by itself when the last lesson is done; drop --duration")
 		}
-		if o.scenario != "all" && !slices.Contains(demo.Names(), o.scenario) && !slices.Contains(demo.OptInNames(), o.scenario) {
-			return fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(append(demo.Names(), demo.OptInNames()...), ", "))
+		if o.scenario != "all" && !slices.Contains(lessons.Names(), o.scenario) && !slices.Contains(lessons.OptInNames(), o.scenario) {
+			return fmt.Errorf("--scenario %q: want all or one of %s", o.scenario, strings.Join(append(lessons.Names(), lessons.OptInNames()...), ", "))
 		}
 	}
 	if err := checkUIFlags(o, set); err != nil {

@@ -17,7 +17,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/demo/cluster"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
-	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/result"
@@ -127,7 +127,7 @@ func startLive(o *options, u *terminal.Printer, tel *telemetry.Telemetry, stdout
 // runMode runs what the flags ask for: a cluster, the page's embedded run,
 // or the scripted lessons.
 func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry, live *liveview.Session, h hooks) (result.Result, error) {
-	env := demo.Options{Queue: informers.QueueKind(o.queue), Telemetry: tel, TraceFilter: o.traceFilter, Printer: u, Verbose: o.verbose}
+	env := lessons.Options{Queue: informers.QueueKind(o.queue), Telemetry: tel, TraceFilter: o.traceFilter, Printer: u, Verbose: o.verbose}
 	switch {
 	case o.cluster:
 		return cluster.Run(ctx, cluster.Options{Kubeconfig: o.kubeconfig, Context: o.context, Namespace: o.namespace, Resource: o.resource,
@@ -136,14 +136,14 @@ func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetr
 	case o.ui:
 		return livecontrols.Run(ctx, env, live)
 	}
-	lessons := demo.Names()
+	names := lessons.Names()
 	if o.scenario != "all" {
-		lessons = []string{o.scenario}
+		names = []string{o.scenario}
 	}
-	return demo.RunScript(ctx, demo.ScriptOptions{Options: env, Lessons: lessons,
-		Show: func(name string) demo.Show {
+	return lessons.RunScript(ctx, lessons.ScriptOptions{Options: env, Lessons: names,
+		Show: func(name string) lessons.Show {
 			alone := o.scenario == name
-			return demo.Show{LookFor: o.verbose || alone || (o.scenario == "all" && name == "basic"), Detail: o.verbose || alone}
+			return lessons.Show{LookFor: o.verbose || alone || (o.scenario == "all" && name == "basic"), Detail: o.verbose || alone}
 		}})
 }
 
@@ -234,7 +234,7 @@ func draw(w io.Writer, o *options, tel *telemetry.Telemetry, rep *terminal.Repor
 		show = terminal.RecordedOnly(rep, show)
 	}
 	if !o.verbose && !o.cluster {
-		show = demo.PickShown(show, o.scenario)
+		show = lessons.PickShown(show, o.scenario)
 	}
 	terminal.DrawWaterfalls(w, rep, show)
 	if o.verbose || o.cluster {

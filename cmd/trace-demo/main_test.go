@@ -92,7 +92,7 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 		reached[c.Key()][ev] = true
 	}
 	created := []string{"demo/web-1", "demo/web-2", "lessons/web-coalesced", "demo/busy", "demo/doomed", "lessons/order-a", "lessons/order-c"}
-	for i := range demo.FillerPods {
+	for i := range lessons.FillerPods {
 		created = append(created, fmt.Sprintf("lessons/batch-%03d", i))
 	}
 	for _, k := range created {
@@ -143,13 +143,13 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	t.Logf("%d deltas of lessons/web-coalesced popped together", n)
 	assert.Len(t, most.Links, n-1)
 	if n < 2 {
-		assert.Contains(t, r.stdout, "· coalesce: "+demo.LostCoalesceRace+": ")
+		assert.Contains(t, r.stdout, "· coalesce: "+lessons.LostCoalesceRace+": ")
 	} else {
 		assert.Contains(t, r.stdout, fmt.Sprintf("· coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of lessons/web-coalesced were popped together", n))
 	}
 
 	// What the user sees: a waterfall per lesson, every one found, and the summary.
-	for _, step := range append([]string{"start"}, demo.Names()...) {
+	for _, step := range append([]string{"start"}, lessons.Names()...) {
 		assert.Contains(t, r.stdout, "━━ ["+step+"] ", "waterfall of %s", step)
 	}
 	assert.NotContains(t, r.stdout, "no such trace was recorded")
@@ -172,7 +172,7 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 
 // Each scenario runs alone and finds the trace it promises to draw.
 func TestEachScenarioRunsAlone(t *testing.T) {
-	for _, s := range demo.Names() {
+	for _, s := range lessons.Names() {
 		t.Run(s, func(t *testing.T) {
 			r := runDemo(t, context.Background(), "--scenario", s, "--exporter", "none")
 			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
@@ -233,7 +233,7 @@ func TestDefaultRunFitsOneScreenAndWritesNoFile(t *testing.T) {
 	assert.Empty(t, entries, "no file written unasked")
 	assert.Contains(t, r.stdout, "none written: --out spans.json keeps them")
 	assert.Contains(t, r.stdout, "--verbose draws every lesson's waterfall")
-	for _, s := range demo.Names() {
+	for _, s := range lessons.Names() {
 		assert.Contains(t, r.stdout, "▶ "+s+": ", "every lesson is still named")
 	}
 	assert.Equal(t, 1, strings.Count(r.stdout, "━━ ["), "one waterfall")
@@ -337,7 +337,7 @@ func runsKeepTheContract(t *testing.T, runs int, args ...string) []*terminal.Rep
 	for i, rep := range reports {
 		require.Empty(t, rep.Broken, "run %d", i+1)
 		roots := rep.Index.CheckRoots()
-		require.Greater(t, len(roots), demo.FillerPods, "run %d: every listed pod has a root", i+1)
+		require.Greater(t, len(roots), lessons.FillerPods, "run %d: every listed pod has a root", i+1)
 		for _, rc := range roots {
 			require.NoError(t, rc.Err, "run %d", i+1)
 			if rc.Dropped {

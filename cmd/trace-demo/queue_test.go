@@ -32,7 +32,7 @@ func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 			assert.Contains(t, r.stdout, "HandleDeltas  Updated, ")
 			return
 		}
-		assert.Contains(t, r.stdout, "· coalesce: "+demo.LostCoalesceRace+": ", "one delta popped, and the lesson must say it lost")
+		assert.Contains(t, r.stdout, "· coalesce: "+lessons.LostCoalesceRace+": ", "one delta popped, and the lesson must say it lost")
 		require.Less(t, run, 3, "the lesson lost its race %d times in a row", run)
 		t.Logf("run %d lost the race; running the lesson again", run)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 )

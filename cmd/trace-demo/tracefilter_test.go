@@ -26,7 +26,7 @@ import (
 // calls has the contract's chain, and the output says that only it was
 // traced while giving the handlers' own count of every call.
 func TestTraceKeysOnTheEmbeddedRunTracesOnlyThatObject(t *testing.T) {
-	const key = demo.Namespace + "/web-1"
+	const key = lessons.Namespace + "/web-1"
 	var rep *terminal.Report
 	var h hooks
 	h.report = func(_ *options, r *terminal.Report) { rep = r }

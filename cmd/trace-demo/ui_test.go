@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
-	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -503,7 +503,7 @@ func TestLiveViewControllerRowShowsTheWorkqueue(t *testing.T) {
 		}
 	}
 	require.Len(t, rows, 1)
-	assert.True(t, strings.HasPrefix(rows[0].Name, demo.ControllerListener), rows[0].Name)
+	assert.True(t, strings.HasPrefix(rows[0].Name, lessons.ControllerListener), rows[0].Name)
 	w := *rows[0].Workqueue
 	assert.Equal(t, liveview.WorkqueueState{Name: "demo-controller", Adds: 6, Merged: 4, Reconciles: 2, LastMicros: w.LastMicros}, w)
 	assert.GreaterOrEqual(t, w.LastMicros, float64((200 * time.Millisecond).Microseconds()), "the lesson's reconcile takes 200 ms")

@@ -1,4 +1,4 @@
-// Package demo is trace-demo's embedded run: the in-process API server
+// Package lessons is trace-demo's embedded run: the in-process API server
 // (internal/apiserver), chapter 6's factory, a pod informer with three
 // handlers (two fast, the third slow, or tunable from the live view) on
 // the RealFIFO, client-go v0.37.2's queue, or the DeltaFIFO, and the
@@ -26,4 +26,4 @@
 // The coalesce and order lessons compare queues, so they run informers of
 // their own (queue_lessons.go) in namespace lessons, whatever queue the
 // main informer runs on.
-package demo
+package lessons

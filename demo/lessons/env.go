@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	factory "github.com/informer-anatomy/informer-anatomy/chapters/06-factory"
+	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
@@ -30,9 +31,6 @@ const (
 	// MainInformer is the name of the main informer (the informers the
 	// demo builds are named after their resource).
 	MainInformer = "pods"
-	// stepTimeout bounds every wait of a lesson: a broken step ends the
-	// demo with an error naming what it waited for, instead of hanging it.
-	stepTimeout = 20 * time.Second
 	// resyncPeriod is the factory's default resync and the late handler's
 	// period; the other handlers ask for none.
 	resyncPeriod = time.Second
@@ -79,14 +77,10 @@ type Env struct {
 	filter  deltafifo.TraceFilter
 	queue   processor.QueueKind
 
-	handlers []stateful // the three started with the informer
+	handlers []demo.Handler // the three started with the informer
 	// third is the third of them, slow (scripted run) or tunable (live
 	// view); thirdName its listener's type, as the lessons name it.
-	third interface {
-		SetDelay(time.Duration) time.Duration
-		Delay() time.Duration
-		restoreDelay(t, prev time.Duration)
-	}
+	third     demo.Delayed
 	thirdName string
 	tunable   bool
 	// stepTimeout bounds every wait of a lesson (Options.StepTimeout).
@@ -96,7 +90,7 @@ type Env struct {
 	// and resync lessons'), the controller lesson's controller (nil until
 	// it runs), the filler pods of the queue lessons, and how many
 	// ConfigMaps ForceRelist made.
-	late     *lateHandler
+	late     demo.Handler
 	lateReg  processor.ResourceEventHandlerRegistration
 	lateName string // its listener's name, *demo.lateHandler#N
 	// controller is read by the live view's page while a control may
@@ -119,7 +113,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	}
 	e := &Env{ctx: ctx, srv: srv, printer: o.Printer, tel: o.Telemetry, tp: o.Telemetry.TP, filter: o.TraceFilter, queue: o.Queue, tunable: o.Tunable, stepTimeout: o.StepTimeout}
 	if e.stepTimeout <= 0 {
-		e.stepTimeout = stepTimeout
+		e.stepTimeout = demo.StepTimeout
 	}
 	if err := e.start(o); err != nil {
 		e.Stop()
@@ -157,15 +151,12 @@ func (e *Env) start(o Options) error {
 	}
 	_ = e.informer.SetWatchErrorHandler(watchErrors(e.printer, o.Verbose))
 	if o.Tunable {
-		t := &tunableHandler{seen: newSeen()}
-		e.third, e.thirdName = t, "*demo.tunableHandler"
+		e.third, e.thirdName = demo.NewTunable(), "*demo.tunableHandler"
 	} else {
-		s := &slowHandler{seen: newSeen()}
-		s.SetDelay(slowDelay)
-		e.third, e.thirdName = s, "*demo.slowHandler"
+		e.third, e.thirdName = demo.NewSlow(slowDelay), "*demo.slowHandler"
 	}
-	for _, h := range []stateful{auditHandler{newSeen()}, metricsHandler{newSeen()}, e.third.(stateful)} {
-		if _, err := e.informer.AddEventHandlerWithResyncPeriod(h.(processor.ResourceEventHandler), 0); err != nil {
+	for _, h := range []demo.Handler{demo.NewAudit(), demo.NewMetrics(), e.third} {
+		if _, err := e.informer.AddEventHandlerWithResyncPeriod(h, 0); err != nil {
 			return err
 		}
 		e.handlers = append(e.handlers, h)
@@ -244,15 +235,45 @@ func (e *Env) Third() interface {
 // HandlerCalls is how many calls the main informer's handlers (the late
 // one too) counted themselves, traced or not.
 func (e *Env) HandlerCalls() int64 {
-	return countedCalls(e.allHandlers())
+	return demo.CountedCalls(e.allHandlers())
 }
 
-func (e *Env) allHandlers() []stateful {
+func (e *Env) allHandlers() []demo.Handler {
 	hs := e.handlers
 	if e.late != nil {
 		hs = append(hs[:len(hs):len(hs)], e.late)
 	}
 	return hs
+}
+
+// AddExtraHandler adds to the main informer a handler of its own
+// (*demo.extraHandler), with no resync: the live view's "add a handler".
+// It returns the registration and the listener's name.
+func (e *Env) AddExtraHandler() (processor.ResourceEventHandlerRegistration, string, error) {
+	// No resync, as the page's other listeners: AddEventHandler would take
+	// the factory's 1 s default (there for the resync lesson) and put a
+	// resync row in the event list every second.
+	reg, err := e.informer.AddEventHandlerWithResyncPeriod(demo.NewExtra(), 0)
+	if err != nil {
+		return nil, "", err
+	}
+	name := demo.ExtraListener
+	if st, err := processor.ReadStats(e.informer); err == nil && len(st.Listeners) > 0 {
+		name = st.Listeners[len(st.Listeners)-1].Name // sorted by index: the newest is last
+	}
+	return reg, name, nil
+}
+
+// tombstonesSeen names the handlers whose OnDelete got key as a
+// DeletedFinalStateUnknown, as a waterfall's column shows them.
+func tombstonesSeen(hs []demo.Handler, key string) []string {
+	var out []string
+	for _, h := range hs {
+		if h.Record().WasTombstoned(key) {
+			out = append(out, terminal.ShortListener(fmt.Sprintf("%T", h)))
+		}
+	}
+	return out
 }
 
 // CreatePod creates the pod name in namespace demo.
@@ -275,7 +296,7 @@ func (e *Env) DeletePod(name string) error {
 // until is the package's until with the run's context and its step
 // timeout (Options.StepTimeout).
 func (e *Env) until(what string, cond func() bool) error {
-	return poll(e.context(), what, e.stepTimeout, 0, nil, cond)
+	return demo.Poll(e.context(), what, e.stepTimeout, 0, nil, cond)
 }
 
 // context is the run's context, or Background when it has none.
@@ -369,38 +390,7 @@ func (e *Env) caughtUpWith(wait func(string, func() bool) error, what string) er
 		return err
 	}
 	hs := e.allHandlers()
-	return wait(what, func() bool { return caughtUp(hs, want) })
-}
-
-// until polls cond; after stepTimeout it gives up with an error naming what
-// was awaited, so a broken step ends the demo instead of hanging it; when
-// ctx ends (Ctrl-C) it stops at once, with an error that wraps ctx's.
-func until(ctx context.Context, what string, cond func() bool) error {
-	return poll(ctx, what, stepTimeout, 0, nil, cond)
-}
-
-// poll is until with its own timeout, and slow called once if cond still
-// does not hold after slowAfter (0: never).
-func poll(ctx context.Context, what string, timeout, slowAfter time.Duration, slow func(), cond func() bool) error {
-	start := time.Now()
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for !cond() {
-		waited := time.Since(start)
-		if waited > timeout {
-			return fmt.Errorf("gave up after %v waiting for %s", timeout, what)
-		}
-		if slow != nil && slowAfter > 0 && waited > slowAfter {
-			slow()
-			slow = nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stopped while waiting for %s: %w", what, ctx.Err())
-		case <-t.C:
-		}
-	}
-	return nil
+	return wait(what, func() bool { return demo.CaughtUp(hs, want) })
 }
 
 // relistTimeout bounds a wait for something only the reflector's next
@@ -430,7 +420,7 @@ func (e *Env) untilRelisted(what string, cond func() bool) error {
 		e.printer.Status("waiting for %s: the reflector waits longer before each new cycle (%v, doubling to %v, plus up to %.0f%% jitter; back to %v every %v), as client-go's does",
 			what, b.Duration, b.Cap, b.Jitter*100, b.Duration, b.ResetAfter)
 	}
-	return poll(e.context(), what, e.relistTimeout(), e.stepTimeout, note, cond)
+	return demo.Poll(e.context(), what, e.relistTimeout(), e.stepTimeout, note, cond)
 }
 
 // timeoutCh closes when ctx ends or after d.

@@ -1,4 +1,4 @@
-package demo_test
+package lessons_test
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 // terminal run and the live view's script run. A new lesson is a new file
 // that registers itself here.
 func ExampleLessons() {
-	for _, l := range demo.Lessons() {
+	for _, l := range lessons.Lessons() {
 		fmt.Println(l.Name)
 	}
-	fmt.Println("opt-in:", demo.OptInNames())
+	fmt.Println("opt-in:", lessons.OptInNames())
 	// Output:
 	// basic
 	// coalesce

@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"github.com/informer-anatomy/informer-anatomy/demo/result"

@@ -1,9 +1,10 @@
-package demo
+package lessons
 
 import (
 	"fmt"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -29,7 +30,7 @@ func lateHandlerLesson(e *Env) (Outcome, error) {
 	}
 	return Outcome{
 		Line: fmt.Sprintf("late-handler: %s was given %s, one per cached pod, each a trace of its own with root %s; the queue and HandleDeltas were not involved",
-			e.lateName, terminal.Plural(int(e.late.adds.Load()), "synthetic add"), tracing.SpanAddEventHandle),
+			e.lateName, terminal.Plural(int(e.late.Record().Adds()), "synthetic add"), tracing.SpanAddEventHandle),
 		Show: []result.Showcase{result.Show("a handler added after sync gets synthetic adds", Namespace+"/web-1", result.RootIs(tracing.SpanAddEventHandle, ""))},
 	}, nil
 }
@@ -45,9 +46,7 @@ func (e *Env) addLate() error {
 		}
 		e.late, e.lateReg = nil, nil
 	}
-	// A pointer, so that its listener is "*demo.lateHandler#N", as the
-	// lesson's line says.
-	h := &lateHandler{newSeen()}
+	h := demo.NewLate()
 	reg, err := e.informer.AddEventHandlerWithResyncPeriod(h, resyncPeriod)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func init() {
 func relist(e *Env) (Outcome, error) {
 	const doomed = Namespace + "/doomed"
 	for _, h := range e.handlers {
-		h.handlerState().forgetTombstone(doomed)
+		h.Record().ForgetTombstone(doomed)
 	}
 	if err := e.deleteIfThere(apiserver.Pods, Namespace, "doomed"); err != nil {
 		return Outcome{}, err

@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"fmt"
@@ -29,13 +29,13 @@ func resync(e *Env) (Outcome, error) {
 		}
 	}
 	if err := e.until("demo/web-1's resync to reach the late handler", func() bool {
-		return e.late.wasResynced(Namespace + "/web-1")
+		return e.late.Record().WasResynced(Namespace + "/web-1")
 	}); err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{Show: []result.Showcase{result.Show("resync: the cache's copy handed again to the handler that asked", Namespace+"/web-1", result.RootIs("ListAndWatch resync", "RESYNC"))}}
 	out.Line = fmt.Sprintf("resync: %s got %s so far (OnUpdate with the cached object, resourceVersion unchanged: root \"ListAndWatch resync\"), about one per cached pod every %v",
-		e.lateName, terminal.Plural(int(e.late.resyncs.Load()), "resync call"), resyncPeriod)
+		e.lateName, terminal.Plural(int(e.late.Record().Resyncs()), "resync call"), resyncPeriod)
 	if others := e.othersResynced() - before; others > 0 {
 		out.Line += fmt.Sprintf("; the handlers that asked for none got %d during the lesson", others)
 	} else {
@@ -49,7 +49,7 @@ func resync(e *Env) (Outcome, error) {
 func (e *Env) othersResynced() int64 {
 	var n int64
 	for _, h := range e.handlers {
-		n += h.handlerState().resyncs.Load()
+		n += h.Record().Resyncs()
 	}
 	return n
 }

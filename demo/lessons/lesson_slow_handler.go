@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func slowHandlerLesson(e *Env) (Outcome, error) {
 	// run's for the lesson, then put back (unless a button changed it
 	// meanwhile); the scripted run's is that slow already.
 	prev := e.third.SetDelay(slowDelay)
-	defer e.third.restoreDelay(slowDelay, prev)
+	defer e.third.RestoreDelay(slowDelay, prev)
 	// Left by an earlier run of the lesson (the live view's script runs it
 	// again): gone, and seen gone, before it is made anew.
 	if err := e.deleteIfThere(apiserver.Pods, Namespace, "busy"); err != nil {

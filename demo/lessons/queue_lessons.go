@@ -1,4 +1,4 @@
-package demo
+package lessons
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
 
@@ -58,24 +59,23 @@ func (c call) String() string {
 // recordingHandler is a lesson informer's one handler: it records every
 // call in order, so that a lesson's columns are what a handler really got.
 type recordingHandler struct {
-	*seen
+	*demo.Seen
 	mu    sync.Mutex
 	calls []call // guarded by mu
 }
 
-func newRecordingHandler() *recordingHandler { return &recordingHandler{seen: newSeen()} }
+func newRecordingHandler() *recordingHandler { return &recordingHandler{Seen: demo.NewSeen()} }
 
 func (h *recordingHandler) record(op string, obj any) {
-	key, rv := keyAndRV(obj)
+	key, rv := demo.KeyAndRV(obj)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = append(h.calls, call{op, key, rv})
 }
 
-func (h *recordingHandler) OnAdd(obj any, _ bool) { h.record("OnAdd", obj); h.add(obj) }
-func (h *recordingHandler) OnUpdate(old, obj any) { h.record("OnUpdate", obj); h.update(old, obj) }
-func (h *recordingHandler) OnDelete(obj any)      { h.record("OnDelete", obj); h.delete(obj) }
-func (h *recordingHandler) handlerState() *seen   { return h.seen }
+func (h *recordingHandler) OnAdd(obj any, _ bool) { h.record("OnAdd", obj); h.Add(obj) }
+func (h *recordingHandler) OnUpdate(old, obj any) { h.record("OnUpdate", obj); h.Update(old, obj) }
+func (h *recordingHandler) OnDelete(obj any)      { h.record("OnDelete", obj); h.Delete(obj) }
 
 // recorded is the calls so far for keys in keep (all when keep is nil).
 func (h *recordingHandler) recorded(keep map[string]bool) []call {
@@ -284,7 +284,7 @@ func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector s
 func (l *lessonInformer) caughtUp(e *Env, what string) error {
 	return e.until(what, func() bool {
 		want, err := e.serverStateIn(l.ns, l.sel)
-		return err == nil && maps.Equal(l.handler.state(), want)
+		return err == nil && maps.Equal(l.handler.Versions(), want)
 	})
 }
 

@@ -3,7 +3,7 @@
 // and delete pods, burst, make the third handler slow or fast, add and
 // remove handlers, drop the watch, force a relist, stop the server from
 // streaming, restart it, run a controller, and run the lesson script, the
-// same lessons ([demo.Lessons]) the terminal run runs. Each button runs
+// same lessons ([lessons.Lessons]) the terminal run runs. Each button runs
 // under one lock, so two presses never interleave their writes.
 package livecontrols
 
@@ -16,7 +16,8 @@ import (
 	"time"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-	demo "github.com/informer-anatomy/informer-anatomy/demo/lessons"
+	"github.com/informer-anatomy/informer-anatomy/demo"
+	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/result"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
@@ -35,22 +36,22 @@ const (
 	MaxExtraHandlers = 8
 )
 
-// Run is the embedded run behind the page: it starts a [demo.Env] with
+// Run is the embedded run behind the page: it starts a [lessons.Env] with
 // the tunable third handler, attaches its informer to s with the
 // controls, and runs until ctx ends (Ctrl-C or --duration); then it waits
 // for a control or the lesson script under way, which see ctx end too and
 // stop within moments, so that none writes to a stopped server or waits
 // on a stopped informer.
-func Run(ctx context.Context, o demo.Options, s *liveview.Session) (result.Result, error) {
+func Run(ctx context.Context, o lessons.Options, s *liveview.Session) (result.Result, error) {
 	o.Tunable = true
-	e, err := demo.Start(ctx, o)
+	e, err := lessons.Start(ctx, o)
 	if err != nil {
 		return result.Result{}, err
 	}
 	defer e.Stop()
 	le := &liveEmbedded{env: e, session: s, printer: o.Printer, ctx: ctx}
 	srv := e.Server()
-	s.Attach(le.env.Informer(), e.Probe(), "pods in namespace "+demo.Namespace,
+	s.Attach(le.env.Informer(), e.Probe(), "pods in namespace "+lessons.Namespace,
 		fmt.Sprintf("embedded API server at %s; queue %s", e.URL(), e.Queue()), le.controls())
 	s.SetSourceNote(func() string {
 		if srv.WatchListEnabled() {
@@ -58,17 +59,17 @@ func Run(ctx context.Context, o demo.Options, s *liveview.Session) (result.Resul
 		}
 		return "; the server cannot stream (422 to a stream)"
 	})
-	o.Printer.Status("embedded API server at %s; namespace %q; queue %s; the page drives it", e.URL(), demo.Namespace, e.Queue())
+	o.Printer.Status("embedded API server at %s; namespace %q; queue %s; the page drives it", e.URL(), lessons.Namespace, e.Queue())
 	<-ctx.Done()
 	le.busy.Lock()
 	defer le.busy.Unlock()
 	e.StopInformer()
-	return result.Result{HandlerCalls: e.HandlerCalls(), Informer: demo.MainInformer}, nil
+	return result.Result{HandlerCalls: e.HandlerCalls(), Informer: lessons.MainInformer}, nil
 }
 
 // liveEmbedded is the embedded run behind the page.
 type liveEmbedded struct {
-	env     *demo.Env
+	env     *lessons.Env
 	session *liveview.Session
 	printer *terminal.Printer
 	// ctx is the run's: when it ends (Ctrl-C, --duration) every control
@@ -84,7 +85,7 @@ type liveEmbedded struct {
 
 // lookFor is a lesson's "Look for" text as one line.
 func lookFor(lesson string) string {
-	l, _ := demo.Find(lesson)
+	l, _ := lessons.Find(lesson)
 	return strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(l.LookFor), "Look for:")), " ")
 }
 
@@ -138,12 +139,12 @@ func (le *liveEmbedded) createPod(context.Context, int) (string, error) {
 		return "", err
 	}
 	le.created = append(le.created, name)
-	return "created " + demo.Namespace + "/" + name + " (ADDED)", nil
+	return "created " + lessons.Namespace + "/" + name + " (ADDED)", nil
 }
 
 func (le *liveEmbedded) updatePod(context.Context, int) (string, error) {
 	le.made++
-	return "updated " + demo.Namespace + "/web-1 (MODIFIED)", le.env.UpdatePod("web-1", fmt.Sprint(le.made))
+	return "updated " + lessons.Namespace + "/web-1 (MODIFIED)", le.env.UpdatePod("web-1", fmt.Sprint(le.made))
 }
 
 func (le *liveEmbedded) deletePod(context.Context, int) (string, error) {
@@ -152,7 +153,7 @@ func (le *liveEmbedded) deletePod(context.Context, int) (string, error) {
 	}
 	name := le.created[len(le.created)-1]
 	le.created = le.created[:len(le.created)-1]
-	return "deleted " + demo.Namespace + "/" + name + " (DELETED)", le.env.DeletePod(name)
+	return "deleted " + lessons.Namespace + "/" + name + " (DELETED)", le.env.DeletePod(name)
 }
 
 func (le *liveEmbedded) slow(context.Context, int) (string, error) {
@@ -218,7 +219,7 @@ func (le *liveEmbedded) restart(context.Context, int) (string, error) {
 // controller runs the controller lesson and adds its workqueue to its
 // listener's row.
 func (le *liveEmbedded) controller(context.Context, int) (string, error) {
-	l, _ := demo.Find("controller")
+	l, _ := lessons.Find("controller")
 	out, err := l.Run(le.env)
 	if err != nil {
 		return "", err
@@ -228,7 +229,7 @@ func (le *liveEmbedded) controller(context.Context, int) (string, error) {
 		if !ok {
 			return "", liveview.WorkqueueState{}, false
 		}
-		return demo.ControllerListener, liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
+		return lessons.ControllerListener, liveview.WorkqueueState{Name: "demo-controller", Depth: st.Depth, Adds: st.Adds,
 			Merged: st.Merged, Reconciles: st.Processed, LastMicros: float64(st.ProcessLast.Nanoseconds()) / 1e3}, true
 	})
 	return out.Line, nil
@@ -237,7 +238,7 @@ func (le *liveEmbedded) controller(context.Context, int) (string, error) {
 // handoff runs the handoff lesson: two controllers of their own, the
 // second linked to the first's write.
 func (le *liveEmbedded) handoff(context.Context, int) (string, error) {
-	l, _ := demo.Find("handoff")
+	l, _ := lessons.Find("handoff")
 	out, err := l.Run(le.env)
 	if err != nil {
 		return "", err
@@ -258,7 +259,7 @@ func (le *liveEmbedded) lessons(context.Context, int) (string, error) {
 		defer le.busy.Unlock()
 		le.runLessons()
 	}()
-	return "lesson script started: " + strings.Join(demo.Names(), ", "), nil
+	return "lesson script started: " + strings.Join(lessons.Names(), ", "), nil
 }
 
 // locked runs f under busy, with a context that ends with the request or
@@ -350,7 +351,7 @@ func (le *liveEmbedded) burst(ctx context.Context, n int) (string, error) {
 			return "", fmt.Errorf("update %d of %d: %w", i+1, n, err)
 		}
 	}
-	msg := fmt.Sprintf("%d updates of %s/web-1 written", n, demo.Namespace)
+	msg := fmt.Sprintf("%d updates of %s/web-1 written", n, lessons.Namespace)
 	if after := le.env.Probe().State(); after.Watches > before.Watches || after.Lists > before.Lists || after.Phase != "WATCH" {
 		msg += fmt.Sprintf("; meanwhile the informer's watch ended (the embedded server ends a watch that falls %d events behind) and the reflector is at %s now: the listeners may get fewer than %d calls", apiserver.WatchBuffer, after.Phase, n)
 	}
@@ -361,12 +362,12 @@ func (le *liveEmbedded) burst(ctx context.Context, n int) (string, error) {
 // each lesson's line, what to look for and its result in the terminal,
 // as the scripted run does.
 func (le *liveEmbedded) runLessons() {
-	for _, l := range demo.Lessons() {
+	for _, l := range lessons.Lessons() {
 		if le.ctx.Err() != nil {
 			le.printer.Status("lesson script stopped before %s", l.Name)
 			return
 		}
-		if _, err := le.env.RunLesson(l, demo.Show{LookFor: true}); err != nil {
+		if _, err := le.env.RunLesson(l, lessons.Show{LookFor: true}); err != nil {
 			if le.ctx.Err() != nil {
 				le.printer.Status("lesson script stopped during %s", l.Name)
 				return

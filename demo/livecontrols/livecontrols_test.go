@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
@@ -43,7 +44,7 @@ func startPage(t *testing.T) *page {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(ctx, demo.Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(io.Discard, io.Discard, true)}, s)
+		_, err := Run(ctx, lessons.Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(io.Discard, io.Discard, true)}, s)
 		done <- err
 	}()
 	t.Cleanup(func() {
