@@ -62,7 +62,7 @@ type demoController struct {
 }
 
 // controllerHandler enqueues the keys of labelled pods. A pointer, so its
-// listener is "*demo.controllerHandler#N".
+// listener is "*lessons.controllerHandler#N".
 type controllerHandler struct {
 	q workqueue.TypedRateLimitingInterface[string]
 }
@@ -208,7 +208,7 @@ func controllerLesson(e *Env) (Outcome, error) {
 
 // ControllerListener is the prefix of the controller lesson's listener's
 // name.
-const ControllerListener = "*demo.controllerHandler#"
+const ControllerListener = "*lessons.controllerHandler#"
 
 // ControllerStats are the controller lesson's workqueue's counters; false
 // until the lesson has run.

@@ -60,7 +60,7 @@ func init() {
 }
 
 // handoffHandler puts the keys of its informer's ConfigMaps on its queue.
-// A pointer, so its listener is "*demo.handoffHandler#N".
+// A pointer, so its listener is "*lessons.handoffHandler#N".
 type handoffHandler struct {
 	q workqueue.TypedRateLimitingInterface[string]
 }

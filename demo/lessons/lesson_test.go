@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -54,4 +55,12 @@ func TestEachLessonHasItsFile(t *testing.T) {
 		require.NoError(t, err, "lesson %s", l.Name)
 		assert.Regexp(t, `Name:\s+"`+regexp.QuoteMeta(l.Name)+`"`, string(src), "%s registers %s", f, l.Name)
 	}
+}
+
+// ControllerListener is what the live view matches the controller lesson's
+// row by: it must be the handler's real type name, which moves with the
+// package (it was *demo.controllerHandler before the lessons had a
+// package of their own).
+func TestControllerListenerIsTheHandlersType(t *testing.T) {
+	assert.Equal(t, ControllerListener, fmt.Sprintf("%T#", &controllerHandler{}))
 }

@@ -122,7 +122,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a new stream or LIST (history was kept; a request sent while the server is down fails with connection refused and is retried)",
 			Do: le.locked(le.restart)},
 		{Name: "controller", Label: "run a controller",
-			LookFor: "a *demo.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
+			LookFor: "a *lessons.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
 			Do:      le.locked(le.controller)},
 		{Name: "handoff", Label: "hand off to a second controller",
 			LookFor: "controller A reconciles lessons/handoff and writes lessons/handoff-out, stamped with its reconcile's span (tracing.k8s.io/traceparent); controller B's informer receives that write: click lessons/handoff-out's ADDED to see B's trace down to its reconcile, and its root's \"written by\" link: a link, not a parent; click the link to open A's trace",

@@ -605,14 +605,14 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	p.press("controller")
 	s = p.waitFor("the controller's row with its workqueue", func(s shown) bool {
 		for _, l := range s.Listeners {
-			if strings.HasPrefix(l.Name, "*demo.controllerHandler#") && strings.HasPrefix(l.Reconcile, "2 reconciles") {
+			if strings.HasPrefix(l.Name, "*lessons.controllerHandler#") && strings.HasPrefix(l.Reconcile, "2 reconciles") {
 				return true
 			}
 		}
 		return false
 	})
 	for _, l := range s.Listeners {
-		if !strings.HasPrefix(l.Name, "*demo.controllerHandler#") {
+		if !strings.HasPrefix(l.Name, "*lessons.controllerHandler#") {
 			assert.Empty(t, l.Workqueue, "%s has no workqueue", l.Name)
 			continue
 		}
