@@ -18,7 +18,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
@@ -175,7 +175,7 @@ func silentCollector(t *testing.T) string {
 // under that lock) took 5–8 s, and Ctrl-C took 40 s.
 func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", silentCollector(t))
-	d := demoproc.Start(t, time.Minute, demoproc.Build(t), "--exporter", "otlp", "--duration", "10m")
+	d := demoproctest.Start(t, time.Minute, demoproctest.Build(t), "--exporter", "otlp", "--duration", "10m")
 	state := func(c *http.Client) (liveview.State, error) {
 		var st liveview.State
 		res, err := c.Get(d.URL + "api/state")

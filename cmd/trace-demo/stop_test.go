@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/demo"
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/livecontrols"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 )
@@ -54,7 +55,7 @@ func procPress(t *testing.T, d *demoproc.Proc, control string) {
 // stops between two updates. Before, the run waited for the burst's last
 // write (13-14 s), and a second Ctrl-C was swallowed too.
 func TestCtrlCDuringABurstEndsTheDemo(t *testing.T) {
-	d := demoproc.Start(t, time.Minute, demoproc.Build(t), "--duration", "10m")
+	d := demoproctest.Start(t, time.Minute, demoproctest.Build(t), "--duration", "10m")
 	var before liveview.State
 	require.Eventually(t, func() bool {
 		before = procState(t, d)
@@ -79,7 +80,7 @@ func TestCtrlCDuringABurstEndsTheDemo(t *testing.T) {
 // the run waited for the lesson (up to its step timeout, 20 s) and then
 // for the rest of the script.
 func TestCtrlCDuringTheLessonScriptEndsTheDemo(t *testing.T) {
-	d := demoproc.Start(t, time.Minute, demoproc.Build(t), "--duration", "10m")
+	d := demoproctest.Start(t, time.Minute, demoproctest.Build(t), "--duration", "10m")
 	require.Eventually(t, func() bool {
 		st := procState(t, d)
 		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
@@ -98,7 +99,7 @@ func TestCtrlCDuringTheLessonScriptEndsTheDemo(t *testing.T) {
 // Ctrl-C in the middle of the scripted run (no --ui) ends it within
 // moments too, saying where it was.
 func TestCtrlCDuringTheScriptedRunEndsIt(t *testing.T) {
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 	var out demoproc.LockedBuffer
 	cmd := exec.Command(bin)
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -28,15 +27,11 @@ var build struct {
 // binary's path. It builds once per process; the binary lives in a
 // directory of [os.TempDir] named after the module's root, so a later test
 // process (each workshop checker is one) gets an up-to-date binary from the
-// go command without linking it again. A failed build fails t with the
-// compiler's output.
-func Build(t testing.TB) string {
-	t.Helper()
+// go command without linking it again. A failed build's error carries the
+// compiler's output; the process keeps that answer.
+func Build() (string, error) {
 	build.once.Do(func() { build.bin, build.err = buildTraceDemo() })
-	if build.err != nil {
-		t.Fatal(build.err)
-	}
-	return build.bin
+	return build.bin, build.err
 }
 
 func buildTraceDemo() (string, error) {
@@ -84,10 +79,9 @@ var urlRe = regexp.MustCompile(`live view: (http://\S+)`)
 // followed by args, with its standard output and error in one buffer
 // ([Proc.Output]), and waits up to timeout for the URL it prints. A demo
 // that cannot start, ends before printing its URL, or prints none within
-// timeout fails t with its output. When t ends, a demo still running is
-// stopped as by [Proc.Stop]; timeout also bounds that wait.
-func Start(t testing.TB, timeout time.Duration, bin string, args ...string) *Proc {
-	t.Helper()
+// timeout (it is killed) is an error that quotes its output. The caller
+// stops the demo it got ([Proc.Stop]); timeout also bounds that wait.
+func Start(timeout time.Duration, bin string, args ...string) (*Proc, error) {
 	p := &Proc{
 		args:    append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...),
 		timeout: timeout,
@@ -98,10 +92,9 @@ func Start(t testing.TB, timeout time.Duration, bin string, args ...string) *Pro
 	// pipe, so the output keeps the order the demo wrote it in.
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("cannot start %s: %v", bin, err)
+		return nil, fmt.Errorf("cannot start %s: %w", bin, err)
 	}
 	go func() { p.waitErr = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { _, _ = p.Stop() })
 
 	deadline := time.After(timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -109,20 +102,20 @@ func Start(t testing.TB, timeout time.Duration, bin string, args ...string) *Pro
 	for {
 		if m := urlRe.FindStringSubmatch(p.out.String()); m != nil {
 			p.URL = m[1]
-			return p
+			return p, nil
 		}
 		select {
 		case <-p.done:
 			// The URL may be the last thing it wrote before exiting.
 			if m := urlRe.FindStringSubmatch(p.out.String()); m != nil {
 				p.URL = m[1]
-				return p
+				return p, nil
 			}
-			t.Fatalf("%s ended before printing its live view URL (%v):\n%s", p, p.waitErr, p.out.String())
+			return nil, fmt.Errorf("%s ended before printing its live view URL (%v):\n%s", p, p.waitErr, p.out.String())
 		case <-deadline:
 			_ = p.cmd.Process.Kill()
 			<-p.done
-			t.Fatalf("%s printed no live view URL within %v:\n%s", p, timeout, p.out.String())
+			return nil, fmt.Errorf("%s printed no live view URL within %v:\n%s", p, timeout, p.out.String())
 		case <-tick.C:
 		}
 	}

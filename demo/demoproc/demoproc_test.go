@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 )
 
@@ -23,7 +23,7 @@ import (
 // kernel chose and serves the page's API; Ctrl-C ends the demo with exit
 // code 0, and stopping again gives the same answer.
 func TestStartServesTheLiveViewAndStopStopsIt(t *testing.T) {
-	p := demoproc.Start(t, time.Minute, demoproc.Build(t), "--duration", "30s")
+	p := demoproctest.Start(t, time.Minute, demoproctest.Build(t), "--duration", "30s")
 	require.Regexp(t, `^http://127\.0\.0\.1:[1-9]\d*/$`, p.URL)
 
 	res, err := http.Get(p.URL + "api/state")
@@ -43,31 +43,36 @@ func TestStartServesTheLiveViewAndStopStopsIt(t *testing.T) {
 }
 
 // A demo that exits before printing its URL (here: a flag it does not
-// know) fails the test at once, with what the demo said, instead of
-// waiting for a URL that never comes.
+// know) is an error at once, with what the demo said, instead of a wait
+// for a URL that never comes.
 func TestStartReportsADemoThatEndsFirst(t *testing.T) {
-	bin := demoproc.Build(t)
-	msg := runFailing(t, func(tb testing.TB) { demoproc.Start(tb, 10*time.Minute, bin, "--no-such-flag") })
+	bin := demoproctest.Build(t)
+	p, err := demoproc.Start(10*time.Minute, bin, "--no-such-flag")
+	require.Error(t, err)
+	assert.Nil(t, p)
+	msg := err.Error()
 	assert.Contains(t, msg, "trace-demo --ui --ui-addr 127.0.0.1:0 --no-such-flag ended before printing its live view URL (exit status")
 	assert.Contains(t, msg, "flag provided but not defined: -no-such-flag", "the demo's own message")
 }
 
-// A process that runs on without printing a URL fails the test after the
+// A process that runs on without printing a URL is an error after the
 // timeout, with its output, and is killed.
 func TestStartReportsNoURLInTime(t *testing.T) {
 	script := standIn(t, "starting up", "sleep")
 	// 3 s, not less: the stand-in is this test binary, started again; under
 	// -race on a loaded machine it took more than 100 ms to print its first
 	// line, and the message then had no output to quote.
-	msg := runFailing(t, func(tb testing.TB) { demoproc.Start(tb, 3*time.Second, script) })
-	assert.Contains(t, msg, "printed no live view URL within 3s:\nstarting up")
+	_, err := demoproc.Start(3*time.Second, script)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "printed no live view URL within 3s:\nstarting up")
 }
 
 // A demo that had ended by itself before Stop: Stop says so and still
 // gives its exit code.
 func TestStopReportsADemoThatHadEnded(t *testing.T) {
 	script := standIn(t, "live view: http://127.0.0.1:1/ (Ctrl-C stops)", "3")
-	p := demoproc.Start(t, time.Minute, script)
+	p, err := demoproc.Start(time.Minute, script)
+	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:1/", p.URL)
 	<-p.Done() // Start may return between the echo and the exit
 	code, err := p.Stop()
@@ -131,43 +136,4 @@ func standIn(t *testing.T, line, end string) string {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	return exe
-}
-
-// runFailing runs f with a testing.TB that records the first Fatal instead
-// of failing t, runs f's cleanups, and returns the message; f must fail.
-func runFailing(t *testing.T, f func(testing.TB)) string {
-	t.Helper()
-	ft := &fatalT{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f(ft)
-	}()
-	<-done
-	for i := len(ft.cleanups) - 1; i >= 0; i-- {
-		ft.cleanups[i]()
-	}
-	require.True(t, ft.failed, "the call did not fail")
-	return ft.msg
-}
-
-// fatalT is the part of testing.TB that demoproc uses; the embedded nil
-// TB makes any other call panic, so a new use shows up here.
-type fatalT struct {
-	testing.TB
-	failed   bool
-	msg      string
-	cleanups []func()
-}
-
-func (f *fatalT) Helper()           {}
-func (f *fatalT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
-func (f *fatalT) Fatal(args ...any) { f.fail(fmt.Sprint(args...)) }
-func (f *fatalT) Fatalf(format string, args ...any) {
-	f.fail(fmt.Sprintf(format, args...))
-}
-
-func (f *fatalT) fail(msg string) {
-	f.failed, f.msg = true, msg
-	runtime.Goexit()
 }

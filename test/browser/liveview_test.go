@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
@@ -76,7 +77,7 @@ func startDemo(t *testing.T, args ...string) *demoproc.Proc {
 	t.Helper()
 	// --duration: a test that dies without its cleanup leaves no demo
 	// running for long.
-	d := demoproc.Start(t, waitTimeout, demoproc.Build(t), append([]string{"--duration", "10m"}, args...)...)
+	d := demoproctest.Start(t, waitTimeout, demoproctest.Build(t), append([]string{"--duration", "10m"}, args...)...)
 	t.Cleanup(func() {
 		_, _ = d.Stop()
 		t.Logf("trace-demo %s output:\n%s", strings.Join(args, " "), d.Output())

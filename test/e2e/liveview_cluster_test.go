@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
@@ -43,7 +43,7 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
 	c := newCluster(t)
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 	for _, resource := range []string{"configmaps", "secrets"} {
 		t.Run(resource, func(t *testing.T) {
 			create := func(name string) string {
@@ -58,7 +58,7 @@ func TestLiveViewOnTheRealClusterShowsTheReflector(t *testing.T) {
 			}
 			listedRV := create("listed-" + resource)
 
-			p := demoproc.Start(t, time.Minute, bin, "--cluster", "--kubeconfig", kubeconfig,
+			p := demoproctest.Start(t, time.Minute, bin, "--cluster", "--kubeconfig", kubeconfig,
 				"--resource", resource, "--namespace", c.ns, "--exporter", "none")
 			url := p.URL
 			defer func() {

@@ -19,7 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -31,7 +31,7 @@ import (
 func TestTraceDemoGenerateOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 	spansFile := filepath.Join(t.TempDir(), "spans.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -99,7 +99,7 @@ func TestTraceDemoWatchesPodsOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
 	c := newCluster(t)
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// configmaps: the local cluster runs no controllers, so it has no pods.
@@ -118,7 +118,7 @@ func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
 	c := newCluster(t)
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 	c.create("queued")
 	for _, q := range []struct{ flag, want, not string }{
 		{"realfifo", tracing.SpanRealFIFOReplacedAll, tracing.SpanQueued},
@@ -154,7 +154,7 @@ func TestTraceDemoQueueOnTheRealCluster(t *testing.T) {
 func TestTraceDemoExplainsRealClusterProblems(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	require.NotEmpty(t, kubeconfig)
-	bin := demoproc.Build(t)
+	bin := demoproctest.Build(t)
 
 	// A copy of the kubeconfig without the certificate authority: the
 	// server's self-signed certificate is then not trusted.

@@ -32,24 +32,19 @@ const liveViewLife = 5 * time.Minute
 // does) when t ends.
 func StartLiveView(t testing.TB, args ...string) *LiveView {
 	t.Helper()
-	kt := kitT{t}
 	args = append([]string{"--duration", liveViewLife.String()}, args...)
-	p := demoproc.Start(kt, WaitTimeout, demoproc.Build(kt), args...)
+	// "kit: " says that the kit, not the participant's answer, could not
+	// run the demo.
+	bin, err := demoproc.Build()
+	if err != nil {
+		t.Fatalf("kit: %v", err)
+	}
+	p, err := demoproc.Start(WaitTimeout, bin, args...)
+	if err != nil {
+		t.Fatalf("kit: %v", err)
+	}
+	t.Cleanup(func() { _, _ = p.Stop() })
 	return &LiveView{URL: p.URL, t: t}
-}
-
-// kitT prefixes the failures of demo/demoproc with "kit: ", so that a
-// participant sees that the kit, not their answer, could not run the demo.
-type kitT struct{ testing.TB }
-
-func (k kitT) Fatal(args ...any) {
-	k.TB.Helper()
-	k.TB.Fatal(append([]any{"kit: "}, args...)...)
-}
-
-func (k kitT) Fatalf(format string, args ...any) {
-	k.TB.Helper()
-	k.TB.Fatalf("kit: "+format, args...)
 }
 
 // get decodes the JSON answer of GET path into v.
