@@ -471,7 +471,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 		r.paginatedResult = true
 	}
 	r.setIsLastSyncResourceVersionUnavailable(false)
-	span.SetAttributes(tracing.KeyResourceVersion.String(rv), attribute.Int("informer.list.items", len(items)))
+	span.SetAttributes(tracing.KeyResourceVersion.String(rv), tracing.KeyListItems.Int(len(items)))
 
 	found := r.admitListItems(ctx, items, rv)
 	// Replace first, record the RV second: if Replace fails, the next attempt
