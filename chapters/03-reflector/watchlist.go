@@ -50,7 +50,7 @@ func WithStreamedList(ctx context.Context, s StreamedList) context.Context {
 }
 
 // StreamedListFrom returns the StreamedList in ctx; ok is false when the
-// Replace carries a LIST's result.
+// Replace carries a LIST's result (or ctx is not the reflector's).
 func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
 	s, ok = ctx.Value(streamedListKey{}).(StreamedList)
 	return s, ok
