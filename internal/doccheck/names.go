@@ -582,3 +582,91 @@ func TopLevel(root string) (map[string]bool, error) {
 	}
 	return top, nil
 }
+
+// fileFuncsRE finds "`file.go` · " in a line: a table that says where
+// something is made, by file and function.
+var fileFuncsRE = regexp.MustCompile("`([A-Za-z0-9_./\\-]+\\.go)` · ")
+
+// FileDecl is one "`file.go` · `name`" claim of a doc: name is declared in
+// file (a function, a method, a type, a const or var).
+type FileDecl struct {
+	Doc       string
+	Line      int
+	File      string // from the repository root
+	Name      string
+	Unchecked bool // the file could not be placed (a bare name with no folder before it on the line)
+}
+
+// FileDecls returns the claims of one markdown file under root: each
+// backticked single name after "`file.go` · ", up to the next ";", "|" or
+// "`file.go` · ".
+// A bare file name (`delta_fifo.go`) is in the folder of the last full
+// path before it on the line.
+func FileDecls(root, doc string) ([]FileDecl, error) {
+	data, err := os.ReadFile(filepath.Join(root, doc))
+	if err != nil {
+		return nil, err
+	}
+	var out []FileDecl
+	for i, line := range strings.Split(string(data), "\n") {
+		dir := ""
+		matches := fileFuncsRE.FindAllStringSubmatchIndex(line, -1)
+		for k, m := range matches {
+			file := line[m[2]:m[3]]
+			unchecked := false
+			if strings.Contains(file, "/") {
+				dir = filepath.Dir(file)
+			} else if dir != "" {
+				file = filepath.Join(dir, file)
+			} else {
+				unchecked = true
+			}
+			rest := line[m[1]:]
+			if k+1 < len(matches) {
+				rest = line[m[1]:matches[k+1][0]]
+			}
+			if j := strings.IndexAny(rest, ";|"); j >= 0 {
+				rest = rest[:j]
+			}
+			for _, n := range inlineRE.FindAllStringSubmatch(rest, -1) {
+				if identRE.MatchString(n[1]) && !strings.Contains(n[1], ".") {
+					out = append(out, FileDecl{Doc: doc, Line: i + 1, File: file, Name: n[1], Unchecked: unchecked})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Declares reports whether the Go file declares name at top level, or as
+// a method of any type.
+func Declares(file, name string) (bool, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name == name {
+				return true, nil
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == name {
+						return true, nil
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.Name == name {
+							return true, nil
+						}
+					}
+				}
+			}
+		}
+	}
+	return false, nil
+}

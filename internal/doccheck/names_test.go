@@ -94,6 +94,27 @@ func problems(t *testing.T, u *Universe, dir string, docs []string, names, paths
 			}
 		}
 	}
+	for _, doc := range docs {
+		if _, err := os.Stat(filepath.Join(dir, doc)); err != nil {
+			continue
+		}
+		claims, err := FileDecls(dir, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range claims {
+			if c.Unchecked {
+				bad = append(bad, fmt.Sprintf("%s:%d: `%s` · `%s`: name the file's folder (a bare file name needs a full path before it on the line)", c.Doc, c.Line, c.File, c.Name))
+				continue
+			}
+			ok, err := Declares(filepath.Join(dir, c.File), c.Name)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("%s:%d: %s: %v", c.Doc, c.Line, c.File, err))
+			} else if !ok {
+				bad = append(bad, fmt.Sprintf("%s:%d: %s declares no %s", c.Doc, c.Line, c.File, c.Name))
+			}
+		}
+	}
 	return bad, usedNames, usedPaths
 }
 
@@ -137,15 +158,21 @@ func TestNameCheckFindsWhatDoesNotExist(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "chapters/04-deltafifo/consumer.go"), []byte("package deltafifo\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for file, src := range map[string]string{
+		"chapters/04-deltafifo/consumer.go": "package deltafifo\n\nfunc (c *Consumer) processOne() {}\n",
+		"chapters/04-deltafifo/tracing.go":  "package deltafifo\n\nfunc startRoot() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	write := func(body string) {
 		if err := os.WriteFile(filepath.Join(dir, "docs", "a.md"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	good := "The spans start in `startIndexer` (`chapters/04-deltafifo/consumer.go`), " +
+	good := "| `Indexer.*` | `chapters/04-deltafifo/consumer.go` · `processOne`; `tracing.go` · `startRoot` |\n" +
+		"The spans start in `startIndexer` (`chapters/04-deltafifo/consumer.go`), " +
 		"`DeltaFIFO.Pop` pops, `cache.NewSharedIndexInformer` is client-go's, `trace.WithTimestamp` is OTel's,\n" +
 		"upstream's `processDeltas`, `*v1.Pod`, a `LIST`, `informer.name`, `DeltaFIFO.queued` (a span), `Indexer.Add`.\n" +
 		"```\ngo test ./chapters/04-deltafifo\n```\n[the chapter](../chapters/04-deltafifo)\n"
@@ -153,11 +180,13 @@ func TestNameCheckFindsWhatDoesNotExist(t *testing.T) {
 	if bad, _, _ := problems(t, u, dir, []string{"docs/a.md"}, nil, nil); len(bad) > 0 {
 		t.Fatalf("real names reported:\n%s", strings.Join(bad, "\n"))
 	}
-	write("`handleDelta` in chapter 5; `DeltaFIFO.PopEverything`; `cache.NoSuchThing`; `uiCollected`;\n" +
+	write("| `Indexer.*`, `distribute` | `chapters/04-deltafifo/consumer.go` · `pop`; `tracing.go` · `notify` |\n" +
+		"`handleDelta` in chapter 5; `DeltaFIFO.PopEverything`; `cache.NoSuchThing`; `uiCollected`;\n" +
 		"`chapters/05-processor/nothing.go`\n```\nhack/bench.sh 12 ./cmd/no-such-demo\n```\n[gone](../internal/gone)\n")
 	bad, _, _ := problems(t, u, dir, []string{"docs/a.md"}, nil, nil)
 	want := []string{"`handleDelta`", "`DeltaFIFO.PopEverything`", "`cache.NoSuchThing`", "`uiCollected`",
-		"chapters/05-processor/nothing.go does not exist", "cmd/no-such-demo does not exist", "internal/gone does not exist"}
+		"chapters/05-processor/nothing.go does not exist", "cmd/no-such-demo does not exist", "internal/gone does not exist",
+		"chapters/04-deltafifo/consumer.go declares no pop", "chapters/04-deltafifo/tracing.go declares no notify"}
 	got := strings.Join(bad, "\n")
 	for _, w := range want {
 		if !strings.Contains(got, w) {
