@@ -519,9 +519,12 @@ func RepoPaths(root string, s Span, top map[string]bool) []string {
 		}
 		tok = strings.TrimPrefix(tok, "./")
 		tok = strings.TrimRight(tok, ".,;:")
-		first, _, _ := strings.Cut(tok, "/")
+		first, second, _ := strings.Cut(tok, "/")
 		if !top[first] {
 			continue
+		}
+		if _, ns := objectKeyNamespaces[first]; ns && !strings.Contains(strings.TrimSuffix(second, "/"), "/") && !fileNameRE.MatchString(second) {
+			continue // demo/web-1: an object's key, not a path
 		}
 		tok = strings.TrimSuffix(tok, "/")
 		// internal/handlerctx.Enter: a package's path and one of its names.
@@ -565,6 +568,14 @@ func indexAll(s, sub string) []int {
 		out = append(out, i+j)
 		i += j + 1
 	}
+}
+
+// objectKeyNamespaces are namespaces the docs write object keys in
+// (namespace/name) that are also top-level folder names: "demo/web-1" is a
+// pod of the demo's namespace, not a path under demo/. A two-segment token
+// under such a folder, with no file extension, is taken as a key.
+var objectKeyNamespaces = map[string]string{
+	"demo": "the embedded demo's namespace (demo/web-1, demo/busy, demo/doomed)",
 }
 
 // TopLevel lists the repository's top-level entries, the first segments a

@@ -153,7 +153,7 @@ func TestDocsNameOnlyWhatExists(t *testing.T) {
 func TestNameCheckFindsWhatDoesNotExist(t *testing.T) {
 	u := loadUniverse(t)
 	dir := t.TempDir()
-	for _, d := range []string{"docs", "chapters/04-deltafifo", "cmd/trace-demo"} {
+	for _, d := range []string{"docs", "chapters/04-deltafifo", "cmd/trace-demo", "demo"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,8 @@ func TestNameCheckFindsWhatDoesNotExist(t *testing.T) {
 	good := "| `Indexer.*` | `chapters/04-deltafifo/consumer.go` · `processOne`; `tracing.go` · `startRoot` |\n" +
 		"The spans start in `startIndexer` (`chapters/04-deltafifo/consumer.go`), " +
 		"`DeltaFIFO.Pop` pops, `cache.NewSharedIndexInformer` is client-go's, `trace.WithTimestamp` is OTel's,\n" +
-		"upstream's `processDeltas`, `*v1.Pod`, a `LIST`, `informer.name`, `DeltaFIFO.queued` (a span), `Indexer.Add`.\n" +
+		"upstream's `processDeltas`, `*v1.Pod`, a `LIST`, `informer.name`, `DeltaFIFO.queued` (a span), `Indexer.Add`,\n" +
+		"the pod `demo/web-1` (a key in the demo's namespace, beside a demo/ folder).\n" +
 		"```\ngo test ./chapters/04-deltafifo\n```\n[the chapter](../chapters/04-deltafifo)\n"
 	write(good)
 	if bad, _, _ := problems(t, u, dir, []string{"docs/a.md"}, nil, nil); len(bad) > 0 {
@@ -182,10 +183,10 @@ func TestNameCheckFindsWhatDoesNotExist(t *testing.T) {
 	}
 	write("| `Indexer.*`, `distribute` | `chapters/04-deltafifo/consumer.go` · `pop`; `tracing.go` · `notify` |\n" +
 		"`handleDelta` in chapter 5; `DeltaFIFO.PopEverything`; `cache.NoSuchThing`; `uiCollected`;\n" +
-		"`chapters/05-processor/nothing.go`\n```\nhack/bench.sh 12 ./cmd/no-such-demo\n```\n[gone](../internal/gone)\n")
+		"`chapters/05-processor/nothing.go`, `demo/web/gone.go`\n```\nhack/bench.sh 12 ./cmd/no-such-demo\n```\n[gone](../internal/gone)\n")
 	bad, _, _ := problems(t, u, dir, []string{"docs/a.md"}, nil, nil)
 	want := []string{"`handleDelta`", "`DeltaFIFO.PopEverything`", "`cache.NoSuchThing`", "`uiCollected`",
-		"chapters/05-processor/nothing.go does not exist", "cmd/no-such-demo does not exist", "internal/gone does not exist",
+		"chapters/05-processor/nothing.go does not exist", "cmd/no-such-demo does not exist", "internal/gone does not exist", "demo/web/gone.go does not exist",
 		"chapters/04-deltafifo/consumer.go declares no pop", "chapters/04-deltafifo/tracing.go declares no notify"}
 	got := strings.Join(bad, "\n")
 	for _, w := range want {
