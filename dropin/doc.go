@@ -70,8 +70,9 @@
 // controller-runtime's priority queue, keeping its AddWithOpts) and carries each object's trace on from the handler call to the
 // reconcile: workqueue.add, workqueue.delayed (only with a delay),
 // workqueue.queued and workqueue.process, as docs/span-contract.md's "After
-// the handler" says. It forwards every call and decides nothing; to tell
-// which adds the workqueue merged it keeps the workqueue's own bookkeeping
+// the handler" says. It forwards every call and decides nothing (of its
+// own it only reads inner's ShuttingDown, Len and NumRequeues, while
+// tracing is on); to tell which adds the workqueue merged it keeps the workqueue's own bookkeeping
 // (dirty, processing, the delaying queue's one entry per key) beside it,
 // only while tracing is on. [TracedQueue] says where it has to guess.
 //

@@ -116,7 +116,8 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		Observer:          mx.observer(),
 	}
 	// lw goes to chapter 3 behind the live view's probe (liveview.go),
-	// which forwards every call and passes on IsWatchListSemanticsUnSupported:
+	// which forwards the reflector's List and Watch calls (with or without
+	// a context) and passes on IsWatchListSemanticsUnSupported:
 	// client-go's ListerWatcher has our ListerWatcher's methods, and the
 	// reflector finds the optional ones (WithContext,
 	// IsWatchListSemanticsUnSupported) by the same method names client-go's

@@ -47,7 +47,9 @@ type ReflectorStore interface {
 	Add(obj any) error
 	Update(obj any) error
 	Delete(obj any) error
-	// Replace is called with the whole result of each LIST.
+	// Replace is called with the whole state each time the reflector
+	// fetches it: a streamed list at its initial-events-end bookmark, or a
+	// LIST's result where the server cannot stream.
 	Replace(list []any, resourceVersion string) error
 	// Resync is called every resync period while watching (if ShouldResync
 	// allows); meaningless for a plain store, meaningful for a queue.
@@ -128,9 +130,11 @@ type ReflectorOptions struct {
 	Logger *klog.Logger
 }
 
-// Reflector keeps a store in step with the API server: LIST, Replace the
-// store with the result, then WATCH from the list's resourceVersion and apply
-// each event, until something goes wrong; then back off and do it again.
+// Reflector keeps a store in step with the API server: fetch the whole
+// state (streamed on a WATCH with sendInitialEvents, the default, or a LIST
+// where the server cannot stream), Replace the store with it, then watch
+// from its resourceVersion and apply each event, until something goes
+// wrong; then back off and do it again.
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector] (reflector.go).
 type Reflector struct {
@@ -168,8 +172,8 @@ type Reflector struct {
 	rvMu sync.RWMutex
 	// Guarded by rvMu:
 
-	// lastSyncResourceVersion is the RV of the last LIST or watch event
-	// applied to the store: where the next WATCH (or relist) starts.
+	// lastSyncResourceVersion is the RV of the last state (a stream's
+	// bookmark, or a LIST) or watch event applied to the store: where the next WATCH (or relist) starts.
 	lastSyncResourceVersion string
 	// isLastSyncResourceVersionUnavailable is set when a request at
 	// lastSyncResourceVersion failed as expired or too large: the next list
@@ -471,7 +475,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 		r.paginatedResult = true
 	}
 	r.setIsLastSyncResourceVersionUnavailable(false)
-	span.SetAttributes(tracing.KeyResourceVersion.String(rv), attribute.Int("informer.list.items", len(items)))
+	span.SetAttributes(tracing.KeyResourceVersion.String(rv), tracing.KeyListItems.Int(len(items)))
 
 	found := r.admitListItems(ctx, items, rv)
 	// Replace first, record the RV second: if Replace fails, the next attempt
@@ -768,8 +772,9 @@ func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// LastSyncResourceVersion is the resourceVersion of the last LIST or watch
-// event the reflector applied to its store.
+// LastSyncResourceVersion is the resourceVersion of the last state (a
+// stream's bookmark, or a LIST) or watch event the reflector applied to its
+// store.
 //
 // Mirrors [k8s.io/client-go/tools/cache.Reflector.LastSyncResourceVersion] (reflector.go).
 func (r *Reflector) LastSyncResourceVersion() string {

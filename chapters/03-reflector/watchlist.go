@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -51,7 +50,7 @@ func WithStreamedList(ctx context.Context, s StreamedList) context.Context {
 }
 
 // StreamedListFrom returns the StreamedList in ctx; ok is false when the
-// Replace carries a LIST's result.
+// Replace carries a LIST's result (or ctx is not the reflector's).
 func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
 	s, ok = ctx.Value(streamedListKey{}).(StreamedList)
 	return s, ok
@@ -208,7 +207,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			TimeoutSeconds:       &timeout,
 		}
 		wctx, span := r.tracer.Start(ctx, tracing.SpanWatchList, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(r.nameAttr, attribute.String("informer.request.resource_version", options.ResourceVersion)))
+			trace.WithAttributes(r.nameAttr, tracing.KeyRequestResourceVersion.String(options.ResourceVersion)))
 		w, err := r.streamOnce(ctx, wctx, span, temp, options)
 		if w != nil || errors.Is(err, errSyncFailed) {
 			return w, err // the stream's span has ended

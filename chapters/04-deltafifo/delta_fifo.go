@@ -230,7 +230,8 @@ func (f *DeltaFIFO) Update(obj any) error { return f.UpdateWithContext(context.B
 // known (then there is nothing to tell anyone, and it is a no-op).
 func (f *DeltaFIFO) Delete(obj any) error { return f.DeleteWithContext(context.Background(), obj) }
 
-// Replace queues the result of a LIST; see ReplaceWithContext.
+// Replace queues a whole state (a streamed list at its bookmark, or a LIST's
+// result); see ReplaceWithContext.
 func (f *DeltaFIFO) Replace(list []any, rv string) error {
 	return f.ReplaceWithContext(context.Background(), list, rv)
 }
@@ -462,7 +463,8 @@ func (f *DeltaFIFO) endQueuedAsDropped() {
 	f.cond.Broadcast()
 }
 
-// ReplaceWithContext applies a LIST: for each listed object a Replaced (or
+// ReplaceWithContext applies a whole state, streamed or LISTed (ctx says
+// which: reflector.StreamedListFrom): for each listed object a Replaced (or
 // Sync) delta; then a tombstone (Deleted with DeletedFinalStateUnknown) for
 // every key that is queued or known but was not listed, because the object
 // was deleted while the watch was down and its DELETED event will never

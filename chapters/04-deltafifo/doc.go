@@ -4,9 +4,11 @@
 //
 // The [DeltaFIFO] is the queue most diagrams and talks describe, and the one
 // client-go's informers ran up to 1.32. Each Add, Update and Delete becomes a
-// [Delta] appended to its key's [Deltas]; a LIST becomes Replaced (or Sync)
-// deltas plus tombstones ([DeletedFinalStateUnknown]) for objects that
-// vanished while the watch was down; a resync becomes Sync deltas. One
+// [Delta] appended to its key's [Deltas]; a relist's Replace (the state
+// streamed up to its bookmark, or a LIST where the server cannot stream)
+// becomes Replaced (or Sync) deltas plus tombstones
+// ([DeletedFinalStateUnknown]) for objects that vanished while the watch
+// was down; a resync becomes Sync deltas. One
 // consumer pops a key at a time, with all of its pending deltas, oldest
 // first: a key's changes are coalesced, and keys keep their first place in
 // line.
@@ -17,9 +19,13 @@
 // merged. Configured as client-go v0.37.2 configures it, a relist is one
 // atomic [ReplacedAll] entry and a resync one [SyncAll] entry, bookmarks are
 // queued, the lock is released while the consumer processes, and
-// [RealFIFO.PopBatch] hands out up to 1,000 entries at once. Its rules for
-// tombstones and HasSynced are the DeltaFIFO's, so what a handler must expect
-// is the same on both.
+// [RealFIFO.PopBatch] hands out up to 1,000 entries at once (and keeps its
+// lock through the process call from 2,000 queued entries on). A handler
+// must expect the same kinds of calls on both, tombstones included, but the
+// rules behind them differ: the atomic RealFIFO queues no tombstones (the
+// consumer derives them from the cache when it pops the ReplacedAll entry),
+// its SyncAll replays every cached object, and its HasSynced counts an
+// entry only once its process call has returned.
 //
 // The [Consumer] is what an informer does with what it pops (upstream's
 // processDeltas, processDeltasInBatch and processReplacedAllInfo): it writes

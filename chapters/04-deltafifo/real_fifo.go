@@ -344,7 +344,8 @@ func (f *RealFIFO) Update(obj any) error { return f.UpdateWithContext(context.Ba
 // whether the object is known: every event the watch delivers is handed on.
 func (f *RealFIFO) Delete(obj any) error { return f.DeleteWithContext(context.Background(), obj) }
 
-// Replace queues the result of a LIST; see ReplaceWithContext.
+// Replace queues a whole state (a streamed list at its bookmark, or a LIST's
+// result); see ReplaceWithContext.
 func (f *RealFIFO) Replace(list []any, resourceVersion string) error {
 	return f.ReplaceWithContext(context.Background(), list, resourceVersion)
 }
@@ -412,7 +413,8 @@ func (f *RealFIFO) enqueue_locked(ctx context.Context, typ DeltaType, obj any, t
 	return nil
 }
 
-// ReplaceWithContext applies a LIST. In atomic mode it queues one
+// ReplaceWithContext applies a whole state, streamed or LISTed (ctx says
+// which: reflector.StreamedListFrom). In atomic mode it queues one
 // ReplacedAll entry carrying the (transformed) list; the consumer finds the
 // tombstones when it processes it. Otherwise it reconciles here, in this
 // order: a tombstone for every queued key that is not listed (unless its

@@ -458,7 +458,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 
 // HasSynced is read from the synced channel, closed by a goroutine of
 // RunWithContext when the queue's checker is done, as upstream: so it may
-// turn true a moment after the queue's own HasSynced.
+// turn true a moment after the queue's checker. On the DeltaFIFO that
+// checker is done when Pop takes the last initial key, before its process
+// call has written it to the cache (docs/04-deltafifo.md, "HasSynced").
 func (s *sharedIndexInformer) HasSynced() bool { return IsDone(s.HasSyncedChecker()) }
 
 func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker { return informerChecker{s} }

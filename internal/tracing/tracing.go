@@ -84,6 +84,13 @@ const (
 	// KeyFallbackReason is the error that made a watch-list fall back to a
 	// LIST (on the watchlist.fallback event).
 	KeyFallbackReason = attribute.Key("informer.fallback.reason")
+	// KeyListItems is on Reflector.list: the items the LIST returned, all
+	// its pages together.
+	KeyListItems = attribute.Key("informer.list.items")
+	// KeyRequestResourceVersion is on Reflector.watchlist: the
+	// resourceVersion the stream asked for ("" for the latest), which the
+	// bookmark's (KeyResourceVersion) answers.
+	KeyRequestResourceVersion = attribute.Key("informer.request.resource_version")
 
 	// The workqueue after the handler (package dropin's traced queue).
 	KeyWorkqueueName      = attribute.Key("workqueue.name")

@@ -158,13 +158,14 @@ func Rewrite(root, doc string, quotes []Quote) error {
 	return os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644)
 }
 
-// Markdown lists the .md files under root/docs and root/README.md.
+// Markdown lists the .md files under root/docs, root/README.md and
+// root/ARCHITECTURE.md (a caller skips the ones that do not exist).
 func Markdown(root string) ([]string, error) {
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err
 	}
-	out := []string{"README.md"}
+	out := []string{"README.md", "ARCHITECTURE.md"}
 	for _, d := range docs {
 		rel, _ := filepath.Rel(root, d)
 		out = append(out, rel)
