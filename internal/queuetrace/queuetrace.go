@@ -95,6 +95,8 @@ var alive atomic.Int64
 // then does a handler call need registering: package dropin's handler
 // adapter asks this first, and with no traced queue a handler call costs
 // one atomic load.
+//
+// Ours: client-go's workqueue does not trace.
 func Alive() bool { return alive.Load() > 0 }
 
 // uncount takes a Tracer out of alive, once.
