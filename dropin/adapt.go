@@ -6,10 +6,14 @@ import (
 	"runtime"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
 // handler carries a client-go handler into chapter 5. The two interfaces
@@ -21,15 +25,67 @@ import (
 type handler struct {
 	h    cache.ResourceEventHandler
 	name string
+	// inf is the informer the handler is added to: EnterCall asks it
+	// whether a trace filter is set.
+	inf *Informer
 }
 
-func wrapHandler(h cache.ResourceEventHandler) handler {
-	return handler{h: h, name: nameForHandler(h)}
+func wrapHandler(h cache.ResourceEventHandler, inf *Informer) handler {
+	return handler{h: h, name: nameForHandler(h), inf: inf}
 }
 
 func (w handler) OnAdd(obj any, isInInitialList bool) { w.h.OnAdd(obj, isInInitialList) }
 func (w handler) OnUpdate(oldObj, newObj any)         { w.h.OnUpdate(oldObj, newObj) }
 func (w handler) OnDelete(obj any)                    { w.h.OnDelete(toClientGoTombstone(obj)) }
+
+var _ processor.CallSpanHandler = handler{}
+
+// EnterCall registers the handler call chapter 5 is about to make for the
+// calling goroutine (internal/handlerctx), so that a traced queue's Add
+// made in it finds its parent span, or finds that the call is left out by
+// the informer's trace filter and traces nothing either (docs/span-contract.md,
+// "After the handler"). It does so only while a traced queue is alive in
+// the process: the registration reads the goroutine's id (runtime.Stack,
+// about a microsecond) and takes a lock, and with no traced queue nothing
+// would ever look it up.
+//
+// Chapter 5 always has a filter from this package (Informer.traceFilter,
+// which says yes while none is set), so it tells an untraced call (sc
+// invalid) whether the filter or the sampler left it out. With no filter
+// set it was the sampler, and a sampled-out call registers nothing: its
+// Add is a root, decided on by the sampler again.
+func (w handler) EnterCall(sc trace.SpanContext) (exit func()) {
+	if !sc.IsValid() && !w.inf.hasTraceFilter() {
+		return noExit
+	}
+	return enterHandlerCall(sc)
+}
+
+// HandlerCallLink gives a handler made for chapter 5's informer itself
+// (a processor.ResourceEventHandler given to processor's AddEventHandler,
+// not a client-go handler given to this package's informer, which is
+// linked already) the link to a traced queue: embedded in the handler's
+// type, it makes the handler a processor.CallSpanHandler whose calls are
+// registered as this package's adapter registers a client-go handler's, so
+// that a traced queue's Add made in them is a child of the call. The
+// demo's controller lessons use it.
+//
+// Ours: client-go's handlers are told nothing of traces.
+type HandlerCallLink struct{}
+
+// EnterCall is [processor.CallSpanHandler]'s: see handler.EnterCall.
+func (HandlerCallLink) EnterCall(sc trace.SpanContext) (exit func()) { return enterHandlerCall(sc) }
+
+// enterHandlerCall is the EnterCall of the adapter and of
+// [HandlerCallLink].
+func enterHandlerCall(sc trace.SpanContext) (exit func()) {
+	if !queuetrace.Alive() {
+		return noExit
+	}
+	return handlerctx.Enter(sc)
+}
+
+func noExit() {}
 
 // ListenerName is the name chapter 5 gives this listener in its spans
 // (informer.listener) and stats: the user's handler, not this wrapper.

@@ -77,17 +77,22 @@
 // only while tracing is on. [TracedQueue] says where it has to guess.
 //
 // An add is the child of the handler call it was made in, though neither
-// client-go's handler API nor its workqueue carries a context. Chapter 5's
-// processorListener.run registers each traced handler call for its
+// client-go's handler API nor its workqueue carries a context. Chapter 5
+// tells a handler that asks (processor.CallSpanHandler) the span of each
+// traced call; this package's adapter of your handler registers it for its
 // goroutine, a traced Get registers its process span until Done, and Add
-// looks up the calling goroutine (internal/handlerctx). The cost: with
-// tracing off nothing is registered and the lookup is one atomic load, and
-// the queue adds an atomic load or two per call to inner's work. With
-// tracing on, each registration and lookup reads the goroutine's id from
-// runtime.Stack, about a microsecond, next to the spans' own cost.
+// looks up the calling goroutine (internal/handlerctx). The adapter
+// registers only while a traced queue is alive in the process. The cost:
+// with tracing off nothing is registered and the lookup is one atomic
+// load, and the queue adds an atomic load or two per call to inner's work.
+// With tracing on, each registration and lookup reads the goroutine's id
+// from runtime.Stack, about a microsecond, next to the spans' own cost.
 // A handler call the informer's trace filter left out is registered as
 // untraced, and an add made in it makes no span: the queue follows the
-// filter (an add made outside any handler call is a root, as before).
+// filter (an add made outside any handler call is a root, as before). A
+// handler call the sampler left out registers nothing, on an informer with
+// no trace filter set: an add made in it is a root, which the sampler
+// decides on again.
 //
 // Names in a trace: an informer with no Identifier and no description is
 // named by its object's type as client-go's reflector describes it (an

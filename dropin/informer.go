@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -86,10 +87,11 @@ type Informer struct {
 	lw          cache.ListerWatcher
 	example     runtime.Object
 
-	// filterMu guards filter, which the queue and AddEventHandler read
-	// through traceFilter.
-	filterMu sync.RWMutex
-	filter   TraceFilter
+	// filter is what SetTraceFilter set (nil: none), read through
+	// traceFilter by the queue for every object's root and by
+	// AddEventHandler, and by the handler adapter (hasTraceFilter): an
+	// atomic load, not a lock, on that per-event path.
+	filter atomic.Pointer[TraceFilter]
 
 	// upstream is the client-go Reflector a watch error handler is given;
 	// made once, on the first error, and never run (see reflectorForHandlers).
@@ -165,11 +167,15 @@ func informerName(options cache.SharedIndexInformerOptions, exampleObject runtim
 // with no filter set it says yes, which is what chapter 5's nil filter
 // means. It is asked only when tracing is on.
 func (i *Informer) traceFilter(key string, obj any) bool {
-	i.filterMu.RLock()
-	f := i.filter
-	i.filterMu.RUnlock()
-	return f == nil || f(key, obj)
+	f := i.filter.Load()
+	return f == nil || (*f)(key, obj)
 }
+
+// hasTraceFilter reports whether SetTraceFilter set a filter: only then
+// can a handler call chapter 5 calls untraced have been left out by one
+// (chapter 5 sees a filter always, traceFilter, so it cannot tell; see
+// handler.EnterCall).
+func (i *Informer) hasTraceFilter() bool { return i.filter.Load() != nil }
 
 // SetTracerProvider sets the provider of every span this informer makes;
 // until it is called, or after it is called with nil, the informer follows
@@ -194,9 +200,11 @@ func (i *Informer) SetTraceFilter(f TraceFilter) error {
 	if i.inner.IsStopped() {
 		return fmt.Errorf("trace filter not set: the informer has already stopped")
 	}
-	i.filterMu.Lock()
-	defer i.filterMu.Unlock()
-	i.filter = f
+	if f == nil {
+		i.filter.Store(nil)
+	} else {
+		i.filter.Store(&f)
+	}
 	return nil
 }
 
@@ -211,21 +219,21 @@ type TraceFilter = deltafifo.TraceFilter
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandler].
 func (i *Informer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandler(wrapHandler(h)))
+	return i.register(i.inner.AddEventHandler(wrapHandler(h, i)))
 }
 
 // AddEventHandlerWithResyncPeriod adds handler with its own resync period.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandlerWithResyncPeriod].
 func (i *Informer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandlerWithResyncPeriod(wrapHandler(h), resyncPeriod))
+	return i.register(i.inner.AddEventHandlerWithResyncPeriod(wrapHandler(h, i), resyncPeriod))
 }
 
 // AddEventHandlerWithOptions adds handler with options.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandlerWithOptions].
 func (i *Informer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandlerWithOptions(wrapHandler(h), processor.HandlerOptions{
+	return i.register(i.inner.AddEventHandlerWithOptions(wrapHandler(h, i), processor.HandlerOptions{
 		Logger: options.Logger, ResyncPeriod: options.ResyncPeriod,
 	}))
 }

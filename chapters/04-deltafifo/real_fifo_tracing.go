@@ -46,20 +46,26 @@ type atomicTrace struct {
 // atomic entry (linked to the entry's span). w is what the object's
 // traceparent annotation said (writtenBy; zero: nothing to add).
 func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trace.SpanContext, start time.Time, obj any, key, source, event string, w writer) trace.Span {
-	opts := make([]trace.SpanStartOption, 0, 5)
-	opts = append(opts, newRoot, rootKind)
-	if link.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
-	}
-	if w.sc.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs}))
-	}
+	// Every object's root asks the sampler, and with a ratio sampler
+	// nearly all of them are dropped: what is built before Start is paid
+	// for the dropped ones too. So a root that starts now passes the one
+	// hoisted option slice (the variadic call copies nothing), and the
+	// links are added once the span records, not given to Start
+	// (WithLinks cost two allocations a root, sampled or not). The sampler
+	// is not shown them; TraceIDRatioBased and ParentBased do not look.
+	opts := rootOpts
 	if !start.IsZero() {
-		opts = append(opts, trace.WithTimestamp(start))
+		opts = []trace.SpanStartOption{rootKind, trace.WithTimestamp(start)}
 	}
 	_, span := tracer.Start(background, rootNames[source], opts...)
 	if !span.IsRecording() {
 		return span
+	}
+	if link.IsValid() {
+		span.AddLink(trace.Link{SpanContext: link})
+	}
+	if w.sc.IsValid() {
+		span.AddLink(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs})
 	}
 	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
 	if w.present && !w.sc.IsValid() {

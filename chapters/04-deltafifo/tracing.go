@@ -103,8 +103,12 @@ const (
 // Span options that never change, hoisted so an untraced enqueue allocates
 // nothing for them.
 var (
-	rootKind  = trace.WithSpanKind(trace.SpanKindProducer)
-	newRoot   = trace.WithNewRoot()
+	rootKind = trace.WithSpanKind(trace.SpanKindProducer)
+	// rootOpts are a root's options when it starts now. No WithNewRoot:
+	// a root starts from background, which has no parent to ignore, and
+	// the option made the SDK build a context without one for every
+	// root, two allocations.
+	rootOpts  = []trace.SpanStartOption{rootKind}
 	rootNames = map[string]string{sourceWatch: tracing.SpanRootPrefix + sourceWatch, sourceList: tracing.SpanRootPrefix + sourceList,
 		sourceResync: tracing.SpanRootPrefix + sourceResync, sourceWatchList: tracing.SpanRootPrefix + sourceWatchList}
 	internal   = trace.WithSpanKind(trace.SpanKindInternal)

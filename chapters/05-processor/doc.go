@@ -51,10 +51,10 @@
 //  6. processor.go, processorListener.pop: from addCh into the listener's
 //     ring buffer, and out to nextCh when run is ready.
 //  7. processor.go, processorListener.run: calls the handler (OnAdd,
-//     OnUpdate, OnDelete), registering a traced call for the workqueue
-//     (internal/handlerctx), or, with tracing on, an untraced one (its
-//     object was filtered or sampled out) so the workqueue traces
-//     nothing of it either.
+//     OnUpdate, OnDelete), and, for a handler that asks
+//     ([CallSpanHandler]), tells it first which span the call is (or that
+//     the TraceFilter left it out), which is how package dropin continues
+//     the trace into a traced workqueue.
 //
 // # Lock order
 //

@@ -1,5 +1,7 @@
 package processor
 
+import "go.opentelemetry.io/otel/trace"
+
 // ResourceEventHandler is told of changes to the informer's objects. Its
 // methods are called from one goroutine per handler, in order, never at the
 // same time; they must not block for long (the handler's notifications pile
@@ -17,6 +19,39 @@ type ResourceEventHandler interface {
 	OnAdd(obj any, isInInitialList bool)
 	OnUpdate(oldObj, newObj any)
 	OnDelete(obj any)
+}
+
+// CallSpanHandler is a [ResourceEventHandler] that wants to know, for each
+// of its calls, the span of that call: the informer then calls EnterCall on
+// the handler's goroutine just before OnAdd, OnUpdate or OnDelete, and the
+// function it returns right after the call (a panicking call included).
+// client-go's handler methods carry no context, so this is how what a
+// handler starts (a traced workqueue's Add, package dropin) can find the
+// call it was made in; the informer itself needs nothing of it and a
+// handler that does not implement it costs nothing.
+//
+// It is called only while tracing is on, with:
+//
+//   - the span context of the call's OnAdd, OnUpdate or OnDelete span,
+//     for a call whose object is traced;
+//   - the invalid span context, for a call the informer's TraceFilter left
+//     out: what the call starts should stay untraced too. On an informer
+//     with a TraceFilter this includes a change the sampler left out:
+//     chapter 4's queues drop a filtered and a sampled-out root alike,
+//     before this chapter sees them (a late handler's synthetic adds are
+//     told apart: AddEventHandler asks the filter itself).
+//
+// It is not called with tracing off, nor, on an informer without a
+// TraceFilter, for a call whose trace the sampler did not pick: nothing
+// then asks to keep what the call starts out of a trace, and skipping the
+// call keeps a sampled-out event as cheap as an untraced one. What such a
+// call starts is the caller's to decide (dropin's queue makes its Add a
+// root, which the sampler decides on again).
+//
+// Ours: client-go's handlers are told nothing of traces.
+type CallSpanHandler interface {
+	ResourceEventHandler
+	EnterCall(sc trace.SpanContext) (exit func())
 }
 
 // ResourceEventHandlerFuncs adapts functions to a ResourceEventHandler; a nil

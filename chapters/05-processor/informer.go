@@ -597,8 +597,9 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		var span trace.Span
 		if s.traceFilter == nil || s.traceFilter(key, item) {
 			span = s.startSyntheticAdd(&n, key)
+		} else {
+			n.untraced = true // left out by the filter, not the sampler
 		}
-		n.untraced = n.tr == nil
 		l.add(n)
 		if span != nil {
 			span.End()
@@ -683,7 +684,12 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 		isSync = sameResourceVersion(old, d.Object)
 	}
 	if !trace.SpanFromContext(ctx).IsRecording() {
-		n.untraced = tracing.Enabled(s.tp)
+		// Not traced: its object was left out by the TraceFilter or by
+		// the sampler, which chapter 4 drops alike (nil trace). Without
+		// a filter it can only be the sampler, and a sampled-out call is
+		// not marked (see CallSpanHandler: it stays as cheap as tracing
+		// off); with one, it is marked as the filter's.
+		n.untraced = s.traceFilter != nil && tracing.Enabled(s.tp)
 		s.processor.distribute(n, isSync)
 		return
 	}

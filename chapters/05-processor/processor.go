@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/chunkq"
-	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -49,10 +48,10 @@ type notification struct {
 	isInInitialList bool
 	tr              *notificationTrace // nil when untraced
 	// untraced marks a notification made while tracing was on whose object
-	// got no trace (the informer's TraceFilter left it out, or the sampler
-	// did): the handler call is registered as untraced, so that a traced
-	// workqueue's Add made in it does not start a trace the filter refused
-	// (internal/handlerctx). Ours.
+	// the informer's TraceFilter left out (on an informer with a filter, a
+	// sampled-out one too: see notify): a [CallSpanHandler] is told the
+	// call is untraced, so that what it starts (a traced workqueue's Add)
+	// does not start a trace the filter refused. Ours.
 	untraced bool
 }
 
@@ -84,6 +83,8 @@ type processorListener struct {
 	runFinished chan struct{}
 
 	handler ResourceEventHandler
+	// calls is handler, if it is a CallSpanHandler (ours).
+	calls CallSpanHandler
 	// name is informer.listener: handler type + index.
 	name     string
 	nameAttr attribute.KeyValue
@@ -143,6 +144,7 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 		requestedResyncPeriod: requested,
 		resyncPeriod:          resyncPeriod,
 	}
+	p.calls, _ = handler.(CallSpanHandler)
 	p.determineNextResync(now)
 	return p
 }
@@ -267,15 +269,17 @@ func (p *processorListener) run() {
 				defer utilruntime.HandleCrash()
 			}
 			span := p.taken(&n)
-			if span != nil {
-				// A traced workqueue's Add made by this handler call
-				// finds its parent here: the handler API carries no
-				// context (see internal/handlerctx).
-				defer handlerctx.Enter(span.SpanContext())()
-			} else if n.untraced {
-				// ... or finds that the call is not traced, and traces
-				// nothing either.
-				defer handlerctx.Enter(trace.SpanContext{})()
+			if p.calls != nil && (span != nil || n.untraced) {
+				// The handler API carries no context: a handler that
+				// asks is told the call's span (or that the filter left
+				// it out) here. Nothing else is done per call, so a
+				// sampled-out or untraced call costs no more than this
+				// test.
+				var sc trace.SpanContext
+				if span != nil {
+					sc = span.SpanContext()
+				}
+				defer p.calls.EnterCall(sc)()
 			}
 			start := time.Now()
 			defer func() {

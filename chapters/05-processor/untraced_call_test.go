@@ -14,72 +14,114 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
-	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
-// callRegistration records, for each handler call, what a traced
-// workqueue's Add made in it would find in internal/handlerctx.
-type callRegistration struct {
-	mu  sync.Mutex
-	got map[string]string // key -> "traced", "untraced" or "none"
+// callRecorder is a CallSpanHandler that records, for each handler call,
+// what EnterCall told it: "traced" (a valid span context, which must be
+// the span the call runs in), "untraced" (the invalid one) or "none" (not
+// called). It also counts exits, which must match the enters.
+type callRecorder struct {
+	mu            sync.Mutex
+	entered       map[string]string // key -> what the call was told
+	current       string            // set by EnterCall, read by the call
+	enters, exits int
 }
 
-func (c *callRegistration) record(obj any) {
-	sc, ok := handlerctx.Current()
-	what := "none"
-	switch {
-	case ok && sc.IsValid():
-		what = "traced"
-	case ok:
-		what = "untraced"
+func (c *callRecorder) EnterCall(sc trace.SpanContext) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.enters++
+	c.current = "untraced"
+	if sc.IsValid() {
+		c.current = "traced"
 	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.exits++
+		c.current = ""
+	}
+}
+
+func (c *callRecorder) record(obj any) {
 	p := obj.(*corev1.Pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.got[p.Namespace+"/"+p.Name] = what
+	what := c.current
+	if what == "" {
+		what = "none"
+	}
+	c.entered[p.Namespace+"/"+p.Name] = what
 }
 
-func (c *callRegistration) OnAdd(obj any, _ bool) { c.record(obj) }
-func (c *callRegistration) OnUpdate(_, obj any)   { c.record(obj) }
-func (c *callRegistration) OnDelete(obj any)      { c.record(obj) }
+func (c *callRecorder) OnAdd(obj any, _ bool) { c.record(obj) }
+func (c *callRecorder) OnUpdate(_, obj any)   { c.record(obj) }
+func (c *callRecorder) OnDelete(obj any)      { c.record(obj) }
 
-// TestHandlerCallsAreRegisteredTracedOrUntraced: with tracing on and a
-// TraceFilter naming one pod, that pod's handler calls are registered
-// with their span and the others as untraced, for deltas and for a late
-// handler's synthetic adds alike, so that a traced queue leaves them out
-// too; with tracing off nothing is registered.
-func TestHandlerCallsAreRegisteredTracedOrUntraced(t *testing.T) {
+// TestCallSpanHandlerIsToldEachCallsTrace: a handler that implements
+// CallSpanHandler is told, before each call, the call's span, or that the
+// informer's TraceFilter left the call out; with tracing off it is told
+// nothing. A change the sampler left out is not told on an informer
+// without a filter (nothing asks to keep what the call starts untraced,
+// and a sampled-out event costs no more than an untraced one); on an
+// informer with a filter it is told "untraced", as chapter 4 drops a
+// sampled-out root as it drops a filtered one, but a late handler's
+// synthetic adds, whose filter AddEventHandler asks itself, are told
+// apart. For deltas and synthetic adds alike. Chapter 5 registered calls
+// in internal/handlerctx before it offered this interface, for every
+// handler, with no queue to read it.
+func TestCallSpanHandlerIsToldEachCallsTrace(t *testing.T) {
 	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "3"}}
 	for i, name := range []string{"a", "b", "c"} {
 		list.Items = append(list.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: string(rune('1' + i))}})
 	}
+	recording := func() trace.TracerProvider {
+		return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	}
+	neverSampled := func() trace.TracerProvider {
+		return sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	}
+	all := func(what string) map[string]string {
+		return map[string]string{"ns/a": what, "ns/b": what, "ns/c": what}
+	}
 	for _, c := range []struct {
-		name string
-		tp   trace.TracerProvider
-		want map[string]string
+		name       string
+		tp         trace.TracerProvider
+		filter     deltafifo.TraceFilter
+		deltas     map[string]string
+		synthetic  map[string]string
+		wantEnters bool
 	}{
-		{"traced", sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())),
-			map[string]string{"ns/a": "untraced", "ns/b": "traced", "ns/c": "untraced"}},
-		{"off", noop.NewTracerProvider(), map[string]string{"ns/a": "none", "ns/b": "none", "ns/c": "none"}},
+		{"traced, filtered", recording(), deltafifo.TraceKeys("ns/b"),
+			map[string]string{"ns/a": "untraced", "ns/b": "traced", "ns/c": "untraced"},
+			map[string]string{"ns/a": "untraced", "ns/b": "traced", "ns/c": "untraced"}, true},
+		{"traced, no filter", recording(), nil, all("traced"), all("traced"), true},
+		{"sampled out, no filter", neverSampled(), nil, all("none"), all("none"), false},
+		{"sampled out, filtered", neverSampled(), deltafifo.TraceKeys("ns/b"),
+			all("untraced"), map[string]string{"ns/a": "untraced", "ns/b": "none", "ns/c": "untraced"}, true},
+		{"off", noop.NewTracerProvider(), deltafifo.TraceKeys("ns/b"), all("none"), all("none"), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				inf := NewSharedIndexInformerWithOptions(informerbench.NewLW(list, nil), &corev1.Pod{}, SharedIndexInformerOptions{
-					TracerProvider: c.tp, TraceFilter: deltafifo.TraceKeys("ns/b")})
-				early := &callRegistration{got: map[string]string{}}
+					TracerProvider: c.tp, TraceFilter: c.filter})
+				early := &callRecorder{entered: map[string]string{}}
 				_, err := inf.AddEventHandler(early)
 				require.NoError(t, err)
 				stop := runInformer(t, inf)
 				synctest.Wait()
-				late := &callRegistration{got: map[string]string{}}
+				late := &callRecorder{entered: map[string]string{}}
 				_, err = inf.AddEventHandler(late) // synthetic adds
 				require.NoError(t, err)
 				synctest.Wait()
 				stop()
-				require.Equal(t, c.want, early.got, "deltas")
-				require.Equal(t, c.want, late.got, "a late handler's synthetic adds")
-				require.Zero(t, handlerctx.Active())
+				require.Equal(t, c.deltas, early.entered, "deltas")
+				require.Equal(t, c.synthetic, late.entered, "a late handler's synthetic adds")
+				for _, r := range []*callRecorder{early, late} {
+					require.Equal(t, r.enters, r.exits, "every EnterCall's exit was called")
+				}
+				require.Equal(t, c.wantEnters, early.enters > 0)
 			})
 		})
 	}

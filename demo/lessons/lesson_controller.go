@@ -64,6 +64,11 @@ type demoController struct {
 // controllerHandler enqueues the keys of labelled pods. A pointer, so its
 // listener is "*lessons.controllerHandler#N".
 type controllerHandler struct {
+	// HandlerCallLink: the informer tells each call its span, so that
+	// the queue's add is its child (the span contract's "After the
+	// handler"); a handler given to dropin's informer is linked by its
+	// adapter, this one is given to chapter 5's directly.
+	dropin.HandlerCallLink
 	q workqueue.TypedRateLimitingInterface[string]
 }
 

@@ -62,6 +62,11 @@ func init() {
 // handoffHandler puts the keys of its informer's ConfigMaps on its queue.
 // A pointer, so its listener is "*lessons.handoffHandler#N".
 type handoffHandler struct {
+	// HandlerCallLink: the informer tells each call its span, so that
+	// the queue's add is its child (the span contract's "After the
+	// handler"); a handler given to dropin's informer is linked by its
+	// adapter, this one is given to chapter 5's directly.
+	dropin.HandlerCallLink
 	q workqueue.TypedRateLimitingInterface[string]
 }
 

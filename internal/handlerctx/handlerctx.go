@@ -2,10 +2,11 @@
 // called from. client-go's handler interface (OnAdd, OnUpdate, OnDelete)
 // and its workqueue (Add) carry no context.Context, so a handler's
 // queue.Add(key) cannot hand the queue its span the way Go code normally
-// would. Instead, whoever makes a traced call on a goroutine (chapter 5's
-// processorListener.run around the handler, dropin's traced queue between
-// Get and Done) registers that call's span context for the goroutine, and
-// the queue looks it up by goroutine.
+// would. Instead, whoever makes a traced call on a goroutine (dropin's
+// handler adapter around the handler call, which chapter 5 tells its span
+// through processor.CallSpanHandler, and only while a traced queue is
+// alive; dropin's traced queue between Get and Done) registers that call's
+// span context for the goroutine, and the queue looks it up by goroutine.
 //
 // The span contract (docs/span-contract.md, "After the handler")
 // leaves the mechanism to the implementation and asks for its cost: with
@@ -17,7 +18,9 @@
 //
 // A registration may carry an invalid span context: the goroutine is in a
 // call made while tracing was on that is not traced, because an
-// informer's trace filter (or the sampler) left its object out. What the
+// informer's trace filter left its object out (or, on an informer with a
+// filter set, the sampler, which the informer cannot tell apart; a call
+// the sampler left out on an informer without one registers nothing). What the
 // call starts must then stay untraced too: a traced queue's Add there
 // makes no span, rather than a trace of its own the filter refused.
 // [Current] returns it as (invalid, true), and only then: with tracing off

@@ -13,6 +13,7 @@ package queuetrace
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -61,10 +62,12 @@ type Config[T comparable] struct {
 }
 
 // New returns a Tracer for c.Inner, tracing with the global
-// TracerProvider until SetTracerProvider says otherwise.
+// TracerProvider until SetTracerProvider says otherwise. The Tracer counts
+// as alive ([Alive]) until its ShutDown, or until it is garbage-collected
+// without one.
 func New[T comparable](c Config[T]) *Tracer[T] {
 	tp := &tracing.Switchable{}
-	return &Tracer[T]{
+	q := &Tracer[T]{
 		inner:       c.Inner,
 		numRequeues: c.NumRequeues,
 		semantics:   c.Semantics,
@@ -72,6 +75,34 @@ func New[T comparable](c Config[T]) *Tracer[T] {
 		tracer:      tp.Tracer(c.TracerName),
 		nameKV:      tracing.KeyWorkqueueName.String(c.Name),
 		pending:     map[T]*keyTrace{},
+		counted:     &atomic.Bool{},
+	}
+	q.counted.Store(true)
+	alive.Add(1)
+	// A queue dropped without a ShutDown (a test's, a controller's that
+	// never stops) must not keep every handler call registering for the
+	// rest of the process. The cleanup holds the flag, not q.
+	runtime.AddCleanup(q, uncount, q.counted)
+	return q
+}
+
+// alive counts the Tracers built and neither shut down nor collected.
+var alive atomic.Int64
+
+// Alive reports whether a traced queue is alive in the process: built by
+// [New], and neither shut down nor garbage-collected. Only then can an Add
+// look for the handler call it is made in (internal/handlerctx), so only
+// then does a handler call need registering: package dropin's handler
+// adapter asks this first, and with no traced queue a handler call costs
+// one atomic load.
+//
+// Ours: client-go's workqueue does not trace.
+func Alive() bool { return alive.Load() > 0 }
+
+// uncount takes a Tracer out of alive, once.
+func uncount(counted *atomic.Bool) {
+	if counted.CompareAndSwap(true, false) {
+		alive.Add(-1)
 	}
 }
 
@@ -122,6 +153,8 @@ type Tracer[T comparable] struct {
 	// add, so that an untraced Get skips the provider check.
 	inProcess  atomic.Int64
 	everTraced atomic.Bool
+	// counted: this Tracer is still in alive (see New).
+	counted *atomic.Bool
 
 	mu sync.Mutex
 	// Guarded by mu, and kept only while tracing is on:
@@ -573,7 +606,11 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 // forward, which shuts inner down: the delaying queue drops its waiting
 // entries when it shuts down (the priority queue all its items), so they
 // never will fire, and a span never ended is never exported.
+//
+// The Tracer stops counting as alive: inner drops what is added from now
+// on, so no handler call need register for it.
 func (q *Tracer[T]) ShutDown(forward func()) {
+	uncount(q.counted)
 	if q.everTraced.Load() {
 		now := time.Now()
 		var ends endings
