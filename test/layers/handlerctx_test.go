@@ -26,10 +26,13 @@ func TestNoChapterImportsHandlerctx(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("go list: %v\n%s", err, errb.String())
 	}
-	const registry = module + "internal/handlerctx"
+	const registry = module + "/internal/handlerctx"
 	chapters := 0
 	for dec := json.NewDecoder(&out); dec.More(); {
-		var p pkg
+		var p struct {
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
+		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
