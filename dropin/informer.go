@@ -162,8 +162,13 @@ func informerName(options cache.SharedIndexInformerOptions, exampleObject runtim
 // traceFilter is what chapter 5 asks for each object's root. It is always
 // set (chapter 5's options are fixed at construction, the filter is not);
 // with no filter set it says yes, which is what chapter 5's nil filter
-// means. It is asked only when tracing is on.
+// means. It is asked only when tracing is on. A key chosen on the live
+// view's page (LiveViewTraceOneKey) narrows it to that key: it never
+// starts a trace the informer's own filter would not.
 func (i *Informer) traceFilter(key string, obj any) bool {
+	if k := liveTraceKey.Load(); k != nil && *k != key {
+		return false
+	}
 	i.filterMu.RLock()
 	f := i.filter
 	i.filterMu.RUnlock()

@@ -168,6 +168,21 @@ type ProcessState struct {
 	// Spans says whether the store has been asked for (a tracer provider
 	// was given it): without it the page hides the events and reconciles.
 	Spans bool `json:"spans"`
+	// TraceKeyControl says whether this handler takes api/trace-key (the
+	// process's code opted in: dropin.LiveViewTraceOneKey); the page then
+	// shows the form. TracedKey is the one key traced now, "" when the
+	// informers trace what they would without the page (whichever handler
+	// chose it: a read-only page says so too).
+	TraceKeyControl bool   `json:"traceKeyControl"`
+	TracedKey       string `json:"tracedKey"`
+}
+
+// TraceKeyResult is api/trace-key's answer.
+type TraceKeyResult struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+	// Key is the key traced now ("" for none).
+	Key string `json:"key"`
 }
 
 // Process is what the page draws of a user's process.
