@@ -166,6 +166,19 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 		require.False(t, time.Now().After(deadline), "the waterfall never showed the chain: %q", got)
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The plots: one per metric, titled with its name, a line per series
+	// once two samples (a second apart) are in.
+	deadline = time.Now().Add(waitTimeout)
+	for {
+		got := eval(`[...document.querySelectorAll("#plots .plot")].filter((p) => p.querySelector("path")).map((p) => p.querySelector("h3").textContent + "=" + p.querySelector("path").dataset.series).join(",")`)
+		if strings.Contains(got, "workqueue_depth=browser-configmaps") && strings.Contains(got, "informer_queued_items=") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the plots never drew the queue's depth: %q", got)
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, "informer_queued_items,informer_handler_pending_notifications,informer_handler_processing_latency_seconds,workqueue_depth,workqueue_adds_total,workqueue_work_duration_seconds",
+		eval(`[...document.querySelectorAll("#plots .plot h3")].map((h) => h.textContent).join(",")`), "one plot per metric, titled with its name")
 	c, cancelShot := context.WithTimeout(tab, waitTimeout)
 	defer cancelShot()
 	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100)) // 100: PNG
