@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -15,6 +16,43 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
+// liveViewBenchProcess is a process with informers informers, each with
+// four handlers, and as many traced queues, every informer synced and
+// idle: what a page costs a controller at rest, not the informers' own
+// work. stop ends them.
+func liveViewBenchProcess(b *testing.B, informers int) (stop func()) {
+	list, updates := informerbench.Fixture()
+	ctx, cancel := context.WithCancel(context.Background())
+	var waits []func()
+	var done []chan struct{}
+	var queues []workqueue.TypedRateLimitingInterface[string]
+	for i := range informers {
+		inf := dropin.NewSharedIndexInformer(informerbench.NewLW(list, updates), &corev1.Pod{}, 0, cache.Indexers{})
+		for range 4 {
+			c := informerbench.NewCounter(informerbench.Listed + informerbench.Updates)
+			_, _ = inf.AddEventHandler(c)
+			done = append(done, c.Done)
+		}
+		queues = append(queues, dropin.NewTracedQueue(fmt.Sprint("bench-", i), workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())))
+		waits = append(waits, runInformer(inf, ctx))
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			b.Fatal("not synced")
+		}
+	}
+	for _, d := range done {
+		<-d
+	}
+	return func() {
+		cancel()
+		for _, wait := range waits {
+			wait()
+		}
+		for _, q := range queues {
+			q.ShutDown()
+		}
+	}
+}
+
 // BenchmarkLiveViewState: one poll of /api/state (what an open page asks
 // five times a second) in a process with informers informers, each with
 // four handlers, and as many traced queues: the CPU an open tab takes
@@ -22,31 +60,9 @@ import (
 func BenchmarkLiveViewState(b *testing.B) {
 	for _, informers := range []int{1, 10} {
 		b.Run(fmt.Sprintf("informers=%d", informers), func(b *testing.B) {
-			list, updates := informerbench.Fixture()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			h := dropin.LiveViewHandler()
-			var waits []func()
-			var done []chan struct{}
-			for i := range informers {
-				inf := dropin.NewSharedIndexInformer(informerbench.NewLW(list, updates), &corev1.Pod{}, 0, cache.Indexers{})
-				for range 4 {
-					c := informerbench.NewCounter(informerbench.Listed + informerbench.Updates)
-					_, _ = inf.AddEventHandler(c)
-					done = append(done, c.Done)
-				}
-				q := dropin.NewTracedQueue(fmt.Sprint("bench-", i), workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-				defer q.ShutDown()
-				waits = append(waits, runInformer(inf, ctx))
-				if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-					b.Fatal("not synced")
-				}
-			}
-			// Measured once every informer is idle: what a page costs a
-			// controller at rest, not the informers' own work.
-			for _, d := range done {
-				<-d
-			}
+			stop := liveViewBenchProcess(b, informers)
+			defer stop()
 			req := httptest.NewRequest(http.MethodGet, "/api/state", nil)
 			for b.Loop() {
 				w := httptest.NewRecorder()
@@ -55,10 +71,53 @@ func BenchmarkLiveViewState(b *testing.B) {
 					b.Fatal(w.Code)
 				}
 			}
-			cancel()
-			for _, wait := range waits {
-				wait()
+		})
+	}
+}
+
+// BenchmarkLiveViewHistory: one poll of /api/history, in the process of
+// BenchmarkLiveViewState (each informer: one informer_queued_items series,
+// four handlers of two series each; each queue three series).
+//
+//   - poll: what an open page asks once a second, a second after its last
+//     poll: one sample of every series and the new point of each (the
+//     clock is stepped a second per poll, rather than waited for). The CPU
+//     an open page takes for its plots is this once per second, however
+//     many tabs: the others within the second take no sample.
+//   - first: a page opened on a full history (300 points per series): all
+//     of them, once.
+func BenchmarkLiveViewHistory(b *testing.B) {
+	for _, informers := range []int{1, 10} {
+		b.Run(fmt.Sprintf("informers=%d", informers), func(b *testing.B) {
+			clock := time.Unix(3_000_000, 0)
+			restore := dropin.UseLiveHistoryClock(func() time.Time { return clock })
+			defer restore()
+			h := dropin.LiveViewHandler()
+			stop := liveViewBenchProcess(b, informers)
+			defer stop()
+			get := func(url string) {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, url, nil))
+				if w.Code != http.StatusOK {
+					b.Fatal(w.Code)
+				}
 			}
+			b.Run("poll", func(b *testing.B) {
+				for b.Loop() {
+					since := clock.UnixMilli()
+					clock = clock.Add(time.Second)
+					get(fmt.Sprint("/api/history?since=", since))
+				}
+			})
+			for range 300 {
+				clock = clock.Add(time.Second)
+				get("/api/history?since=0")
+			}
+			b.Run("first", func(b *testing.B) {
+				for b.Loop() {
+					get("/api/history")
+				}
+			})
 		})
 	}
 }

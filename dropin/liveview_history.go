@@ -48,7 +48,7 @@ func serveHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	livepage.WriteJSON(w, http.StatusOK, history().Since(since))
+	livepage.WriteRawJSON(w, http.StatusOK, history().Since(since).AppendJSON(nil))
 }
 
 // historyReadings reads, for every live informer, handler and traced

@@ -193,3 +193,14 @@ func TestHistoryForgetsGoneSeriesAndGaps(t *testing.T) {
 	require.Len(t, adds.Points, 1)
 	assert.InDelta(t, 1, adds.Points[0].V, 1e-9)
 }
+
+// AppendJSON writes what encoding/json writes, escapes and all.
+func TestHistoryAnswerAppendJSONIsEncodingJSONs(t *testing.T) {
+	a := HistoryAnswer{IntervalMillis: 1000, MaxPoints: 300, Now: 123, Series: []Series{
+		{Metric: "m", Unit: "s", Labels: map[string]string{"name": `a"b<c>`, "handler": "x\u2028y"}, Points: []Point{{1, 0.5}, {2, 1e-7}, {3, 12345678}}},
+		{Metric: "n", Unit: "keys", Labels: map[string]string{}, Points: []Point{}},
+	}}
+	want, err := json.Marshal(a)
+	require.NoError(t, err)
+	assert.Equal(t, string(want)+"\n", string(a.AppendJSON(nil)))
+}

@@ -66,6 +66,14 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// WriteRawJSON answers b, JSON already written, with code, never cached.
+func WriteRawJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
 // Refusal is the body of a refused request: the demo's control answer
 // has the same two fields.
 type Refusal struct {
