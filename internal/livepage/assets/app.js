@@ -370,17 +370,19 @@ function drawPlots() {
     legend.className = "legend";
     series.forEach((s, i) => {
       const color = plotColors[i % plotColors.length];
-      // A gap (no page open, no work ended) breaks the line.
-      let d = "", prev = null;
-      for (const p of s.points) {
-        d += `${prev !== null && p[0] - prev < 2.5 * hist.intervalMillis ? "L" : "M"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)} `;
-        prev = p[0];
-      }
+      // A gap (no page open, no work ended) breaks the line; a point
+      // with no neighbour is drawn as a dot.
+      const near = (a, b) => b && Math.abs(a[0] - b[0]) < 2.5 * hist.intervalMillis;
+      let d = "";
+      s.points.forEach((p, j) => {
+        d += `${near(p, s.points[j - 1]) ? "L" : "M"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)} `;
+        if (!near(p, s.points[j - 1]) && !near(p, s.points[j + 1])) svg.appendChild(svgEl("circle", { cx: px(p[0]), cy: py(p[1]), r: 2, fill: color }));
+      });
       if (d) {
         const path = svgEl("path", { d, fill: "none", stroke: color, "stroke-width": 1.5 });
         path.dataset.series = seriesLabel(s);
+        path.dataset.max = Math.max(...s.points.map((p) => p[1]));
         svg.appendChild(path);
-        if (s.points.length === 1) svg.appendChild(svgEl("circle", { cx: px(s.points[0][0]), cy: py(s.points[0][1]), r: 2, fill: color }));
       }
       const li = document.createElement("li");
       li.style.color = color;
