@@ -120,10 +120,18 @@ func (a HistoryAnswer) AppendJSON(b []byte) []byte {
 
 // appendString appends s as a JSON string, as encoding/json escapes it
 // (names come from the user's process: a handler's type may hold any
-// character).
+// character). The names are plain ASCII nearly always, and quoted as
+// they are; anything else goes through encoding/json.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads [t, v].
@@ -251,10 +259,13 @@ func (h *History) sample_locked(now time.Time) {
 			h.series[k] = e
 		}
 		if v, ok := e.point(r, now, h.window()); ok {
-			if len(e.s.Points) == h.maxPoints {
-				// Shift rather than ring: the answer is a slice of the
-				// points in order, and maxPoints is a few hundred.
-				e.s.Points = append(e.s.Points[:0], e.s.Points[1:]...)
+			if len(e.s.Points) >= h.maxPoints {
+				// Dropped from the front: append copies the kept points
+				// to a new array once the old one's end is reached, so
+				// each sample costs O(1) amortized (shifting every point
+				// down each second was most of a poll's time with a
+				// hundred series).
+				e.s.Points = e.s.Points[len(e.s.Points)-h.maxPoints+1:]
 			}
 			e.s.Points = append(e.s.Points, Point{T: t, V: v})
 		}
@@ -266,7 +277,7 @@ func (h *History) sample_locked(now time.Time) {
 		for i < len(e.s.Points) && e.s.Points[i].T < oldest {
 			i++
 		}
-		e.s.Points = append(e.s.Points[:0], e.s.Points[i:]...)
+		e.s.Points = e.s.Points[i:]
 		if len(e.s.Points) == 0 && e.prevAt.Before(now) {
 			delete(h.series, k)
 		}
@@ -301,11 +312,21 @@ func (e *history) point(r Reading, now time.Time, window time.Duration) (float64
 	return 0, false
 }
 
-// seriesKey names a series: its metric and its labels, sorted.
+// seriesKey names a series: its metric and its labels, sorted (a series
+// has one or two: no slice is allocated to sort them).
 func seriesKey(r Reading) string {
+	var keys [4]string
+	names := keys[:0]
+	if len(r.Labels) > len(keys) {
+		names = make([]string, 0, len(r.Labels))
+	}
+	for k := range r.Labels {
+		names = append(names, k)
+	}
+	slices.Sort(names)
 	var b strings.Builder
 	b.WriteString(r.Metric)
-	for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
+	for _, k := range names {
 		b.WriteByte(0)
 		b.WriteString(k)
 		b.WriteByte('=')
