@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,6 +258,9 @@ func TestControllerRuntimeExampleLiveViewInChromium(t *testing.T) {
 	pending := eval(plot("informer_handler_pending_notifications"))
 	assert.Contains(t, pending, "*v1.ConfigMap · sigs.k8s.io/controller-runtime/pkg/handler.TypedEnqueueRequestForObject#")
 	assert.Contains(t, pending, "consistencyhandler.ConsistencyHandler#", "a line per handler")
+	// Five seconds of points, for a picture with lines rather than dots.
+	waitFor("five points of the queue's depth", `(document.querySelector('#plots .plot[data-metric="workqueue_depth"] path') || {dataset: {}}).dataset.points || "0"`,
+		func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n >= 5 })
 	shoot("3-plots")
 	mu.Lock()
 	defer mu.Unlock()

