@@ -52,10 +52,10 @@ import (
 // that does not name the connection's own address (localhost or a
 // loopback IP on a loopback connection; the address itself or this
 // machine's name on another) is refused with 403, as the demo's page
-// refuses it: a site
-// that rebinds its DNS name to the controller's address cannot read the
-// page. Behind a proxy that rewrites Host, or a port-forward to another
-// local port, open it by the address the controller listens on.
+// refuses it: a site that rebinds its DNS name to the controller's address
+// cannot read the page. Behind a proxy that rewrites Host, or a
+// port-forward to another local port, open it by the address the
+// controller listens on.
 //
 // The listener is the caller's. Mount it on a plain mux under a prefix
 // (the page fetches its files and state relative to its own address, so
