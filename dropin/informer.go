@@ -191,7 +191,8 @@ func (i *Informer) SetTracerProvider(tp trace.TracerProvider) error {
 // chapter 4's [deltafifo.TraceKeys] or [deltafifo.TraceSelector]); nil
 // traces every object. It is asked
 // once per delta, where the object's root would start. Like SetTransform it
-// must be called before Run.
+// must be called before Run. A key chosen on the live view's page
+// ([LiveViewTraceOneKey]) narrows it further while it is chosen.
 //
 // Ours: see chapter 5's SharedIndexInformerOptions.TraceFilter.
 func (i *Informer) SetTraceFilter(f TraceFilter) error {
