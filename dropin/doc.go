@@ -129,9 +129,12 @@
 // for this process: every informer of this package and every traced queue
 // alive in it (they join when built and leave when stopped), with the
 // reflector's requests, the handlers' backlogs and times and the queues'
-// counters, read-only. [LiveViewSpanProcessor], on the tracer provider,
-// adds the recent events and reconciles and their waterfalls: why a
-// reconcile ran. docs/07-your-controller.md, "Live view in your process".
+// counters, read-only, and plots of the numbers of their metrics over the
+// last minutes (sampled only while a page is open). [LiveViewSpanProcessor],
+// on the tracer provider, adds the recent events and reconciles and their
+// waterfalls: why a reconcile ran. [LiveViewTraceOneKey], if the caller
+// opts in, lets the page narrow the process's tracing to one object's key.
+// docs/07-your-controller.md, "Live view in your process".
 //
 // The Example functions show it running; oracle_test.go runs it beside
 // client-go's informer on one script and requires the same answers from

@@ -165,17 +165,26 @@ func informerName(options cache.SharedIndexInformerOptions, exampleObject runtim
 // traceFilter is what chapter 5 asks for each object's root. It is always
 // set (chapter 5's options are fixed at construction, the filter is not);
 // with no filter set it says yes, which is what chapter 5's nil filter
-// means. It is asked only when tracing is on.
+// means. It is asked only when tracing is on. A key chosen on the live
+// view's page (LiveViewTraceOneKey) narrows it to that key: it never
+// starts a trace the informer's own filter would not.
 func (i *Informer) traceFilter(key string, obj any) bool {
+	if k := liveTraceKey.Load(); k != nil && *k != key {
+		return false
+	}
 	f := i.filter.Load()
 	return f == nil || (*f)(key, obj)
 }
 
-// hasTraceFilter reports whether SetTraceFilter set a filter: only then
-// can a handler call chapter 5 calls untraced have been left out by one
-// (chapter 5 sees a filter always, traceFilter, so it cannot tell; see
-// handler.EnterCall).
-func (i *Informer) hasTraceFilter() bool { return i.filter.Load() != nil }
+// hasTraceFilter reports whether SetTraceFilter set a filter, or the live
+// view's page chose one key to trace: only then can a handler call chapter
+// 5 calls untraced have been left out by a filter (chapter 5 sees a filter
+// always, traceFilter, so it cannot tell; see handler.EnterCall). Without
+// the page's key here, a call left out for another key would look sampled
+// out, and its queue Add would root a trace of a key the page did not pick.
+func (i *Informer) hasTraceFilter() bool {
+	return i.filter.Load() != nil || liveTraceKey.Load() != nil
+}
 
 // SetTracerProvider sets the provider of every span this informer makes;
 // until it is called, or after it is called with nil, the informer follows
@@ -193,7 +202,8 @@ func (i *Informer) SetTracerProvider(tp trace.TracerProvider) error {
 // chapter 4's [deltafifo.TraceKeys] or [deltafifo.TraceSelector]); nil
 // traces every object. It is asked
 // once per delta, where the object's root would start. Like SetTransform it
-// must be called before Run.
+// must be called before Run. A key chosen on the live view's page
+// ([LiveViewTraceOneKey]) narrows it further while it is chosen.
 //
 // Ours: see chapter 5's SharedIndexInformerOptions.TraceFilter.
 func (i *Informer) SetTraceFilter(f TraceFilter) error {

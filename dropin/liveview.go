@@ -30,16 +30,32 @@ import (
 // while tracing is on, its adds, the adds merged into a waiting key, the
 // reconciles, the keys in flight and the reconcile time.
 //
+// The page also plots, over the last five minutes, the numbers of the
+// metrics this package reports (informer_queued_items per informer,
+// informer_handler_pending_notifications and
+// informer_handler_processing_latency_seconds per handler,
+// workqueue_depth, workqueue_adds_total as a rate and
+// workqueue_work_duration_seconds per traced queue), from api/history
+// (?since=<Unix ms> for the points after it). A sample is taken when a
+// page asks, once a second at most however many pages ask, and never
+// while none is open; each series keeps its last 300 points.
+//
 // It is the demo's page (cmd/trace-demo --ui), one page and one code,
 // drawn without the demo's controls: it is read-only. Every answer to
 // anything but GET or HEAD is 405 Method Not Allowed, and nothing it
-// serves changes the controller. A request addressed to a Host that does
-// not name the connection's own address (localhost or a loopback IP on a
-// loopback connection; the address itself or this machine's name on
-// another) is refused with 403, as the demo's page refuses it: a site
-// that rebinds its DNS name to the controller's address cannot read the
-// page. Behind a proxy that rewrites Host, or a port-forward to another
-// local port, open it by the address the controller listens on.
+// serves changes the controller. The one exception is opt-in: with
+// [LiveViewTraceOneKey], a POST to api/trace-key narrows the process's
+// tracing to one object's key (it changes what is traced, nothing else).
+// A cross-origin POST (another site's page in the same browser, as its
+// Origin or Sec-Fetch-Site header says) is refused 403 before anything
+// else, as the demo's controls refuse it. A request addressed to a Host
+// that does not name the connection's own address (localhost or a
+// loopback IP on a loopback connection; the address itself or this
+// machine's name on another) is refused with 403, as the demo's page
+// refuses it: a site that rebinds its DNS name to the controller's address
+// cannot read the page. Behind a proxy that rewrites Host, or a
+// port-forward to another local port, open it by the address the
+// controller listens on.
 //
 // The listener is the caller's. Mount it on a plain mux under a prefix
 // (the page fetches its files and state relative to its own address, so
@@ -59,7 +75,11 @@ import (
 // does not notice.
 //
 // Ours: client-go has no live view.
-func LiveViewHandler() http.Handler {
+func LiveViewHandler(opts ...LiveViewOption) http.Handler {
+	var cfg liveViewConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	liveViewOn.Store(true)
 	static := livepage.Assets()
 	files := map[string]bool{}
@@ -68,16 +88,22 @@ func LiveViewHandler() http.Handler {
 		files[e.Name()] = true
 	}
 	serve := func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if r.Method == http.MethodPost && strings.HasSuffix(p, "/api/trace-key") {
+			serveTraceKey(w, r, cfg)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			livepage.WriteJSON(w, http.StatusMethodNotAllowed, livepage.Refusal{
 				Message: r.Method + " refused: the live view of this process is read-only"})
 			return
 		}
-		p := r.URL.Path
 		switch {
 		case strings.HasSuffix(p, "/api/state"):
-			livepage.WriteJSON(w, http.StatusOK, readState())
+			livepage.WriteJSON(w, http.StatusOK, readState(cfg))
+		case strings.HasSuffix(p, "/api/history"):
+			serveHistory(w, r)
 		case strings.Contains(p, "/api/trace/"):
 			serveTrace(w, p[strings.LastIndex(p, "/api/trace/")+len("/api/trace/"):])
 		case strings.HasSuffix(p, "/api/controls"):
@@ -97,7 +123,18 @@ func LiveViewHandler() http.Handler {
 			http.NotFound(w, r)
 		}
 	}
+	// A cross-origin POST (another site's page open in the same browser)
+	// is refused before anything else, as the demo's controls refuse it:
+	// the only POST, api/trace-key, narrows the process's tracing.
 	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		from := r.Header.Get("Origin")
+		if from == "" {
+			from = "a page of another site (Sec-Fetch-Site: " + r.Header.Get("Sec-Fetch-Site") + ")"
+		}
+		livepage.WriteJSON(w, http.StatusForbidden, livepage.Refusal{Message: fmt.Sprintf(
+			"refused: a cross-origin request from %s; the live view answers only its own page: open it at the controller's own address", from)})
+	}))
 	inner := csrf.Handler(http.HandlerFunc(serve))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := livepage.ConnPolicy(r); p != nil && !p.Allows(r.Host) {
@@ -151,8 +188,12 @@ func spanStore() *livepage.SpanStore {
 	return liveStore.Load()
 }
 
-func readState() livepage.ProcessState {
-	st := livepage.ProcessState{Process: readProcess(), Events: []livepage.Event{}, Reconciles: []livepage.Reconcile{}}
+func readState(cfg liveViewConfig) livepage.ProcessState {
+	st := livepage.ProcessState{Process: readProcess(), Events: []livepage.Event{}, Reconciles: []livepage.Reconcile{},
+		TraceKeyControl: cfg.traceOneKey}
+	if k := liveTraceKey.Load(); k != nil {
+		st.TracedKey = *k
+	}
 	if s := liveStore.Load(); s != nil {
 		st.Spans = true
 		st.Events = s.Events(liveEventWindow)

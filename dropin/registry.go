@@ -40,6 +40,9 @@ type liveInformer struct {
 	probe    *liveprobe.ReflectorProbe // its reflector's requests
 	resource string                    // the resource a factory named, or ""
 	typ      string                    // the example object's Go type
+	// name is its metrics' name attribute (newInformerMetrics): the
+	// Identifier's name, else its description; the plots label it so.
+	name string
 }
 
 // liveQueue reads one traced queue without holding it: read answers false
@@ -63,7 +66,11 @@ func (q *traced[T]) liveLongest(now time.Time) time.Duration {
 
 // registerInformer adds i; called by newInformer.
 func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
-	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject)}
+	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject),
+		name: options.Identifier.Name()}
+	if e.name == "" {
+		e.name = i.description
+	}
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	live.prune_locked()
@@ -148,9 +155,9 @@ func (r *registry) prune_locked() {
 
 // liveInformerRef is one live informer, held strongly for one read.
 type liveInformerRef struct {
-	inf           *Informer
-	probe         *liveprobe.ReflectorProbe
-	resource, typ string
+	inf                 *Informer
+	probe               *liveprobe.ReflectorProbe
+	resource, typ, name string
 }
 
 // liveQueueStats is one live queue's name and counters.
@@ -176,7 +183,7 @@ func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
 			delete(r.informers, k)
 			continue
 		}
-		infs = append(infs, liveInformerRef{inf: i, probe: e.probe, resource: e.resource, typ: e.typ})
+		infs = append(infs, liveInformerRef{inf: i, probe: e.probe, resource: e.resource, typ: e.typ, name: e.name})
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.queues)) {
 		q := r.queues[k]

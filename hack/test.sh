@@ -10,7 +10,9 @@
 #     hack/local-cluster.sh builds (first time: several minutes), starts, and
 #     stops again when this script exits;
 #  4. the live view in headless Chromium (test/browser, build tag browser),
-#     on the embedded server and on that cluster; hack/chromium.sh installs
+#     on the embedded server and on that cluster (the demo's page, and the
+#     page examples/controller-runtime serves, which the test builds and
+#     runs); hack/chromium.sh installs
 #     Debian's chromium when missing and prints its path.
 #
 # It stops at the first failure with a non-zero exit code.

@@ -66,6 +66,14 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// WriteRawJSON answers b, JSON already written, with code, never cached.
+func WriteRawJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
 // Refusal is the body of a refused request: the demo's control answer
 // has the same two fields.
 type Refusal struct {
@@ -168,6 +176,21 @@ type ProcessState struct {
 	// Spans says whether the store has been asked for (a tracer provider
 	// was given it): without it the page hides the events and reconciles.
 	Spans bool `json:"spans"`
+	// TraceKeyControl says whether this handler takes api/trace-key (the
+	// process's code opted in: dropin.LiveViewTraceOneKey); the page then
+	// shows the form. TracedKey is the one key traced now, "" when the
+	// informers trace what they would without the page (whichever handler
+	// chose it: a read-only page says so too).
+	TraceKeyControl bool   `json:"traceKeyControl"`
+	TracedKey       string `json:"tracedKey"`
+}
+
+// TraceKeyResult is api/trace-key's answer.
+type TraceKeyResult struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+	// Key is the key traced now ("" for none).
+	Key string `json:"key"`
 }
 
 // Process is what the page draws of a user's process.

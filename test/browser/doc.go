@@ -4,7 +4,11 @@
 // stage drawn, the controls moving the counters, an event opening its
 // waterfall, the reflector's stream, rewatch and relist, and its fallback
 // to LIST on a server that cannot stream; on the embedded API server and
-// on the real cluster of hack/local-cluster.sh. And what another site's
+// on the real cluster of hack/local-cluster.sh. The live view a user's own
+// process serves (dropin.LiveViewHandler): on the embedded API server, and
+// as examples/controller-runtime serves it on that cluster (the test builds
+// and runs the example): its informer and handlers, its priority queue, a
+// reconcile's "why" and the plots. And what another site's
 // page open in the same browser cannot do: press a control (a cross-site
 // POST), frame the page, or read it by a name that resolves to it (DNS
 // rebinding); and that the page runs under its content security policy.

@@ -89,7 +89,8 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	t.Cleanup(func() { cancel(); q.ShutDown(); wg.Wait() })
 
 	mux := http.NewServeMux()
-	mux.Handle("/debug/informers/", dropin.LiveViewHandler())
+	// Opted in: the page shows the trace-one-key form.
+	mux.Handle("/debug/informers/", dropin.LiveViewHandler(dropin.LiveViewTraceOneKey()))
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 
@@ -166,6 +167,51 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 		require.False(t, time.Now().After(deadline), "the waterfall never showed the chain: %q", got)
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The plots: one per metric, titled with its name, a line per series
+	// once two samples (a second apart) are in.
+	deadline = time.Now().Add(waitTimeout)
+	for {
+		got := eval(`[...document.querySelectorAll("#plots .plot")].filter((p) => p.querySelector("path")).map((p) => p.querySelector("h3").textContent + "=" + p.querySelector("path").dataset.series).join(",")`)
+		if strings.Contains(got, "workqueue_depth=browser-configmaps") && strings.Contains(got, "informer_queued_items=") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the plots never drew the queue's depth: %q", got)
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, "informer_queued_items,informer_handler_pending_notifications,informer_handler_processing_latency_seconds,workqueue_depth,workqueue_adds_total,workqueue_work_duration_seconds",
+		eval(`[...document.querySelectorAll("#plots .plot h3")].map((h) => h.textContent).join(",")`), "one plot per metric, titled with its name")
+	// Trace one key, from the form: Chromium's own POST (same origin) is
+	// served; of two new ConfigMaps only the chosen one's event is
+	// listed (the other started no trace); "trace as before" restores.
+	t.Cleanup(func() {
+		if res, err := http.Post(hs.URL+"/debug/informers/api/trace-key?key=", "", nil); err == nil {
+			res.Body.Close()
+		}
+	})
+	run("type a key", chromedp.SendKeys(chromedp.CSS("#tracekey-input"), "ns/only", chromedp.NodeVisible))
+	run("trace only it", chromedp.Click(chromedp.CSS("#tracekey-set"), chromedp.NodeVisible))
+	waitText := func(what, expr, want string) {
+		t.Helper()
+		deadline := time.Now().Add(waitTimeout)
+		for {
+			got := eval(expr)
+			if strings.Contains(got, want) {
+				return
+			}
+			require.False(t, time.Now().After(deadline), "%s: %q", what, got)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitText("the key taken", `document.getElementById("tracekey-note").textContent`, "only ns/only starts a trace")
+	for _, n := range []string{"other", "only"} {
+		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
+		require.NoError(t, err)
+	}
+	waitText("ns/only's event listed", `[...document.querySelectorAll("#events tbody tr")].map((r) => r.dataset.key).join(",")`, "ns/only")
+	waitText("ns/only's reconcile listed", `[...document.querySelectorAll("#reconciles tbody tr")].map((r) => r.dataset.key).join(",")`, "ns/only")
+	waitText("both reconciled (the queue counts untraced keys too)", `document.querySelector("#process-queues tbody tr").cells[5].textContent`, "4")
+	assert.NotContains(t, eval(`[...document.querySelectorAll("#events tbody tr, #reconciles tbody tr")].map((r) => r.dataset.key).join(",")`), "ns/other",
+		"an object the chosen key leaves out starts no trace")
 	c, cancelShot := context.WithTimeout(tab, waitTimeout)
 	defer cancelShot()
 	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100)) // 100: PNG
@@ -174,6 +220,8 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	path := filepath.Join(screenshotDir(), "process-page.png")
 	require.NoError(t, os.WriteFile(path, shot, 0o644))
 	t.Logf("screenshot: %s", path)
+	run("trace as before", chromedp.Click(chromedp.CSS("#tracekey-clear"), chromedp.NodeVisible))
+	waitText("the key cleared", `document.getElementById("tracekey-result").textContent`, "tracing restored")
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, console, "the page ran without errors")

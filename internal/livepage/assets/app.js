@@ -262,12 +262,185 @@ function drawReconciles(rs) {
   }
 }
 
+// The plots: api/history answers, per series, the points of the last
+// minutes (one a second at most, sampled only while a page asks). The page
+// asks once a second for the points after the last one it has, keeps them
+// for the window the server keeps (intervalMillis × maxPoints), and draws
+// one plot per metric, titled with its name, a line per series.
+const plotMetrics = [
+  ["informer_queued_items", "per informer: changes waiting in its queue (RealFIFO)"],
+  ["informer_handler_pending_notifications", "per handler: notifications waiting for it (addCh and its buffer)"],
+  ["informer_handler_processing_latency_seconds", "per handler: mean time of the calls that ended in each second"],
+  ["workqueue_depth", "per queue: keys waiting for a worker"],
+  ["workqueue_adds_total", "per queue: adds that made a key dirty, per second (rate)"],
+  ["workqueue_work_duration_seconds", "per queue: mean Get-to-Done time of the keys done in each second"],
+];
+const plotColors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
+const hist = { since: 0, windowMillis: 300000, intervalMillis: 1000, now: 0, series: new Map() };
+let historyPolling = false;
+
+function seriesLabel(s) {
+  return s.labels.handler ? `${s.labels.name} · ${s.labels.handler}` : s.labels.name;
+}
+
+function fmtValue(v, unit) {
+  if (unit === "s") return v === 0 ? "0" : fmtMicros(v * 1e6);
+  const r = Math.abs(v) >= 100 ? Math.round(v) : Math.round(v * 100) / 100;
+  return `${r} ${unit}`;
+}
+
+async function pollHistory() {
+  try {
+    const res = await fetch("api/history?since=" + hist.since, { cache: "no-store" });
+    if (res.ok) mergeHistory(await res.json());
+  } catch (err) {
+    // The state's poll says the process is not answering.
+  }
+  setTimeout(pollHistory, 1000);
+}
+
+function mergeHistory(a) {
+  hist.windowMillis = a.intervalMillis * a.maxPoints;
+  hist.intervalMillis = a.intervalMillis;
+  hist.now = a.now;
+  const present = new Set();
+  for (const s of a.series) {
+    const key = s.metric + "|" + JSON.stringify(Object.entries(s.labels).sort());
+    present.add(key);
+    let mine = hist.series.get(key);
+    if (!mine) { mine = { metric: s.metric, unit: s.unit, labels: s.labels, points: [] }; hist.series.set(key, mine); }
+    const last = mine.points.length ? mine.points[mine.points.length - 1][0] : -1;
+    for (const p of s.points) if (p[0] > last) mine.points.push(p);
+    for (const p of s.points) hist.since = Math.max(hist.since, p[0]);
+  }
+  const oldest = a.now - hist.windowMillis;
+  for (const [key, s] of hist.series) {
+    while (s.points.length && s.points[0][0] < oldest) s.points.shift();
+    if (!present.has(key) && s.points.length === 0) hist.series.delete(key);
+  }
+  drawPlots();
+}
+
+// The SVG namespace, as the HTML parser gives it to an <svg> element:
+// taken from one rather than written out, the script holds no URL at all
+// (the assets' test refuses any, so that nothing points off the machine).
+const svgNS = (() => { const d = document.createElement("div"); d.innerHTML = "<svg></svg>"; return d.firstChild.namespaceURI; })();
+function svgEl(name, attrs) {
+  const e = document.createElementNS(svgNS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+// drawPlots draws the six plots, empty until the first answer: they are
+// drawn with the process's first state, so that nothing below them moves
+// when the history arrives (a click aimed at a reconcile would land on
+// another row).
+function drawPlots() {
+  $("plots-box").hidden = false;
+  text("plots-note", hist.now === 0 ? "(waiting for the first sample)" :
+    `(the last ${Math.round(hist.windowMillis / 60000)} minutes, one point a second while a page is open: the numbers of the metrics of these names)`);
+  const box = $("plots");
+  const W = 360, H = 110, left = 44, bottom = 14;
+  // The x axis spans the points kept, from one minute up to the window:
+  // a page opened a few seconds ago would otherwise draw its points as a
+  // dot at the right edge of five empty minutes.
+  let first = hist.now;
+  for (const s of hist.series.values()) if (s.points.length) first = Math.min(first, s.points[0][0]);
+  const span = Math.min(hist.windowMillis, Math.max(60000, hist.now - first));
+  const x0 = hist.now - span;
+  const spanText = span >= 120000 ? `-${Math.round(span / 60000)} min` : `-${Math.round(span / 1000)} s`;
+  box.replaceChildren(...plotMetrics.map(([metric, what]) => {
+    const series = [...hist.series.values()].filter((s) => s.metric === metric);
+    const div = document.createElement("div");
+    div.className = "plot";
+    div.dataset.metric = metric;
+    const h = document.createElement("h3");
+    h.textContent = metric;
+    const sub = document.createElement("div");
+    sub.className = "small";
+    sub.textContent = what;
+    let top = 0;
+    for (const s of series) for (const p of s.points) top = Math.max(top, p[1]);
+    const unit = series.length ? series[0].unit : "";
+    if (top === 0) top = unit === "s" ? 0.001 : 1;
+    const svg = svgEl("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img" });
+    svg.appendChild(svgEl("line", { x1: left, y1: 2, x2: left, y2: H - bottom, stroke: "#999" }));
+    svg.appendChild(svgEl("line", { x1: left, y1: H - bottom, x2: W, y2: H - bottom, stroke: "#999" }));
+    const axis = (x, y, anchor, t) => { const e = svgEl("text", { x, y, "text-anchor": anchor, class: "axis" }); e.textContent = t; svg.appendChild(e); };
+    // The axis says the number; the unit is in the legend.
+    axis(left - 3, 10, "end", unit === "s" ? fmtValue(top, unit) : String(Math.round(top * 100) / 100));
+    axis(left - 3, H - bottom, "end", "0");
+    axis(left, H - 2, "start", spanText);
+    axis(W, H - 2, "end", "now");
+    const px = (t) => left + (W - left) * (t - x0) / span;
+    const py = (v) => (H - bottom) - (H - bottom - 4) * v / top;
+    const legend = document.createElement("ul");
+    legend.className = "legend";
+    series.forEach((s, i) => {
+      const color = plotColors[i % plotColors.length];
+      // A gap (no page open, no work ended) breaks the line; a point
+      // with no neighbour is drawn as a dot.
+      const near = (a, b) => b && Math.abs(a[0] - b[0]) < 2.5 * hist.intervalMillis;
+      let d = "";
+      s.points.forEach((p, j) => {
+        d += `${near(p, s.points[j - 1]) ? "L" : "M"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)} `;
+        if (!near(p, s.points[j - 1]) && !near(p, s.points[j + 1])) svg.appendChild(svgEl("circle", { cx: px(p[0]), cy: py(p[1]), r: 2, fill: color }));
+      });
+      if (d) {
+        const path = svgEl("path", { d, fill: "none", stroke: color, "stroke-width": 1.5 });
+        path.dataset.series = seriesLabel(s);
+        path.dataset.max = Math.max(...s.points.map((p) => p[1]));
+        path.dataset.points = s.points.length;
+        svg.appendChild(path);
+      }
+      const li = document.createElement("li");
+      li.style.color = color;
+      const lastP = s.points[s.points.length - 1];
+      li.textContent = `— ${seriesLabel(s)}: ${lastP ? fmtValue(lastP[1], s.unit) : "no point yet"}`;
+      li.title = li.textContent;
+      legend.appendChild(li);
+    });
+    if (series.length === 0) {
+      const li = document.createElement("li");
+      li.textContent = hist.now === 0 ? "…" : "no series: nothing of this kind in the process";
+      legend.appendChild(li);
+    }
+    div.append(h, sub, svg, legend);
+    return div;
+  }));
+}
+
+// Trace one key: shown where the process's code opted in
+// (dropin.LiveViewTraceOneKey); the key is the process's, so a read-only
+// page says which key is traced too.
+function drawTraceKey(st) {
+  $("tracekey-form").hidden = !st.traceKeyControl;
+  text("tracekey-note", st.tracedKey ?
+    `Tracing narrowed from a page: only ${st.tracedKey} starts a trace now (its spans reach your exporter; every other object's do not).` :
+    (st.traceKeyControl ? "Every object your informers' filters select is traced; type a key to trace that one alone." : ""));
+}
+
+async function setTraceKey(key) {
+  text("tracekey-result", "…");
+  try {
+    const res = await fetch("api/trace-key?key=" + encodeURIComponent(key), { method: "POST" });
+    text("tracekey-result", (await res.json()).message);
+  } catch (err) {
+    text("tracekey-result", "the process is not answering");
+  }
+}
+
+$("tracekey-form").onsubmit = (ev) => { ev.preventDefault(); setTraceKey($("tracekey-input").value.trim()); };
+$("tracekey-clear").onclick = () => { $("tracekey-input").value = ""; setTraceKey(""); };
+
 async function poll() {
   try {
     const res = await fetch("api/state", { cache: "no-store" });
     const st = await res.json();
     if (st.process) {
       drawProcess(st.process);
+      drawTraceKey(st);
+      if (!historyPolling) { historyPolling = true; drawPlots(); pollHistory(); }
       // With the process's span store on its tracer provider
       // (dropin.LiveViewSpanProcessor): the events and the reconciles.
       $("events-box").hidden = !st.spans;

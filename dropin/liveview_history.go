@@ -1,0 +1,114 @@
+package dropin
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
+)
+
+// The live view's plots: api/history answers the last five minutes of the
+// numbers this package's metrics report, per informer, handler and traced
+// queue, sampled once a second at most and only while a page asks
+// (livepage.History: nothing runs while no page is open).
+const (
+	liveHistoryInterval  = time.Second
+	liveHistoryMaxPoints = 300
+)
+
+// liveHistory is the process's history, made by the first request for it.
+var liveHistory atomic.Pointer[livepage.History]
+
+func history() *livepage.History {
+	if h := liveHistory.Load(); h != nil {
+		return h
+	}
+	liveHistory.CompareAndSwap(nil, newLiveHistory(nil))
+	return liveHistory.Load()
+}
+
+// newLiveHistory is the process's history on clock now (nil: time.Now).
+func newLiveHistory(now func() time.Time) *livepage.History {
+	return livepage.NewHistory(livepage.HistoryOptions{Interval: liveHistoryInterval, MaxPoints: liveHistoryMaxPoints, Read: historyReadings, Now: now})
+}
+
+// serveHistory answers api/history?since=<Unix ms>: the points after
+// since (all of them without it).
+func serveHistory(w http.ResponseWriter, r *http.Request) {
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
+			livepage.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "since is a time in Unix milliseconds: " + err.Error()})
+			return
+		}
+	}
+	livepage.WriteRawJSON(w, http.StatusOK, history().Since(since).AppendJSON(nil))
+}
+
+// historyReadings reads, for every live informer, handler and traced
+// queue, the numbers of these metrics, from the counters the page's state
+// reads:
+//
+//   - informer_queued_items: the informer's queue length, as its gauge
+//     reads it;
+//   - informer_handler_pending_notifications: a handler's addCh and
+//     buffer, as its gauge reads them;
+//   - informer_handler_processing_latency_seconds: the mean time of the
+//     handler's calls that ended since the last sample (the histogram's
+//     sum and count over the interval);
+//   - workqueue_depth: the queue's Len;
+//   - workqueue_adds_total: adds that made a key dirty (the traced
+//     queue's adds less those merged into a waiting key), per second;
+//   - workqueue_work_duration_seconds: the mean Get-to-Done time of the
+//     keys done since the last sample.
+//
+// The last three but the depth come from the traced queue's Stats, which
+// count only while tracing is on (QueueStats).
+func historyReadings() []livepage.Reading {
+	infs, queues := live.snapshot()
+	var out []livepage.Reading
+	seen := map[string]int{}
+	for _, e := range infs {
+		st, err := processor.ReadStats(e.inf.inner)
+		if err != nil || !st.Started {
+			continue
+		}
+		name := distinct(seen, "i\x00", e.name)
+		out = append(out, livepage.Reading{Metric: metrics.InformerQueuedItems, Labels: map[string]string{"name": name},
+			Unit: "items", Kind: livepage.Gauge, Value: float64(st.QueueLen)})
+		for _, l := range st.Listeners {
+			labels := map[string]string{"name": name, "handler": l.Name}
+			out = append(out,
+				livepage.Reading{Metric: metrics.HandlerPendingNotifications, Labels: labels, Unit: "notifications", Kind: livepage.Gauge, Value: float64(l.AddCh + l.Pending)},
+				livepage.Reading{Metric: metrics.HandlerProcessingLatency, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: l.HandlerTime.Seconds(), Count: l.Calls})
+		}
+	}
+	for _, q := range queues {
+		labels := map[string]string{"name": distinct(seen, "q\x00", q.name)}
+		// Each add is merged at most once: Merged <= Adds, read under
+		// one lock.
+		dirtied := q.stats.Adds - min(q.stats.Merged, q.stats.Adds)
+		out = append(out,
+			livepage.Reading{Metric: metrics.WorkqueueDepth, Labels: labels, Unit: "keys", Kind: livepage.Gauge, Value: float64(q.stats.Depth)},
+			livepage.Reading{Metric: metrics.WorkqueueAdds, Labels: labels, Unit: "adds/s", Kind: livepage.Rate, Value: float64(dirtied)},
+			livepage.Reading{Metric: metrics.WorkqueueWorkDuration, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: q.stats.ProcessTotal.Seconds(), Count: q.stats.Processed})
+	}
+	return out
+}
+
+// distinct is name, or name with " #2", " #3"… for the second and later
+// informer (or queue) of the same name in one sample: two ConfigMap
+// informers would otherwise be one series, their readings mixed.
+func distinct(seen map[string]int, kind, name string) string {
+	seen[kind+name]++
+	if n := seen[kind+name]; n > 1 {
+		return name + " #" + strconv.Itoa(n)
+	}
+	return name
+}

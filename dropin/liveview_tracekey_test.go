@@ -1,0 +1,139 @@
+package dropin_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+)
+
+// keysTraced are the object and queue keys the recorded spans name, and
+// how many spans named workqueue.process each key has.
+func keysTraced(ss tracetest.SpanStubs) (keys []string, processed map[string]int) {
+	processed = map[string]int{}
+	for _, s := range ss {
+		for _, a := range s.Attributes {
+			if a.Key == tracing.KeyObjectKey || a.Key == tracing.KeyWorkqueueKey {
+				if k := a.Value.AsString(); !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+				if s.Name == tracing.SpanWorkqueueProcess && a.Key == tracing.KeyWorkqueueKey {
+					processed[a.Value.AsString()]++
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys, processed
+}
+
+// Trace one key from the page. Refused where the process's code did not
+// opt in (LiveViewTraceOneKey), and, where it did, to a cross-origin POST
+// (another site's page, by its Origin or its Sec-Fetch-Site) and to a
+// request addressed to another Host: after each refusal every object is
+// still traced. From the page's own origin the key is taken: ns/b and
+// ns/a created after it, only ns/a's spans are recorded (its root, its
+// handler call, its add, wait and reconcile), and the state says which
+// key, on the read-only page too. Cleared, every object is traced again.
+func TestLiveViewTraceOneKey(t *testing.T) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	_, done := startController(t, srv, "tracekey-configmaps", "tracekey-queue", tp)
+
+	opted := httptest.NewServer(dropin.LiveViewHandler(dropin.LiveViewTraceOneKey()))
+	t.Cleanup(opted.Close)
+	readOnly := httptest.NewServer(dropin.LiveViewHandler())
+	t.Cleanup(readOnly.Close)
+	post := func(base, key string, hdr map[string]string) (int, livepage.TraceKeyResult) {
+		code, _, body := liveGet(t, http.DefaultClient, http.MethodPost, base+"/api/trace-key?key="+url.QueryEscape(key), hdr)
+		var r livepage.TraceKeyResult
+		_ = json.Unmarshal([]byte(body), &r)
+		return code, r
+	}
+	state := func(base string) livepage.ProcessState {
+		_, _, body := liveGet(t, http.DefaultClient, http.MethodGet, base+"/api/state", nil)
+		var st livepage.ProcessState
+		require.NoError(t, json.Unmarshal([]byte(body), &st))
+		return st
+	}
+	t.Cleanup(func() { post(opted.URL, "", nil) })
+
+	code, r := post(readOnly.URL, "ns/a", nil)
+	assert.Equal(t, http.StatusForbidden, code, "not opted in")
+	assert.Contains(t, r.Message, "dropin.LiveViewTraceOneKey()")
+	assert.False(t, state(readOnly.URL).TraceKeyControl, "the read-only page shows no form")
+	for _, hdr := range []map[string]string{
+		{"Origin": "http://evil.example"},
+		{"Sec-Fetch-Site": "cross-site"},
+		{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
+		{"Host": "evil.example:" + opted.URL[strings.LastIndexByte(opted.URL, ':')+1:]},
+	} {
+		code, _ = post(opted.URL, "ns/a", hdr)
+		assert.Equal(t, http.StatusForbidden, code, "%v", hdr)
+	}
+	assert.Empty(t, state(opted.URL).TracedKey, "no refusal set a key")
+	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "before"}})
+	require.NoError(t, err)
+	testutil.Eventually(t, "ns/before done", func() bool { return done() == 1 })
+	keys, _ := keysTraced(exp.GetSpans())
+	assert.Equal(t, []string{"ns/before"}, keys, "every object traced before a key is chosen")
+
+	exp.Reset()
+	code, r = post(opted.URL, "ns/a", map[string]string{"Origin": opted.URL, "Sec-Fetch-Site": "same-origin"})
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Equal(t, "ns/a", r.Key)
+	st := state(opted.URL)
+	assert.True(t, st.TraceKeyControl)
+	assert.Equal(t, "ns/a", st.TracedKey)
+	assert.Equal(t, "ns/a", state(readOnly.URL).TracedKey, "the process's key, shown on every page")
+	for _, n := range []string{"b", "a"} {
+		_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
+		require.NoError(t, err)
+	}
+	testutil.Eventually(t, "ns/b and ns/a done", func() bool { return done() == 3 })
+	keys, processed := keysTraced(exp.GetSpans())
+	assert.Equal(t, []string{"ns/a"}, keys, "only the chosen key's spans")
+	assert.Equal(t, 1, processed["ns/a"], "its reconcile too")
+	var names []string
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	for _, want := range []string{"ListAndWatch watch", "workqueue.add", "workqueue.queued", "workqueue.process"} {
+		assert.Contains(t, names, want)
+	}
+
+	exp.Reset()
+	code, r = post(opted.URL, "", nil) // a client that is no browser: no Origin, as curl
+	require.Equal(t, http.StatusOK, code, r.Message)
+	assert.Empty(t, r.Key)
+	assert.Empty(t, state(opted.URL).TracedKey)
+	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}})
+	require.NoError(t, err)
+	testutil.Eventually(t, "ns/c done", func() bool { return done() == 4 })
+	keys, processed = keysTraced(exp.GetSpans())
+	assert.Equal(t, []string{"ns/c"}, keys, "cleared: traced again")
+	assert.Equal(t, 1, processed["ns/c"])
+
+	code, _ = post(opted.URL, string(make([]byte, 600)), nil)
+	assert.Equal(t, http.StatusBadRequest, code, "a key longer than any object's")
+	assert.Empty(t, state(opted.URL).TracedKey)
+}
