@@ -208,7 +208,7 @@ func readProcess() livepage.Process {
 	for _, q := range queues {
 		pq := livepage.ProcessQueue{Name: q.name, Kind: q.kind, Depth: q.stats.Depth, Adds: q.stats.Adds,
 			Merged: q.stats.Merged, Reconciles: q.stats.Processed, InFlight: q.stats.Processing,
-			LastMicros: micros(q.stats.ProcessLast), Retries: q.retries, LongestMicros: micros(q.longest)}
+			LastMicros: micros(q.stats.ProcessLast), Retries: q.stats.Retries, LongestMicros: micros(q.stats.Longest)}
 		if q.stats.Processed > 0 {
 			pq.MeanMicros = micros(q.stats.ProcessTotal / time.Duration(q.stats.Processed))
 		}
