@@ -102,12 +102,13 @@ func New[T comparable](c Config[T]) *Tracer[T] {
 }
 
 // Tracer keeps, beside a workqueue, the queue's own bookkeeping per key,
-// from the moment something reads it ([Tracer.keeping]): dirty or not ("waiting"), since when, the add
-// that made it so and the adds merged into it, the delaying queue's one
-// waiting entry with its ready time, and the process span between Get and
-// Done. An entry's add happens on inner's goroutine, out of the Tracer's
-// sight, so the Tracer fires the entry itself, at its ready time, before it
-// looks at the key for any later call.
+// from the moment something reads it ([Tracer.keeping]): dirty or not
+// ("waiting"), since when, the add that made it so and the adds merged
+// into it, the delaying queue's one waiting entry with its ready time, and
+// the process span between Get and Done. An entry's add happens on inner's
+// goroutine, out of the Tracer's sight, so the Tracer fires the entry
+// itself, at its ready time: before it looks at the key for any later
+// call, and, while it reports metrics, on a timer of its own.
 //
 // It also reports the queue's workqueue_* metrics (Config.Metrics) from
 // that bookkeeping, at the points client-go's queue tells its own
@@ -175,6 +176,8 @@ type Tracer[T comparable] struct {
 	adds, processed, merged   uint64
 	processTotal, processLast time.Duration
 	processingNow             int
+	// free holds idle entries for reuse (forget_locked).
+	free []*keyTrace
 	// due holds, while the metrics are on, each waiting entry with a known
 	// ready time, earliest first, so that the metrics loop fires it at its
 	// time as inner's goroutine does (the depth and adds then change when
@@ -478,17 +481,42 @@ func (q *Tracer[T]) startAdd(item T, depth int, extra []attribute.KeyValue) trac
 
 // key_locked returns item's bookkeeping as of now: a waiting entry whose
 // ready time has passed has fired, as inner's goroutine made it do.
+// A zero now is read from the clock only if an entry needs it.
 func (q *Tracer[T]) key_locked(item T, now time.Time, ends *endings) *keyTrace {
 	k := q.pending[item]
 	if k == nil {
-		k = &keyTrace{}
+		if n := len(q.free); n > 0 {
+			k = q.free[n-1]
+			q.free = q.free[:n-1]
+		} else {
+			k = &keyTrace{}
+		}
 		q.pending[item] = k
 	}
-	if e := k.delayed; e != nil && !e.readyAt.IsZero() && !e.readyAt.After(now) {
-		q.fire_locked(k, e.readyAt, ends)
+	if e := k.delayed; e != nil && !e.readyAt.IsZero() {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if !e.readyAt.After(now) {
+			q.fire_locked(k, e.readyAt, ends)
+		}
 	}
 	return k
 }
+
+// forget_locked drops item's bookkeeping, idle now, and keeps the entry
+// for the next key: a controller's keys come and go all the time, and an
+// allocation per key and pass would cost more than the map's own work.
+func (q *Tracer[T]) forget_locked(item T, k *keyTrace) {
+	delete(q.pending, item)
+	if len(q.free) < maxFree {
+		*k = keyTrace{}
+		q.free = append(q.free, k)
+	}
+}
+
+// maxFree bounds the entries kept for reuse.
+const maxFree = 256
 
 // fire_locked is the delaying queue adding the key when its entry is ready
 // (or, with PriorityQueue semantics, an immediate add making the waiting
@@ -576,10 +604,17 @@ func (q *Tracer[T]) addKept(item T, extra []attribute.KeyValue, shutting bool, f
 		return
 	}
 	span := untracedSpan
-	if q.traced() {
+	traced := q.traced()
+	if traced {
 		span = q.startAdd(item, q.inner.Len(), extra)
 	}
-	now := time.Now()
+	// The time a wait began is read only by its queued span and its queue
+	// duration: with neither, the clock is not read (Stats alone needs
+	// none here).
+	var now time.Time
+	if traced || q.m.Load() != nil {
+		now = time.Now()
+	}
 	var ends endings
 	q.mu.Lock()
 	q.adds++
@@ -587,6 +622,9 @@ func (q *Tracer[T]) addKept(item T, extra []attribute.KeyValue, shutting bool, f
 	if q.semantics == PriorityQueue && k.delayed != nil {
 		// The priority queue keeps one item per key: an immediate add of a
 		// waiting item makes it ready now, and this add is merged into it.
+		if now.IsZero() {
+			now = time.Now()
+		}
 		q.fire_locked(k, now, &ends)
 	}
 	if k.waiting {
@@ -833,7 +871,7 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 		process, exit = k.process, k.exit
 		k.process, k.exit = nil, nil
 		if k.idle() {
-			delete(q.pending, item)
+			q.forget_locked(item, k)
 		}
 	}
 	q.mu.Unlock()
