@@ -73,7 +73,10 @@
 // the handler" says. It forwards every call and decides nothing; to tell
 // which adds the workqueue merged it keeps the workqueue's own bookkeeping
 // (dirty, processing, the delaying queue's one entry per key) beside it,
-// only while tracing is on. [TracedQueue] says where it has to guess.
+// from the moment something reads it (tracing on, a MeterProvider set, the
+// live view's handler made, a Stats call). [TracedQueue] says where it has
+// to guess. From the same bookkeeping it reports client-go's seven
+// workqueue_* metrics itself (see [NewTracedQueue]).
 //
 // An add is the child of the handler call it was made in, though neither
 // client-go's handler API nor its workqueue carries a context. Chapter 5's
@@ -94,8 +97,8 @@
 // [NamedHandler], and controller-runtime's handlers by the handler their
 // source.EventHandler wraps (docs/07-your-controller.md, "Names in the
 // waterfall").
-// [TracedQueue.Stats] counts adds, merged adds and reconciles for a live
-// view, also only while tracing is on.
+// [TracedQueue.Stats] counts adds, merged adds, retries and reconciles for
+// a live view, tracing on or off, from the moment something reads.
 //
 // # Inside the reconcile, and on to the next controller
 //

@@ -26,9 +26,11 @@ import (
 // has started and synced, the reflector's last resourceVersion, its
 // queue's depth, and each handler by name with its notifications waiting
 // (addCh, pending), its calls and their mean and longest time, and
-// whether it has synced. Per traced queue, by its name: its depth and,
-// while tracing is on, its adds, the adds merged into a waiting key, the
-// reconciles, the keys in flight and the reconcile time.
+// whether it has synced. Per traced queue, by its name: its depth, its
+// retries (AddRateLimited calls), and, tracing on or off, its adds, the
+// adds merged into a waiting key, the reconciles, the keys in flight, the
+// longest running and the reconcile time, counted from the moment this
+// handler is made (a queue keeps no books before something reads them).
 //
 // It is the demo's page (cmd/trace-demo --ui), one page and one code,
 // drawn without the demo's controls: it is read-only. Every answer to
