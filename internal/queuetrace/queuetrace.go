@@ -309,7 +309,7 @@ type Stats struct {
 // Stats reads the counters, and inner's Len outside the lock. The first
 // call makes the Tracer keep its bookkeeping from then on: the counts
 // start there (a Stats caller is something that reads). Longest walks the
-// keys in process, as [Tracer.LongestProcessing] does.
+// keys in process.
 func (q *Tracer[T]) Stats() Stats {
 	q.keepFromNow()
 	depth := q.inner.Len()
