@@ -115,9 +115,10 @@
 // Every informer of this package records client-go's informer
 // metrics (informer_queued_items, informer_processing_latency_seconds,
 // informer_store_resource_version) and two per handler of ours on the
-// global OpenTelemetry MeterProvider; [WorkqueueMetricsProvider], given to
-// the queue a traced queue wraps, records client-go's seven workqueue_*
-// metrics, with tracing on or off. docs/07-your-controller.md's "Metrics"
+// global OpenTelemetry MeterProvider, and every traced queue client-go's
+// seven workqueue_* metrics, with tracing on or off;
+// [WorkqueueMetricsProvider] does the same for a client-go queue of its
+// own (a traced queue whose inner queue has it reports none itself). docs/07-your-controller.md's "Metrics"
 // lists them and how to serve them at /metrics.
 //
 // # The live view
