@@ -74,7 +74,10 @@
 // own it only reads inner's ShuttingDown, Len and NumRequeues, while
 // tracing is on); to tell which adds the workqueue merged it keeps the workqueue's own bookkeeping
 // (dirty, processing, the delaying queue's one entry per key) beside it,
-// only while tracing is on. [TracedQueue] says where it has to guess.
+// from the moment something reads it (tracing on, a MeterProvider set, the
+// live view's handler made, a Stats call). [TracedQueue] says where it has
+// to guess. From the same bookkeeping it reports client-go's seven
+// workqueue_* metrics itself (see [NewTracedQueue]).
 //
 // An add is the child of the handler call it was made in, though neither
 // client-go's handler API nor its workqueue carries a context. Chapter 5
@@ -100,8 +103,8 @@
 // [NamedHandler], and controller-runtime's handlers by the handler their
 // source.EventHandler wraps (docs/07-your-controller.md, "Names in the
 // waterfall").
-// [TracedQueue.Stats] counts adds, merged adds and reconciles for a live
-// view, also only while tracing is on.
+// [TracedQueue.Stats] counts adds, merged adds, retries and reconciles for
+// a live view, tracing on or off, from the moment something reads.
 //
 // # Inside the reconcile, and on to the next controller
 //
@@ -118,9 +121,10 @@
 // Every informer of this package records client-go's informer
 // metrics (informer_queued_items, informer_processing_latency_seconds,
 // informer_store_resource_version) and two per handler of ours on the
-// global OpenTelemetry MeterProvider; [WorkqueueMetricsProvider], given to
-// the queue a traced queue wraps, records client-go's seven workqueue_*
-// metrics, with tracing on or off. docs/07-your-controller.md's "Metrics"
+// global OpenTelemetry MeterProvider, and every traced queue client-go's
+// seven workqueue_* metrics, with tracing on or off;
+// [WorkqueueMetricsProvider] does the same for a client-go queue of its
+// own (a traced queue whose inner queue has it reports none itself). docs/07-your-controller.md's "Metrics"
 // lists them and how to serve them at /metrics.
 //
 // # The live view

@@ -26,9 +26,11 @@ import (
 // has started and synced, the reflector's last resourceVersion, its
 // queue's depth, and each handler by name with its notifications waiting
 // (addCh, pending), its calls and their mean and longest time, and
-// whether it has synced. Per traced queue, by its name: its depth and,
-// while tracing is on, its adds, the adds merged into a waiting key, the
-// reconciles, the keys in flight and the reconcile time.
+// whether it has synced. Per traced queue, by its name: its depth, its
+// retries (AddRateLimited calls), and, tracing on or off, its adds, the
+// adds merged into a waiting key, the reconciles, the keys in flight, the
+// longest running and the reconcile time, counted from the moment this
+// handler is made (a queue keeps no books before something reads them).
 //
 // The page also plots, over the last five minutes, the numbers of the
 // metrics this package reports (informer_queued_items per informer,
@@ -249,7 +251,7 @@ func readProcess() livepage.Process {
 	for _, q := range queues {
 		pq := livepage.ProcessQueue{Name: q.name, Kind: q.kind, Depth: q.stats.Depth, Adds: q.stats.Adds,
 			Merged: q.stats.Merged, Reconciles: q.stats.Processed, InFlight: q.stats.Processing,
-			LastMicros: micros(q.stats.ProcessLast), Retries: q.retries, LongestMicros: micros(q.longest)}
+			LastMicros: micros(q.stats.ProcessLast), Retries: q.stats.Retries, LongestMicros: micros(q.stats.Longest)}
 		if q.stats.Processed > 0 {
 			pq.MeanMicros = micros(q.stats.ProcessTotal / time.Duration(q.stats.Processed))
 		}

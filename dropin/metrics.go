@@ -16,19 +16,24 @@ import (
 // WorkqueueMetricsProvider returns client-go's workqueue.MetricsProvider
 // on OpenTelemetry instruments of the global MeterProvider: the seven
 // workqueue_* metrics with component-base's names, meanings, buckets and
-// attribute name. Give it to the client-go queue a traced queue wraps, as
-// the queue's config's MetricsProvider, with a Name:
+// attribute name.
+//
+// A traced queue (NewTracedQueue, NewTracedDelayingQueue,
+// NewTracedPlainQueue, dropin/crqueue's NewTracedPriorityQueue) needs
+// none: it reports the same metrics itself, under its name. This provider
+// is for a client-go queue that is not traced, or for the queue a traced
+// queue wraps when its numbers should come from the queue's own
+// bookkeeping:
 //
 //	inner := workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 //		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: dropin.WorkqueueMetricsProvider()})
 //	queue := dropin.NewTracedQueue("pods", inner)
 //
-// or to workqueue.SetProvider once, before any queue is made, for every
-// named queue. The numbers are the queue's own bookkeeping, so they are
-// client-go's exactly and exist whether tracing is on or off; the wrapper
-// cannot supply them (a rate-limited add fires on the inner queue's
-// goroutine, out of its sight). controller-runtime's priority queue takes
-// it as priorityqueue.Opts.MetricProvider.
+// A queue given it under a name takes that name's series: a traced queue
+// of the same name made afterwards reports nothing of its own, so nothing
+// is counted twice. It can also go to workqueue.SetProvider once, before
+// any queue is made, for every named queue; controller-runtime's priority
+// queue takes it as priorityqueue.Opts.MetricProvider.
 //
 // Ours: mirrors k8s.io/component-base/metrics/prometheus/workqueue, on
 // OpenTelemetry instead of Prometheus.

@@ -127,7 +127,9 @@ type meteredController struct {
 	worked   atomic.Int64
 }
 
-func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, queueName string) *meteredController {
+// newMeteredController: innerProvider gives the queue's inner queue
+// WorkqueueMetricsProvider; without, the traced queue reports itself.
+func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, queueName string, innerProvider bool) *meteredController {
 	opts := cache.SharedIndexInformerOptions{}
 	if informerName != "" {
 		n, err := cache.NewInformerName(informerName)
@@ -136,10 +138,14 @@ func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, que
 	}
 	c := &meteredController{
 		informer: dropin.NewSharedIndexInformerWithOptions(inProcessLW{srv}, &corev1.Pod{}, opts),
-		queue: dropin.NewTracedQueue(queueName, workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, MetricsProvider: dropin.WorkqueueMetricsProvider()})),
 	}
+	var mp workqueue.MetricsProvider
+	if innerProvider {
+		mp = dropin.WorkqueueMetricsProvider()
+	}
+	c.queue = dropin.NewTracedQueue(queueName, workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, MetricsProvider: mp}))
 	var err error
 	c.reg, err = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -208,7 +214,7 @@ func TestMetricsReported(t *testing.T) {
 
 		run := metricsRuns.Add(1)
 		informerName, queueName := fmt.Sprintf("metrics-test-%d", run), fmt.Sprintf("metrics-test-queue-%d", run)
-		named := newMeteredController(t, srv, informerName, queueName)
+		named := newMeteredController(t, srv, informerName, queueName, true)
 		unnamed := dropin.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, cache.Indexers{})
 		ctx, cancel := context.WithCancel(context.Background())
 		named.start(ctx)
@@ -287,14 +293,19 @@ func TestMetricsChild(t *testing.T) {
 	defer srv.Stop()
 	synctest.Test(t, func(t *testing.T) {
 		createPods(t, srv, "before", 3)
-		c := newMeteredController(t, srv, "later", "later-queue")
+		c := newMeteredController(t, srv, "later", "later-queue", true)
+		// The same controller on a queue that reports its metrics itself.
+		self := newMeteredController(t, srv, "later-self", "later-self-queue", false)
 		ctx, cancel := context.WithCancel(context.Background())
 		c.start(ctx)
 		defer c.stop(cancel)
+		self.start(ctx)
+		defer self.stop(cancel)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		require.EqualValues(t, 3, c.calls.Load(), "without a provider the informer works")
 		require.EqualValues(t, 6, c.worked.Load(), "without a provider the queue works")
+		require.EqualValues(t, 6, self.worked.Load())
 
 		reader := sdkmetric.NewManualReader()
 		otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
@@ -316,5 +327,13 @@ func TestMetricsChild(t *testing.T) {
 		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueAdds, queue).value, "the two new keys, added and retried")
 		require.EqualValues(t, 2, metricPoint(rm, metrics.WorkqueueRetries, queue).value)
 		require.True(t, metricPoint(rm, metrics.WorkqueueUnfinishedWork, queue).found)
+		// The self-reporting queue follows the provider set after it was
+		// built, and counts what happened since, as the inner provider's.
+		selfQueue := map[string]string{"name": "later-self-queue"}
+		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueAdds, selfQueue).value)
+		require.EqualValues(t, 2, metricPoint(rm, metrics.WorkqueueRetries, selfQueue).value)
+		require.EqualValues(t, 0, metricPoint(rm, metrics.WorkqueueDepth, selfQueue).value)
+		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueQueueDuration, selfQueue).value, "four Gets")
+		require.True(t, metricPoint(rm, metrics.WorkqueueUnfinishedWork, selfQueue).found)
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -96,123 +97,218 @@ func wqSum(obs []float64) float64 {
 
 var wqRuns atomic.Int64
 
+// wqKind is one of client-go's three queues: how to make it with a
+// provider, and how to wrap it.
+type wqKind struct {
+	name    string
+	retries bool // a delaying queue: workqueue_retries_total exists
+	make    func(name string, mp workqueue.MetricsProvider) workqueue.TypedInterface[string]
+	wrap    func(name string, inner workqueue.TypedInterface[string]) workqueue.TypedInterface[string]
+}
+
+var wqKinds = []wqKind{
+	{"rate-limiting", true,
+		func(name string, mp workqueue.MetricsProvider) workqueue.TypedInterface[string] {
+			return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+				workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: mp})
+		},
+		func(name string, inner workqueue.TypedInterface[string]) workqueue.TypedInterface[string] {
+			return dropin.NewTracedQueue(name, inner.(workqueue.TypedRateLimitingInterface[string]))
+		}},
+	{"delaying", true,
+		func(name string, mp workqueue.MetricsProvider) workqueue.TypedInterface[string] {
+			return workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, MetricsProvider: mp})
+		},
+		func(name string, inner workqueue.TypedInterface[string]) workqueue.TypedInterface[string] {
+			return dropin.NewTracedDelayingQueue(name, inner.(workqueue.TypedDelayingInterface[string]))
+		}},
+	{"plain", false,
+		func(name string, mp workqueue.MetricsProvider) workqueue.TypedInterface[string] {
+			return workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, MetricsProvider: mp})
+		},
+		func(name string, inner workqueue.TypedInterface[string]) workqueue.TypedInterface[string] {
+			return dropin.NewTracedPlainQueue(name, inner)
+		}},
+}
+
 // TestWorkqueueMatchesClientGo feeds one random sequence of calls (fixed
-// seed) to two client-go rate-limiting queues: one with a recording
-// provider of client-go's interface, one with ours behind
-// dropin.NewTracedQueue, with tracing off and on. The seven metrics of
-// ours must hold what client-go told the wqRecorder: the same adds, retries
-// and depth, the same histogram observations (count, wqSum, wqBuckets), and the
-// same last values of the two gauges client-go sets every 500ms. synctest's
-// clock makes the durations exact.
+// seed) to two client-go queues of one kind (rate-limiting, delaying,
+// plain): one with a recording provider of client-go's interface, the
+// oracle; the other behind dropin's wrapper, with tracing off and on. The
+// seven metrics (six for the plain queue, which has no retries) on the
+// global MeterProvider must hold what client-go told the wqRecorder: the
+// same adds, retries and depth, the same histogram observations (count,
+// sum, buckets), and the same last values of the two gauges client-go sets
+// every 500ms. synctest's clock makes the durations exact.
+//
+// Two ways to the same numbers:
+//   - wrapper: the inner queue has no provider; the wrapper reports the
+//     metrics itself, from its own bookkeeping (issue 25: before, a traced
+//     queue reported nothing unless its inner queue was given
+//     WorkqueueMetricsProvider; this variant then failed on the missing
+//     series).
+//   - inner: the inner queue was given dropin.WorkqueueMetricsProvider; the
+//     wrapper must then report nothing, or every number would be doubled.
 func TestWorkqueueMatchesClientGo(t *testing.T) {
 	reader := installMeterProvider()
-	for _, traced := range []bool{false, true} {
-		for seed := uint64(1); seed <= 3; seed++ {
-			t.Run(fmt.Sprintf("traced=%v-seed=%d", traced, seed), func(t *testing.T) {
-				// The global provider accumulates over -count wqRuns: each run
-				// has a series of its own.
-				name := fmt.Sprintf("same-code-%d", wqRuns.Add(1))
-				synctest.Test(t, func(t *testing.T) {
-					rec := &wqRecorder{}
-					oracle := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-						workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: rec})
-					inner := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-						workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: dropin.WorkqueueMetricsProvider()})
-					ours := dropin.NewTracedQueue(name, inner)
-					if traced {
-						tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
-						ours.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-					}
-					queues := []workqueue.TypedRateLimitingInterface[string]{oracle, ours}
-					var processing []string
-					defer func() {
-						// Done what is still processing: a traced Get's
-						// registration (internal/handlerctx) lasts until its
-						// Done, and one left open is seen by the other
-						// tests of the package, which require none.
-						for _, k := range processing {
-							for _, q := range queues {
-								q.Done(k)
+	for _, kind := range wqKinds {
+		for _, source := range []string{"wrapper", "inner"} {
+			for _, traced := range []bool{false, true} {
+				for seed := uint64(1); seed <= 3; seed++ {
+					t.Run(fmt.Sprintf("%s/%s/traced=%v/seed=%d", kind.name, source, traced, seed), func(t *testing.T) {
+						// The global provider accumulates over -count runs: each
+						// run has a series of its own.
+						name := fmt.Sprintf("same-code-%d", wqRuns.Add(1))
+						synctest.Test(t, func(t *testing.T) {
+							rec := &wqRecorder{}
+							oracle := kind.make(name, rec)
+							var mp workqueue.MetricsProvider = noProvider{}
+							if source == "inner" {
+								mp = dropin.WorkqueueMetricsProvider()
 							}
-						}
-						for _, q := range queues {
-							q.ShutDown()
-						}
-					}()
-					rng := rand.New(rand.NewPCG(seed, 42))
-					for range 400 {
-						key := fmt.Sprintf("k%d", rng.IntN(8))
-						switch op := rng.IntN(10); {
-						case op < 3:
-							for _, q := range queues {
-								q.Add(key)
+							ours := kind.wrap(name, kind.make(name, mp))
+							if traced {
+								tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
+								ours.(interface {
+									SetTracerProvider(trace.TracerProvider)
+								}).SetTracerProvider(tp)
 							}
-						case op == 3:
-							d := time.Duration(rng.IntN(3)) * 20 * time.Millisecond
-							for _, q := range queues {
-								q.AddAfter(key, d)
-							}
-						case op == 4:
-							for _, q := range queues {
-								q.AddRateLimited(key)
-							}
-						case op == 5:
-							for _, q := range queues {
-								q.Forget(key)
-							}
-						case op < 8:
-							require.Equal(t, oracle.Len(), ours.Len())
-							if oracle.Len() == 0 {
-								continue
-							}
-							a, _ := oracle.Get()
-							b, _ := ours.Get()
-							require.Equal(t, a, b)
-							processing = append(processing, a)
-						case op == 8 && len(processing) > 0:
-							i := rng.IntN(len(processing))
-							for _, q := range queues {
-								q.Done(processing[i])
-							}
-							processing = append(processing[:i], processing[i+1:]...)
-						default:
-							time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-							synctest.Wait()
-						}
-					}
-					// Past a tick of the unfinished-work loop, with work in hand.
-					time.Sleep(time.Second)
-					synctest.Wait()
-
-					rm := collectMetrics(t, reader)
-					attrs := map[string]string{"name": name}
-					rec.mu.Lock()
-					defer rec.mu.Unlock()
-					require.Positive(t, rec.adds)
-					require.Positive(t, rec.retries)
-					require.NotEmpty(t, rec.work)
-					require.True(t, rec.unfinishedSet)
-					require.Equal(t, float64(rec.depth), wqLookup(t, rm, metrics.WorkqueueDepth, attrs).value, "depth")
-					require.Equal(t, float64(rec.adds), wqLookup(t, rm, metrics.WorkqueueAdds, attrs).value, "adds")
-					require.Equal(t, float64(rec.retries), wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "retries")
-					// client-go sums the unfinished work over a map, in a
-					// random order: the last bit may differ between the two.
-					require.InDelta(t, rec.unfinished, wqLookup(t, rm, metrics.WorkqueueUnfinishedWork, attrs).value, 1e-9, "unfinished")
-					require.Equal(t, rec.longest, wqLookup(t, rm, metrics.WorkqueueLongestRunningProcessor, attrs).value, "longest")
-					for _, h := range []struct {
-						metric string
-						obs    []float64
-					}{{metrics.WorkqueueQueueDuration, rec.latency}, {metrics.WorkqueueWorkDuration, rec.work}} {
-						p := wqLookup(t, rm, h.metric, attrs)
-						require.True(t, p.found, h.metric)
-						require.Equal(t, uint64(len(h.obs)), p.hist.Count, h.metric)
-						require.InDelta(t, wqSum(h.obs), p.hist.Sum, 1e-9, h.metric)
-						require.Equal(t, metrics.WorkqueueBuckets, p.hist.Bounds, h.metric)
-						require.Equal(t, wqBuckets(h.obs, metrics.WorkqueueBuckets), p.hist.BucketCounts, h.metric)
-					}
-				})
-			})
+							wqRun(t, seed, oracle, ours)
+							rm := collectMetrics(t, reader)
+							rec.mu.Lock()
+							defer rec.mu.Unlock()
+							wqRequireSame(t, rm, rec, name, kind.retries)
+						})
+					})
+				}
+			}
 		}
+	}
+}
+
+// noProvider is client-go's MetricsProvider that makes nothing: a queue
+// given it records no metrics (as one given none, had no global provider
+// been set with workqueue.SetProvider).
+type noProvider struct{}
+
+func (noProvider) NewDepthMetric(string) workqueue.GaugeMetric            { return wqNop{} }
+func (noProvider) NewAddsMetric(string) workqueue.CounterMetric           { return wqNop{} }
+func (noProvider) NewLatencyMetric(string) workqueue.HistogramMetric      { return wqNop{} }
+func (noProvider) NewWorkDurationMetric(string) workqueue.HistogramMetric { return wqNop{} }
+func (noProvider) NewRetriesMetric(string) workqueue.CounterMetric        { return wqNop{} }
+func (noProvider) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return wqNop{}
+}
+func (noProvider) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return wqNop{}
+}
+
+type wqNop struct{}
+
+func (wqNop) Inc()            {}
+func (wqNop) Dec()            {}
+func (wqNop) Set(float64)     {}
+func (wqNop) Observe(float64) {}
+
+// wqRun makes 400 random calls, each on both queues, then waits past a
+// tick of the unfinished-work loops with work in hand. Calls a queue kind
+// lacks are skipped. Everything still processing is Done and both queues
+// are shut down when the test ends (a traced Get's registration,
+// internal/handlerctx, lasts until its Done, and one left open is seen by
+// the other tests of the package, which require none).
+func wqRun(t *testing.T, seed uint64, oracle, ours workqueue.TypedInterface[string]) {
+	queues := []workqueue.TypedInterface[string]{oracle, ours}
+	var processing []string
+	t.Cleanup(func() {
+		for _, k := range processing {
+			for _, q := range queues {
+				q.Done(k)
+			}
+		}
+		for _, q := range queues {
+			q.ShutDown()
+		}
+	})
+	rng := rand.New(rand.NewPCG(seed, 42))
+	for range 400 {
+		key := fmt.Sprintf("k%d", rng.IntN(8))
+		switch op := rng.IntN(10); {
+		case op < 3:
+			for _, q := range queues {
+				q.Add(key)
+			}
+		case op == 3:
+			d := time.Duration(rng.IntN(3)) * 20 * time.Millisecond
+			for _, q := range queues {
+				if dq, ok := q.(workqueue.TypedDelayingInterface[string]); ok {
+					dq.AddAfter(key, d)
+				}
+			}
+		case op == 4:
+			for _, q := range queues {
+				if rq, ok := q.(workqueue.TypedRateLimitingInterface[string]); ok {
+					rq.AddRateLimited(key)
+				}
+			}
+		case op == 5:
+			for _, q := range queues {
+				if rq, ok := q.(workqueue.TypedRateLimitingInterface[string]); ok {
+					rq.Forget(key)
+				}
+			}
+		case op < 8:
+			require.Equal(t, oracle.Len(), ours.Len())
+			if oracle.Len() == 0 {
+				continue
+			}
+			a, _ := oracle.Get()
+			b, _ := ours.Get()
+			require.Equal(t, a, b)
+			processing = append(processing, a)
+		case op == 8 && len(processing) > 0:
+			i := rng.IntN(len(processing))
+			for _, q := range queues {
+				q.Done(processing[i])
+			}
+			processing = append(processing[:i], processing[i+1:]...)
+		default:
+			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+			synctest.Wait()
+		}
+	}
+	time.Sleep(time.Second)
+	synctest.Wait()
+}
+
+// wqRequireSame: the metrics of name in rm hold what rec was told.
+func wqRequireSame(t *testing.T, rm metricdata.ResourceMetrics, rec *wqRecorder, name string, retries bool) {
+	t.Helper()
+	attrs := map[string]string{"name": name}
+	require.Positive(t, rec.adds)
+	require.NotEmpty(t, rec.work)
+	require.True(t, rec.unfinishedSet)
+	require.Equal(t, float64(rec.depth), wqLookup(t, rm, metrics.WorkqueueDepth, attrs).value, "depth")
+	require.Equal(t, float64(rec.adds), wqLookup(t, rm, metrics.WorkqueueAdds, attrs).value, "adds")
+	if retries {
+		require.Positive(t, rec.retries)
+		require.Equal(t, float64(rec.retries), wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "retries")
+	} else {
+		require.False(t, wqLookup(t, rm, metrics.WorkqueueRetries, attrs).found, "a plain queue has no retries")
+	}
+	// client-go sums the unfinished work over a map, in a random order:
+	// the last bit may differ between the two.
+	require.InDelta(t, rec.unfinished, wqLookup(t, rm, metrics.WorkqueueUnfinishedWork, attrs).value, 1e-9, "unfinished")
+	require.Equal(t, rec.longest, wqLookup(t, rm, metrics.WorkqueueLongestRunningProcessor, attrs).value, "longest")
+	for _, h := range []struct {
+		metric string
+		obs    []float64
+	}{{metrics.WorkqueueQueueDuration, rec.latency}, {metrics.WorkqueueWorkDuration, rec.work}} {
+		p := wqLookup(t, rm, h.metric, attrs)
+		require.True(t, p.found, h.metric)
+		require.Equal(t, uint64(len(h.obs)), p.hist.Count, h.metric)
+		require.InDelta(t, wqSum(h.obs), p.hist.Sum, 1e-9, h.metric)
+		require.Equal(t, metrics.WorkqueueBuckets, p.hist.Bounds, h.metric)
+		require.Equal(t, wqBuckets(h.obs, metrics.WorkqueueBuckets), p.hist.BucketCounts, h.metric)
 	}
 }
 

@@ -1,12 +1,12 @@
 package dropin
 
 import (
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
@@ -32,14 +32,30 @@ var (
 // every key gets the default priority).
 //
 // It traces with the global TracerProvider unless
-// [TracedQueue.SetTracerProvider] says otherwise. With no provider set, it
-// asks whether tracing is on and forwards, nothing more.
+// [TracedQueue.SetTracerProvider] says otherwise.
+//
+// It reports client-go's seven workqueue metrics (workqueue_depth,
+// _adds_total, _queue_duration_seconds, _work_duration_seconds,
+// _unfinished_work_seconds, _longest_running_processor_seconds,
+// _retries_total, attribute name) on the global MeterProvider, from the
+// moment one is set, with client-go's meanings and buckets: what inner
+// would report given [WorkqueueMetricsProvider] (an add counts when the
+// key was not dirty, the queue duration runs from that add to the Get,
+// every AddAfter and AddRateLimited is a retry; the two gauges are set
+// every 500ms until ShutDown, which a queue reporting metrics, like
+// client-go's, must be called). If a queue was given
+// WorkqueueMetricsProvider under the same name, that queue's numbers are
+// the name's series and the wrapper reports none.
+//
+// With no provider set, no live view handler made and no Stats called, it
+// asks whether any of them is there and forwards, nothing more.
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
 	return registered(&TracedQueue[T]{
-		traced: newTraced(name, inner, inner.NumRequeues),
-		inner:  inner,
+		traced:  newTraced(name, inner, inner.NumRequeues, true),
+		inner:   inner,
+		limiter: queuetrace.RateLimiterOf[T](inner),
 	}, name, "rate-limiting")
 }
 
@@ -50,7 +66,7 @@ func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDelayingInterface[T]) workqueue.TypedDelayingInterface[T] {
-	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}, name, "delaying")
+	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil, true), inner: inner}, name, "delaying")
 }
 
 // NewTracedPlainQueue wraps inner, client-go's plain workqueue
@@ -60,13 +76,16 @@ func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDela
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedPlainQueue[T comparable](name string, inner workqueue.TypedInterface[T]) workqueue.TypedInterface[T] {
-	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}, name, "plain")
+	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil, false)}, name, "plain")
 }
 
-func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int) traced[T] {
+// newTraced builds the Tracer of a queue wrapping client-go's inner;
+// delaying: inner has AddAfter, and so workqueue_retries_total.
+func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int, delaying bool) traced[T] {
 	return traced[T]{
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: numRequeues, Semantics: queuetrace.ClientGo,
+			Metrics: !metrics.ProvidedByClientGo(name), Retries: delaying, Watched: liveViewOn.Load,
 		}),
 		inner: inner,
 	}
@@ -85,12 +104,15 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 // delaying queue (delaying_queue.go) keeps at most one waiting entry per
 // key: a second AddAfter of a key already waiting only moves the entry's
 // ready time earlier, and when the entry is ready it is an Add like any
-// other. The wrapper keeps the same bookkeeping per key, only while
-// tracing is on: dirty or not, since when, the add that made it dirty and
-// the adds merged into it, the one waiting entry with its ready time, and
-// the process span between Get and Done. An entry's Add happens on inner's
-// goroutine, out of the wrapper's sight, so the wrapper fires the entry
-// itself, at its ready time, before it looks at the key for any later call.
+// other. The wrapper keeps the same bookkeeping per key from the moment
+// something reads it (tracing on, a MeterProvider set, the live view's
+// handler made, a Stats call): dirty or not, since when, the add that made
+// it dirty and the adds merged into it, the one waiting entry with its
+// ready time, and the process span between Get and Done. An entry's Add
+// happens on inner's goroutine, out of the wrapper's sight, so the
+// wrapper fires the entry itself, at its ready time: before it looks at
+// the key for any later call and, while it reports metrics, on a timer of
+// its own.
 //
 // The wrapper's lock guards only that bookkeeping: inner is never called
 // under it and no span is ended under it (a span processor that exports
@@ -100,9 +122,12 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 //
 // Where the wrapper cannot see what inner did, it approximates:
 //   - AddRateLimited's delay is the rate limiter's, which the interface
-//     does not show. Its entry is taken to fire at the first Get of the key
-//     that nothing else explains; its workqueue.delayed span lasts until
-//     that Get, and an Add of the key in between is taken as not merged.
+//     does not show. Of client-go's rate-limiting queue the wrapper reads
+//     the limiter (see [TracedQueue.AddRateLimited]) and knows it; of any
+//     other inner, the entry is taken to fire at the first Get of the key
+//     that nothing else explains: its workqueue.delayed span lasts until
+//     that Get, an Add of the key in between is taken as not merged, and
+//     the metrics count the add at that Get (a queue duration of 0).
 //   - An Add racing, on another goroutine, with the Get that takes the same
 //     key can be taken as merged into the wait that Get serves when inner
 //     in fact made the key dirty again; the Get that serves it then has no
@@ -112,9 +137,9 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 type TracedQueue[T comparable] struct {
 	traced[T]
 	inner workqueue.TypedRateLimitingInterface[T]
-	// retries counts AddRateLimited calls, for the live view (always: one
-	// atomic add per retry).
-	retries atomic.Uint64
+	// limiter is inner's rate limiter when inner is client-go's
+	// rate-limiting queue (queuetrace.RateLimiterOf), else nil.
+	limiter workqueue.TypedRateLimiter[T]
 }
 
 // TracedDelayingQueue is what [NewTracedDelayingQueue] returns: a
@@ -147,17 +172,27 @@ func (q *traced[T]) SetTracerProvider(tp trace.TracerProvider) { q.t.SetTracerPr
 type QueueStats struct {
 	// Depth is inner's Len: keys waiting for a worker.
 	Depth int
-	// The rest is counted only while tracing is on (zero otherwise, so that
-	// the untraced queue costs nothing): Add, AddAfter and AddRateLimited
-	// calls, Get-to-Done passes, adds merged into a key already waiting,
-	// keys being processed now, and the time from Get to Done, in total and
-	// of the last one.
+	// Counted from the moment something reads them, tracing on or off:
+	// the first Stats call, the live view's handler made
+	// (LiveViewHandler), a MeterProvider set (the queue's metrics) or
+	// tracing on, whichever comes first. Before that the queue keeps no
+	// bookkeeping, so that it costs what client-go's does; a key added
+	// before then and still waiting is not seen. Add, AddAfter and
+	// AddRateLimited calls, Get-to-Done passes, adds merged into a key
+	// already waiting, keys being processed now, and the time from Get to
+	// Done, in total and of the last one.
 	Adds, Processed, Merged   uint64
 	Processing                int
 	ProcessTotal, ProcessLast time.Duration
+	// Retries counts AddRateLimited calls, always.
+	Retries uint64
+	// Longest is how long the key in process longest has been so far (0:
+	// none), computed at the call.
+	Longest time.Duration
 }
 
-// Stats reads the queue's counters; the live view draws them.
+// Stats reads the queue's counters; the live view draws them. The first
+// call makes the queue count from then on (see QueueStats).
 func (q *traced[T]) Stats() QueueStats { return QueueStats(q.t.Stats()) }
 
 // Add adds item, or merges it into item's wait if it is already waiting.
@@ -207,9 +242,24 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 
 // AddRateLimited adds item when inner's rate limiter allows.
 //
+// When inner is client-go's rate-limiting queue, whose AddRateLimited is
+// its delaying queue's AddAfter with the limiter's When (rate_limiting_queue.go),
+// the wrapper makes that same call itself: it asks inner's limiter (the
+// only call to When, as inner's AddRateLimited would make it) and hands
+// the delay to inner's AddAfter. The queue does what it would have done,
+// and the wrapper knows when the key will be ready: the workqueue.delayed
+// span ends then, and the metrics count the add then, as client-go's do.
+// Any other inner gets its AddRateLimited, with the delay unknown (see
+// [TracedQueue]).
+//
 // Mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited].
 func (q *TracedQueue[T]) AddRateLimited(item T) {
-	q.retries.Add(1)
+	q.t.RateLimited()
+	if q.limiter != nil {
+		d := q.limiter.When(item)
+		q.t.AddDelayed(item, d, false, func() { q.inner.AddAfter(item, d) })
+		return
+	}
 	q.t.AddDelayed(item, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 

@@ -494,17 +494,26 @@ func TestTracedQueueDelays(t *testing.T) {
 }
 
 // TestTracedQueueUntracedMakesNoSpans: with a no-op provider nothing is
-// registered or recorded, and the queue still counts.
+// registered or recorded, and the queue still counts (issue 25: a queue's
+// counts exist with tracing off; before, Stats stayed zero untraced).
 func TestTracedQueueUntracedMakesNoSpans(t *testing.T) {
 	q := tracedQueue(nil)
 	defer q.ShutDown()
+	q.(*dropin.TracedQueue[string]).Stats() // a Stats caller: count from here
 	q.Add("ns/a")
 	q.Add("ns/a")
+	q.AddRateLimited("ns/b")
 	item, _ := q.Get()
 	require.Zero(t, handlerctx.Active())
-	q.Done(item)
 	st := q.(*dropin.TracedQueue[string]).Stats()
-	require.Equal(t, dropin.QueueStats{}, st, "nothing is counted untraced")
+	require.Equal(t, 1, st.Processing, "in flight")
+	q.Done(item)
+	st = q.(*dropin.TracedQueue[string]).Stats()
+	require.Equal(t, uint64(3), st.Adds, "every add")
+	require.Equal(t, uint64(1), st.Merged, "the second add of ns/a")
+	require.Equal(t, uint64(1), st.Processed)
+	require.Equal(t, uint64(1), st.Retries, "the AddRateLimited")
+	require.Zero(t, st.Processing)
 }
 
 // TestAddFromATracedHandlerIsItsChild: the whole chain, from the informer's
@@ -621,9 +630,14 @@ func TestTracedQueueShutDownEndsDelayedSpans(t *testing.T) {
 			require.Len(t, rec.Ended(), len(rec.Started()))
 			delayed := spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed)
 			require.Len(t, delayed, 2)
+			// The AddAfter's entry never fired: it ends at the shutdown.
+			// The AddRateLimited's fired at the rate limiter's first delay
+			// (5ms), which the wrapper asks client-go's limiter for.
+			var took []time.Duration
 			for _, d := range delayed {
-				require.Equal(t, time.Second, d.EndTime().Sub(d.StartTime()), "ended at the shutdown")
+				took = append(took, d.EndTime().Sub(d.StartTime()))
 			}
+			require.ElementsMatch(t, []time.Duration{time.Second, 5 * time.Millisecond}, took)
 		})
 	}
 }

@@ -164,6 +164,21 @@ func TestReconcileContextCarriesTheProcessSpan(t *testing.T) {
 	_, err = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "watched"}})
 	require.NoError(t, err)
 	testutil.Eventually(t, "the watched pod reconciled", func() bool { return len(ended(rec, "reconcile ns/watched")) == 1 })
+	// The reconcile can end before the informer's own spans above the
+	// handler call (distribute, HandleDeltas, the watch root) end on the
+	// informer's goroutine: a loaded machine once caught the chain with
+	// its top still open ("root addCh"). Wait until every chain reads
+	// whole (up to testutil.Limit), so that what is checked below is the
+	// chain, not the race; a chain that never becomes whole still fails
+	// below, with the check's own error.
+	testutil.WaitFor(func() bool {
+		for _, chain := range spancheck.NewIndex(readOnlyToSpancheck(rec.Ended())).ReconcileChains() {
+			if chain.Check() != nil {
+				return false
+			}
+		}
+		return true
+	})
 
 	ix := spancheck.NewIndex(readOnlyToSpancheck(rec.Ended()))
 	for key, root := range map[string]string{"ns/listed": "ListAndWatch watchlist", "ns/watched": "ListAndWatch watch"} {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 	"weak"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,16 +51,6 @@ type liveQueue struct {
 	name string
 	kind string
 	read func(withStats bool) (QueueStats, bool)
-	// extra reads what only this package's queues tell: retries
-	// (AddRateLimited calls) and the longest key in process now.
-	extra func(now time.Time) (retries uint64, longest time.Duration)
-}
-
-// liveRetries and liveLongest are the live view's extra readings of this
-// package's traced queues.
-func (q *TracedQueue[T]) liveRetries() uint64 { return q.retries.Load() }
-func (q *traced[T]) liveLongest(now time.Time) time.Duration {
-	return q.t.LongestProcessing(now)
 }
 
 // registerInformer adds i; called by newInformer.
@@ -114,28 +103,11 @@ func registered[Q any, P interface {
 		}
 		return q.Stats(), true
 	}
-	extra := func(now time.Time) (uint64, time.Duration) {
-		q := P(wp.Value())
-		if q == nil {
-			return 0, 0
-		}
-		var retries uint64
-		var longest time.Duration
-		if r, ok := any(q).(interface{ liveRetries() uint64 }); ok {
-			retries = r.liveRetries()
-		}
-		if l, ok := any(q).(interface {
-			liveLongest(time.Time) time.Duration
-		}); ok {
-			longest = l.liveLongest(now)
-		}
-		return retries, longest
-	}
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	live.prune_locked()
 	live.seq++
-	live.queues[live.seq] = liveQueue{name: name, kind: kind, read: read, extra: extra}
+	live.queues[live.seq] = liveQueue{name: name, kind: kind, read: read}
 	return q
 }
 
@@ -164,8 +136,6 @@ type liveInformerRef struct {
 type liveQueueStats struct {
 	name, kind string
 	stats      QueueStats
-	retries    uint64
-	longest    time.Duration
 }
 
 // snapshot lists the live informers and queues in the order they joined.
@@ -192,8 +162,7 @@ func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
 			delete(r.queues, k)
 			continue
 		}
-		retries, longest := q.extra(time.Now())
-		qs = append(qs, liveQueueStats{name: q.name, kind: q.kind, stats: st, retries: retries, longest: longest})
+		qs = append(qs, liveQueueStats{name: q.name, kind: q.kind, stats: st})
 	}
 	return infs, qs
 }

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
@@ -46,12 +47,18 @@ var _ priorityqueue.PriorityQueue[string] = (*TracedPriorityQueue[string])(nil)
 // controller's name and rate limiter, here behind
 // [NewTracedPriorityQueue]. Differs: controller-runtime also hands the
 // queue the controller's logger (priorityqueue.Opts.Log), which NewQueue's
-// signature does not carry; the queue logs its items at V(5) only.
+// signature does not carry; the queue logs its items at V(5) only. And the
+// queue reports its workqueue_* metrics through
+// dropin.WorkqueueMetricsProvider (the priority queue's own bookkeeping,
+// on OpenTelemetry) instead of controller-runtime's Prometheus provider:
+// the wrapper would otherwise report them too, and every queue would show
+// twice, once with controller-runtime's controller label and once without.
 //
 // Ours: controller-runtime's default NewQueue is a closure, not exported.
 func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
 	return NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[T]) {
 		o.RateLimiter = rateLimiter
+		o.MetricProvider = dropin.WorkqueueMetricsProvider()
 	}))
 }
 
@@ -62,8 +69,23 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // GetWithPriority returns and when; the wrapper only watches.
 //
 // It traces with the global TracerProvider unless
-// [TracedPriorityQueue.SetTracerProvider] says otherwise. With no provider
-// set, it asks whether tracing is on and forwards, nothing more.
+// [TracedPriorityQueue.SetTracerProvider] says otherwise.
+//
+// It reports the seven workqueue_* metrics under name on the global
+// MeterProvider, as dropin.NewTracedQueue does, with the priority queue's
+// rules (priorityqueue/metrics.go, lockedAddWithOpts): an add counts when
+// the key becomes ready, and a retry is an add with a delay (After > 0,
+// or rate-limited: the limiter's delay, which the wrapper does not see, is
+// taken as more than none, as controller-runtime's default limiter's
+// always is). It reports none when inner was given
+// dropin.WorkqueueMetricsProvider under the same name ([NewQueue] does):
+// inner's own numbers are then the name's series. An inner left on
+// controller-runtime's default provider reports its own too, on
+// controller-runtime's registry, labelled controller: give it dropin's,
+// or expect the queue twice.
+//
+// With no provider set and nothing reading its Stats, it asks whether any
+// is there and forwards, nothing more.
 //
 // It shows in the live view of the process (dropin.LiveViewHandler) under
 // name until it is shut down.
@@ -74,6 +96,7 @@ func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: inner.NumRequeues,
 			Semantics: queuetrace.PriorityQueue,
+			Metrics:   !metrics.ProvidedByClientGo(name), Retries: true,
 		}),
 		inner: inner,
 	}, name, "priority")
@@ -88,9 +111,11 @@ func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 // higher priority and the earlier ready time; an immediate add of a
 // waiting item makes it ready now; a delayed add of a ready item changes
 // nothing but its priority. A key added while it is processing is a new
-// item, held back until Done. The wrapper keeps that bookkeeping per key,
-// only while tracing is on (dropin.TracedQueue says how, for client-go's
-// queue, whose delayed entries live apart from the ready keys).
+// item, held back until Done. The wrapper keeps that bookkeeping per key
+// from the moment something reads it: tracing on, a MeterProvider set, a
+// Stats call (the live view's poll is one) (dropin.TracedQueue says how,
+// for client-go's queue, whose delayed entries live apart from the ready
+// keys).
 //
 // Where the wrapper cannot see what inner did, it approximates as
 // dropin.TracedQueue does: a rate-limited add's delay is the rate
@@ -116,7 +141,9 @@ func (q *TracedPriorityQueue[T]) SetTracerProvider(tp trace.TracerProvider) {
 
 // Stats reads the queue's counters, as dropin.TracedQueue's Stats does.
 // Depth is inner's Len: ready keys, those held back until their Done
-// included.
+// included. Retries counts rate-limited adds (AddRateLimited, and each
+// item of an AddWithOpts with RateLimited); Longest is computed at the
+// call.
 func (q *TracedPriorityQueue[T]) Stats() dropin.QueueStats { return dropin.QueueStats(q.t.Stats()) }
 
 // AddWithOpts adds items with o's priority, delay and rate limiting, each
@@ -131,6 +158,9 @@ func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T
 			forward = func() { q.inner.AddWithOpts(o, items...) }
 		}
 		after, rateLimited := o.After, o.RateLimited
+		if rateLimited {
+			q.t.RateLimited()
+		}
 		if rateLimited && after < 0 {
 			// The priority queue takes the shorter of After and the rate
 			// limiter's delay (lockedAddWithOpts): a negative After wins,
@@ -156,6 +186,7 @@ func (q *TracedPriorityQueue[T]) AddAfter(item T, duration time.Duration) {
 // AddRateLimited mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited]:
 // the priority queue's, AddWithOpts with RateLimited.
 func (q *TracedPriorityQueue[T]) AddRateLimited(item T) {
+	q.t.RateLimited()
 	q.t.AddWithPriority(item, 0, 0, true, func() { q.inner.AddRateLimited(item) })
 }
 

@@ -42,3 +42,35 @@ func TestTracedPriorityQueueShowsInTheLiveView(t *testing.T) {
 	q.ShutDown()
 	require.False(t, slices.ContainsFunc(liveQueues(t, hs.URL), func(q livepage.ProcessQueue) bool { return q.Name == "crqueue-liveview" }))
 }
+
+// TestTracedPriorityQueueRetriesAndLongestInTheLiveView: the page shows
+// the priority queue's retries (its AddRateLimited calls) and the key in
+// process longest, as it does for dropin's queues. Before, the live view
+// read both through methods only dropin's own queues had: the priority
+// queue showed 0 for each, whatever it did.
+func TestTracedPriorityQueueRetriesAndLongestInTheLiveView(t *testing.T) {
+	hs := httptest.NewServer(dropin.LiveViewHandler())
+	defer hs.Close()
+	const name = "crqueue-liveview-retries"
+	q := crqueue.NewTracedPriorityQueue(name, priorityqueue.New[string](name))
+	defer q.ShutDown()
+	find := func() livepage.ProcessQueue {
+		qs := liveQueues(t, hs.URL)
+		i := slices.IndexFunc(qs, func(q livepage.ProcessQueue) bool { return q.Name == name })
+		require.GreaterOrEqual(t, i, 0, "%+v", qs)
+		return qs[i]
+	}
+	require.Zero(t, find().Retries)
+	q.AddRateLimited("a")
+	q.AddRateLimited("a")
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, "b", "c")
+	q.Add("d")
+	item, _ := q.Get()
+	require.Equal(t, "d", item, "the only ready key")
+	got := find()
+	require.EqualValues(t, 4, got.Retries)
+	require.Equal(t, 1, got.InFlight)
+	require.Positive(t, got.LongestMicros, "d is in process")
+	q.Done(item)
+	require.Zero(t, find().LongestMicros, "nothing in process")
+}

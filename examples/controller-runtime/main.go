@@ -17,7 +17,9 @@
 // beside controller-runtime's own metrics, client-go's informer_* and
 // workqueue_* and our informer_handler_* at /metrics: an OpenTelemetry
 // Prometheus exporter registered with controller-runtime's metrics.Registry
-// reads them.
+// reads them, its provider given crqueue.MetricViews so that the
+// workqueue_* series of any controller left on controller-runtime's own
+// queue share the registry with ours.
 //
 // This is a module of its own (go.mod beside this file, with a replace of
 // the main module): controller-runtime stays out of the main module's
@@ -80,7 +82,7 @@ func run(ctx context.Context, exporter, namespace, metricsAddr string) error {
 		defer cancel()
 		_ = shutdown(flushCtx)
 	}()
-	stopMetrics, err := metricsetup.Install(ctrlmetrics.Registry)
+	stopMetrics, err := metricsetup.Install(ctrlmetrics.Registry, crqueue.MetricViews()...)
 	if err != nil {
 		return err
 	}
@@ -148,11 +150,11 @@ const LiveViewPath = "/debug/informers/"
 // crqueue.NewTracedPriorityQueue. The traced queue is still a
 // priorityqueue.PriorityQueue, so controller-runtime's handlers add the
 // initial list and resyncs at low priority, behind live changes, as
-// without the wrapper. Unlike controller-runtime's default (and
+// without the wrapper. Unlike controller-runtime's default (and like
 // crqueue.NewQueue), the queue reports its workqueue_* metrics through
 // dropin.WorkqueueMetricsProvider to OpenTelemetry instead of
 // controller-runtime's Prometheus provider, which would label them with
-// the controller too.
+// the controller too; the traced queue then reports none of its own.
 func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return crqueue.NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[reconcile.Request]) {
 		o.RateLimiter = rateLimiter

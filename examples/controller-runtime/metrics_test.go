@@ -16,10 +16,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/metricsetup"
 )
 
@@ -28,11 +30,14 @@ import (
 // metrics server serves holds client-go's seven workqueue metrics of
 // NewQueue's queue, the informer's three and our two per handler of a
 // dropin informer, beside controller-runtime's own metrics, and gathers
-// without error (controller-runtime's workqueue metrics, registered on the
-// same registry, have no series for a queue on our provider, so the names
-// do not clash).
+// without error. A controller on controller-runtime's default queue puts
+// series of the same names on the same registry, labelled controller and
+// with controller-runtime's help texts; a Prometheus registry refuses a
+// family whose help differs between its series, so the whole page failed
+// (500: "has help ... but should have ...") until the provider took
+// crqueue.MetricViews, which give ours controller-runtime's help texts.
 func TestMetricsOnManagerRegistry(t *testing.T) {
-	stop, err := metricsetup.Install(ctrlmetrics.Registry)
+	stop, err := metricsetup.Install(ctrlmetrics.Registry, crqueue.MetricViews()...)
 	require.NoError(t, err)
 	defer func() { _ = stop(context.Background()) }()
 
@@ -48,6 +53,18 @@ func TestMetricsOnManagerRegistry(t *testing.T) {
 	inf := dropin.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	q := NewQueue("metrics-test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
+	// Another controller of the process on controller-runtime's default
+	// queue, on controller-runtime's provider: its workqueue_* series,
+	// labelled controller and with controller-runtime's help texts, land
+	// on the same registry under the same names as ours.
+	crDefault := priorityqueue.New[string]("cr-default")
+	defer crDefault.ShutDown()
+	crDefault.AddAfter("x", time.Millisecond)
+	crDefault.Add("y")
+	// A traced queue reporting itself (no provider on its inner).
+	selfReported := dropin.NewTracedQueue("self-reported", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	defer selfReported.ShutDown()
+	selfReported.Add("z")
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		cm := obj.(*corev1.ConfigMap)
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}})
@@ -78,6 +95,11 @@ func TestMetricsOnManagerRegistry(t *testing.T) {
 		`workqueue_unfinished_work_seconds{name="metrics-test"`,
 		`workqueue_longest_running_processor_seconds{name="metrics-test"`,
 		`workqueue_retries_total{name="metrics-test"`,
+		`workqueue_adds_total{name="self-reported"`,
+		`workqueue_retries_total{name="self-reported"`,
+		// controller-runtime's default queue, beside ours.
+		`workqueue_adds_total{controller="cr-default",name="cr-default"}`,
+		`workqueue_retries_total{controller="cr-default",name="cr-default"}`,
 		`informer_queued_items{group="",name="*v1.ConfigMap",`,
 		`informer_processing_latency_seconds_bucket{group="",name="*v1.ConfigMap",`,
 		`informer_store_resource_version{group="",name="*v1.ConfigMap",`,

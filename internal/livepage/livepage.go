@@ -285,17 +285,17 @@ type ProcessQueue struct {
 	Depth int    `json:"depth"`
 	// Adds, Merged (adds absorbed by a key already waiting), Reconciles
 	// (Get-to-Done passes), InFlight (keys being processed now) and the
-	// reconcile latency are counted while tracing is on only: the
-	// untraced queue keeps no books.
+	// reconcile latency are counted, tracing on or off, from the moment
+	// something reads them (the queue keeps no books before).
 	Adds       uint64  `json:"adds"`
 	Merged     uint64  `json:"merged"`
 	Reconciles uint64  `json:"reconciles"`
 	InFlight   int     `json:"inFlight"`
 	MeanMicros float64 `json:"meanMicros"`
 	LastMicros float64 `json:"lastMicros"`
-	// Retries counts AddRateLimited calls (always, on dropin's
-	// rate-limiting queue; 0 on the others); LongestMicros is how long the
-	// key processing longest now has been at it (while tracing is on).
+	// Retries counts AddRateLimited calls (always; 0 on a queue without
+	// them); LongestMicros is how long the key processing longest now has
+	// been at it, computed at the read.
 	Retries       uint64  `json:"retries"`
 	LongestMicros float64 `json:"longestMicros"`
 }

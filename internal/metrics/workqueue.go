@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -36,6 +38,69 @@ func recordOpts(name string) []metric.RecordOption { return []metric.RecordOptio
 // NewDepthMetric: workqueue_depth, a gauge (an up-down counter: client-go
 // moves it by Inc and Dec).
 func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
+	markProvided(name)
+	return newDepth(name)
+}
+
+// NewAddsMetric: workqueue_adds_total.
+func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
+	markProvided(name)
+	return newAdds(name)
+}
+
+// NewLatencyMetric: workqueue_queue_duration_seconds.
+func (WorkqueueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	markProvided(name)
+	return newLatency(name)
+}
+
+// NewWorkDurationMetric: workqueue_work_duration_seconds.
+func (WorkqueueProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	markProvided(name)
+	return newWorkDuration(name)
+}
+
+// NewUnfinishedWorkSecondsMetric: workqueue_unfinished_work_seconds, set
+// by the queue every 500ms (queue.go, updateUnfinishedWorkLoop).
+func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	markProvided(name)
+	return newUnfinished(name)
+}
+
+// NewLongestRunningProcessorSecondsMetric:
+// workqueue_longest_running_processor_seconds, set with the one above.
+func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	markProvided(name)
+	return newLongest(name)
+}
+
+// NewRetriesMetric: workqueue_retries_total.
+func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
+	markProvided(name)
+	return newRetries(name)
+}
+
+// provided holds the names a queue was given WorkqueueProvider's metrics
+// for. A traced queue of the same name then reports none of its own
+// ([ProvidedByClientGo]): both would add to the one series of that name,
+// and every add would count twice.
+var provided sync.Map // name -> struct{}
+
+func markProvided(name string) { provided.Store(name, struct{}{}) }
+
+// ProvidedByClientGo reports whether some queue was given
+// [WorkqueueProvider]'s metrics under name, so that they already hold that
+// name's series (ours).
+func ProvidedByClientGo(name string) bool {
+	_, ok := provided.Load(name)
+	return ok
+}
+
+// The instruments behind both the provider and [Queue]: the same name,
+// kind, description, unit and buckets, so that the two never make
+// conflicting instruments of one name on a meter.
+
+func newDepth(name string) upDown {
 	c := orNoop[metric.Int64UpDownCounter](must(Meter().Int64UpDownCounter(WorkqueueDepth, metric.WithDescription("Current depth of workqueue"))),
 		noop.Int64UpDownCounter{})
 	m := upDown{c, addOpts(name)}
@@ -43,8 +108,7 @@ func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
 	return m
 }
 
-// NewAddsMetric: workqueue_adds_total.
-func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
+func newAdds(name string) counter {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueAdds, metric.WithDescription("Total number of adds handled by workqueue"))),
 		noop.Int64Counter{})
 	m := counter{c, addOpts(name)}
@@ -52,25 +116,21 @@ func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
 	return m
 }
 
-// NewLatencyMetric: workqueue_queue_duration_seconds.
-func (WorkqueueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+func newLatency(name string) histogram {
 	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(WorkqueueQueueDuration,
 		metric.WithDescription("How long in seconds an item stays in workqueue before being requested."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(WorkqueueBuckets...))), noop.Float64Histogram{})
 	return histogram{h, recordOpts(name)}
 }
 
-// NewWorkDurationMetric: workqueue_work_duration_seconds.
-func (WorkqueueProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+func newWorkDuration(name string) histogram {
 	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(WorkqueueWorkDuration,
 		metric.WithDescription("How long in seconds processing an item from workqueue takes."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(WorkqueueBuckets...))), noop.Float64Histogram{})
 	return histogram{h, recordOpts(name)}
 }
 
-// NewUnfinishedWorkSecondsMetric: workqueue_unfinished_work_seconds, set
-// by the queue every 500ms (queue.go, updateUnfinishedWorkLoop).
-func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func newUnfinished(name string) gauge {
 	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(WorkqueueUnfinishedWork,
 		metric.WithDescription("How many seconds of work has done that is in progress and hasn't been observed by work_duration. "+
 			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."),
@@ -80,9 +140,7 @@ func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.S
 	return m
 }
 
-// NewLongestRunningProcessorSecondsMetric:
-// workqueue_longest_running_processor_seconds, set with the one above.
-func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func newLongest(name string) gauge {
 	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(WorkqueueLongestRunningProcessor,
 		metric.WithDescription("How many seconds has the longest running processor for workqueue been running."),
 		metric.WithUnit("s"))), noop.Float64Gauge{})
@@ -91,14 +149,63 @@ func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) wo
 	return m
 }
 
-// NewRetriesMetric: workqueue_retries_total.
-func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
+func newRetries(name string) counter {
 	c := orNoop[metric.Int64Counter](must(Meter().Int64Counter(WorkqueueRetries, metric.WithDescription("Total number of retries handled by workqueue"))),
 		noop.Int64Counter{})
 	m := counter{c, addOpts(name)}
 	m.c.Add(context.Background(), 0, m.opts...) // see exists
 	return m
 }
+
+// Queue is the workqueue metrics a traced queue reports itself, from its
+// own bookkeeping (internal/queuetrace), when its inner queue reports none
+// on [WorkqueueProvider]: the same seven instruments, told what client-go's
+// defaultQueueMetrics (util/workqueue/metrics.go) is told. Ours.
+type Queue struct {
+	depth               upDown
+	adds, retries       counter
+	latency, work       histogram
+	unfinished, longest gauge
+	hasRetries          bool
+}
+
+// NewQueue makes name's instruments on the global provider as it is now.
+// withRetries: the queue is a delaying one, which alone has
+// workqueue_retries_total in client-go (newRetryMetrics).
+func NewQueue(name string, withRetries bool) *Queue {
+	q := &Queue{
+		depth: newDepth(name), adds: newAdds(name),
+		latency: newLatency(name), work: newWorkDuration(name),
+		unfinished: newUnfinished(name), longest: newLongest(name),
+		hasRetries: withRetries,
+	}
+	if withRetries {
+		q.retries = newRetries(name)
+	}
+	return q
+}
+
+// Added: a key became dirty (client-go's metrics.add): adds and depth.
+func (q *Queue) Added() { q.adds.Inc(); q.depth.Inc() }
+
+// Got: a Get took a key that waited d (metrics.get): depth and the queue
+// duration.
+func (q *Queue) Got(d time.Duration) { q.depth.Dec(); q.latency.Observe(d.Seconds()) }
+
+// Done: a key's processing took d (metrics.done).
+func (q *Queue) Done(d time.Duration) { q.work.Observe(d.Seconds()) }
+
+// Retry: an AddAfter or AddRateLimited (retryMetrics.retry).
+func (q *Queue) Retry() {
+	if q.hasRetries {
+		q.retries.Inc()
+	}
+}
+
+// Unfinished sets the two gauges client-go sets every 500ms
+// (updateUnfinishedWork): the seconds the keys in process have spent so
+// far, in total and the longest.
+func (q *Queue) Unfinished(total, longest float64) { q.unfinished.Set(total); q.longest.Set(longest) }
 
 // exists: a Prometheus metric vector's WithLabelValues, which
 // component-base's provider calls when the queue is made, shows the series

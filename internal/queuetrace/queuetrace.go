@@ -6,11 +6,17 @@
 // the call was; the Tracer emits workqueue.add, .delayed, .queued and
 // .process as docs/span-contract.md's "After the handler" says.
 //
+// The same bookkeeping feeds the queue's own workqueue_* metrics
+// (internal/metrics.Queue) and its Stats, so a Tracer keeps it whenever
+// something reads: tracing on, metrics on, a live view open or a Stats
+// caller (see [Tracer.keeping]).
+//
 // Ours: neither client-go's workqueue nor controller-runtime's priority
 // queue traces.
 package queuetrace
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"runtime"
@@ -25,6 +31,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -59,6 +66,14 @@ type Config[T comparable] struct {
 	// nil for a queue without a rate limiter: the attribute is left out.
 	NumRequeues func(T) int
 	Semantics   Semantics
+	// Metrics: the Tracer reports the queue's workqueue_* metrics under
+	// Name on the global MeterProvider, from the moment one is set (false
+	// when the inner queue reports them itself: metrics.ProvidedByClientGo).
+	// Retries: the queue has workqueue_retries_total (a delaying queue).
+	Metrics, Retries bool
+	// Watched, when not nil, tells whether something may read Stats
+	// without calling it yet (the live view's handler exists).
+	Watched func() bool
 }
 
 // New returns a Tracer for c.Inner, tracing with the global
@@ -68,14 +83,20 @@ type Config[T comparable] struct {
 func New[T comparable](c Config[T]) *Tracer[T] {
 	tp := &tracing.Switchable{}
 	q := &Tracer[T]{
-		inner:       c.Inner,
-		numRequeues: c.NumRequeues,
-		semantics:   c.Semantics,
-		tp:          tp,
-		tracer:      tp.Tracer(c.TracerName),
-		nameKV:      tracing.KeyWorkqueueName.String(c.Name),
-		pending:     map[T]*keyTrace{},
-		counted:     &atomic.Bool{},
+		inner:         c.Inner,
+		numRequeues:   c.NumRequeues,
+		semantics:     c.Semantics,
+		tp:            tp,
+		tracer:        tp.Tracer(c.TracerName),
+		nameKV:        tracing.KeyWorkqueueName.String(c.Name),
+		name:          c.Name,
+		metricsWanted: c.Metrics && c.Name != "",
+		hasRetries:    c.Retries,
+		watched:       c.Watched,
+		stop:          make(chan struct{}),
+		wake:          make(chan struct{}, 1),
+		pending:       map[T]*keyTrace{},
+		counted:       &atomic.Bool{},
 	}
 	q.counted.Store(true)
 	alive.Add(1)
@@ -83,6 +104,10 @@ func New[T comparable](c Config[T]) *Tracer[T] {
 	// never stops) must not keep every handler call registering for the
 	// rest of the process. The cleanup holds the flag, not q.
 	runtime.AddCleanup(q, uncount, q.counted)
+	// A provider already set: start the metrics now, as client-go starts
+	// its unfinished-work loop with the queue, so that the two gauges are
+	// set on the same 500ms beat as a client-go queue made at this moment.
+	q.keeping()
 	return q
 }
 
@@ -107,12 +132,19 @@ func uncount(counted *atomic.Bool) {
 }
 
 // Tracer keeps, beside a workqueue, the queue's own bookkeeping per key,
-// only while tracing is on: dirty or not ("waiting"), since when, the add
-// that made it so and the adds merged into it, the delaying queue's one
-// waiting entry with its ready time, and the process span between Get and
-// Done. An entry's add happens on inner's goroutine, out of the Tracer's
-// sight, so the Tracer fires the entry itself, at its ready time, before it
-// looks at the key for any later call.
+// from the moment something reads it ([Tracer.keeping]): dirty or not
+// ("waiting"), since when, the add that made it so and the adds merged
+// into it, the delaying queue's one waiting entry with its ready time, and
+// the process span between Get and Done. An entry's add happens on inner's
+// goroutine, out of the Tracer's sight, so the Tracer fires the entry
+// itself, at its ready time: before it looks at the key for any later
+// call, and, while it reports metrics, on a timer of its own.
+//
+// It also reports the queue's workqueue_* metrics (Config.Metrics) from
+// that bookkeeping, at the points client-go's queue tells its own
+// (util/workqueue/metrics.go): a key becoming dirty (an add, or a waiting
+// entry firing) is an add and one more in the depth; the Get that takes
+// it, one less and its queue duration; the Done, its work duration.
 //
 // The lock. mu guards pending and the counters, nothing else: the
 // bookkeeping of one call is read and changed in one critical section, so
@@ -129,7 +161,8 @@ func uncount(counted *atomic.Bool) {
 //
 // Where the Tracer cannot see what inner did, it approximates:
 //   - A rate-limited add's delay is the rate limiter's, which the
-//     interface does not show. Its entry is taken to fire at the first Get
+//     interface does not show (a wrapper that knows it, see
+//     [RateLimiterOf], passes a plain delayed add instead). Its entry is taken to fire at the first Get
 //     of the key that nothing else explains; its workqueue.delayed span
 //     lasts until that Get, and an add of the key in between is taken as
 //     not merged (with PriorityQueue semantics: as firing the entry).
@@ -147,21 +180,96 @@ type Tracer[T comparable] struct {
 	tp          *tracing.Switchable
 	tracer      trace.Tracer
 	nameKV      attribute.KeyValue
+	name        string
 
-	// inProcess counts traced process spans not yet ended, so that an
-	// untraced Done skips the lock; everTraced is set by the first traced
-	// add, so that an untraced Get skips the provider check.
-	inProcess  atomic.Int64
-	everTraced atomic.Bool
+	metricsWanted, hasRetries bool
+	watched                   func() bool
+	// keep is set, for good, the first time something reads (see
+	// keeping): from then on every call does the bookkeeping. Until then
+	// a call costs inner's call and a few atomic loads.
+	keep atomic.Bool
+	// m is the queue's metrics, made when a MeterProvider is first seen;
+	// nil before, and always without metricsWanted.
+	m         atomic.Pointer[metrics.Queue]
+	startOnce sync.Once
+	stop      chan struct{}
+	stopOnce  sync.Once
+	// wake tells the metrics loop that an entry may fire earlier than it
+	// planned.
+	wake chan struct{}
+	// rateLimited counts AddRateLimited calls, always (one atomic add).
+	rateLimited atomic.Uint64
 	// counted: this Tracer is still in alive (see New).
 	counted *atomic.Bool
 
 	mu sync.Mutex
-	// Guarded by mu, and kept only while tracing is on:
+	// Guarded by mu, and kept only once keep is set:
 	pending                   map[T]*keyTrace
 	adds, processed, merged   uint64
 	processTotal, processLast time.Duration
 	processingNow             int
+	// free holds idle entries for reuse (forget_locked).
+	free []*keyTrace
+	// due holds, while the metrics are on, each waiting entry with a known
+	// ready time, earliest first, so that the metrics loop fires it at its
+	// time as inner's goroutine does (the depth and adds then change when
+	// client-go's do, not at the next call that looks at the key).
+	// Entries fired or moved meanwhile stay until popped, and are skipped.
+	due dueHeap[T]
+}
+
+// dueEntry is one ready time in the due heap.
+type dueEntry[T comparable] struct {
+	at   time.Time
+	item T
+}
+
+type dueHeap[T comparable] []dueEntry[T]
+
+func (h dueHeap[T]) Len() int           { return len(h) }
+func (h dueHeap[T]) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap[T]) Push(x any)        { *h = append(*h, x.(dueEntry[T])) }
+func (h *dueHeap[T]) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// schedule_locked puts item's entry, ready at at, in the due heap when
+// the metrics loop runs, and wakes the loop.
+func (q *Tracer[T]) schedule_locked(item T, at time.Time) {
+	if at.IsZero() || q.m.Load() == nil {
+		return
+	}
+	heap.Push(&q.due, dueEntry[T]{at, item})
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fireDue fires the entries whose time has come, and says when the next
+// one will (zero: none).
+func (q *Tracer[T]) fireDue(now time.Time) time.Time {
+	var ends endings
+	var next time.Time
+	q.mu.Lock()
+	for q.due.Len() > 0 {
+		top := q.due[0]
+		if top.at.After(now) {
+			next = top.at
+			break
+		}
+		heap.Pop(&q.due)
+		if k := q.pending[top.item]; k != nil && k.delayed != nil && k.delayed.readyAt.Equal(top.at) {
+			q.fire_locked(k, top.at, &ends)
+		}
+	}
+	q.mu.Unlock()
+	ends.end()
+	return next
 }
 
 // keyTrace is what the Tracer knows of one key.
@@ -174,10 +282,16 @@ type keyTrace struct {
 	since   time.Time
 	parent  trace.SpanContext
 	links   []trace.Link
+	// counted: the wait was counted in the metrics (depth and adds), so
+	// the Get that ends it counts it out. A wait that began before the
+	// metrics existed is not, and must not take the depth below zero.
+	counted bool
 	// delayed mirrors the delaying queue's one waiting entry for the key.
 	delayed *delayedEntry
-	// process is the span between Get and Done; exit ends the goroutine
-	// registration that parents re-adds made during processing.
+	// process is the span between Get and Done (untracedSpan for an
+	// untraced one: not nil means processing); exit, when not nil, ends
+	// the goroutine registration that parents re-adds made during
+	// processing.
 	process trace.Span
 	start   time.Time
 	exit    func()
@@ -220,27 +334,117 @@ type Stats struct {
 	Adds, Processed, Merged   uint64
 	Processing                int
 	ProcessTotal, ProcessLast time.Duration
+	Retries                   uint64
+	Longest                   time.Duration
 }
 
-// Stats reads the counters, and inner's Len outside the lock.
+// Stats reads the counters, and inner's Len outside the lock. The first
+// call makes the Tracer keep its bookkeeping from then on: the counts
+// start there (a Stats caller is something that reads). Longest walks the
+// keys in process.
 func (q *Tracer[T]) Stats() Stats {
+	q.keepFromNow()
 	depth := q.inner.Len()
+	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return Stats{
 		Depth: depth, Adds: q.adds, Processed: q.processed,
 		Merged: q.merged, Processing: q.processingNow, ProcessTotal: q.processTotal, ProcessLast: q.processLast,
+		Retries: q.rateLimited.Load(), Longest: q.longest_locked(now),
 	}
 }
 
-// traced is asked by every add: an atomic load when a provider was set,
-// a look at the global provider otherwise.
-func (q *Tracer[T]) traced() bool {
-	if q.tp.Enabled() {
-		q.everTraced.Store(true)
+// RateLimited counts an AddRateLimited call (the live view's retries).
+func (q *Tracer[T]) RateLimited() { q.rateLimited.Add(1) }
+
+// traced is asked by every kept call: an atomic load when a provider was
+// set, a look at the global provider otherwise.
+func (q *Tracer[T]) traced() bool { return q.tp.Enabled() }
+
+// keeping is asked by every add: whether the Tracer keeps its
+// bookkeeping. It does once something reads what the bookkeeping gives,
+// and then for good (a key's wait must be seen from its add to its Get to
+// be told right): tracing on, a MeterProvider set (when the queue reports
+// metrics), the live view's handler made, or a Stats call. Before that an
+// add costs these checks (atomic loads and a type comparison) and inner's
+// call, nothing more: the untraced, unmeasured queue stays as cheap as
+// client-go's. Keys added before it began are unknown to the bookkeeping:
+// their Get counts no queue duration and starts no queued span.
+func (q *Tracer[T]) keeping() bool {
+	if q.keep.Load() {
+		if q.metricsWanted && q.m.Load() == nil && metrics.Enabled() {
+			q.startMetrics()
+		}
 		return true
 	}
-	return false
+	switch {
+	case q.metricsWanted && metrics.Enabled():
+		q.startMetrics()
+	case q.tp.Enabled(), q.watched != nil && q.watched():
+	default:
+		return false
+	}
+	q.keep.Store(true)
+	return true
+}
+
+func (q *Tracer[T]) keepFromNow() {
+	if !q.keep.Load() {
+		q.keep.Store(true)
+	}
+}
+
+// startMetrics makes the queue's instruments and starts the loop that sets
+// the two unfinished-work gauges every 500ms, as client-go's queue does
+// (queue.go, updateUnfinishedWorkLoop), until ShutDown.
+func (q *Tracer[T]) startMetrics() {
+	q.startOnce.Do(func() {
+		m := metrics.NewQueue(q.name, q.hasRetries)
+		q.m.Store(m)
+		q.keep.Store(true)
+		go q.unfinishedLoop(m)
+	})
+}
+
+// unfinishedLoop holds the Tracer until ShutDown, as client-go's loop holds
+// its queue: a queue reporting metrics must be shut down.
+// It also fires the waiting entries at their time (see due).
+func (q *Tracer[T]) unfinishedLoop(m *metrics.Queue) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.C:
+			q.updateUnfinished(m)
+			continue
+		case <-q.stop:
+			return
+		case <-q.wake:
+		case <-timer.C:
+		}
+		if next := q.fireDue(time.Now()); !next.IsZero() {
+			timer.Reset(time.Until(next))
+		}
+	}
+}
+
+func (q *Tracer[T]) updateUnfinished(m *metrics.Queue) {
+	now := time.Now()
+	var total, longest float64
+	q.mu.Lock()
+	for _, k := range q.pending {
+		if k.process != nil {
+			age := now.Sub(k.start).Seconds()
+			total += age
+			longest = max(longest, age)
+		}
+	}
+	q.mu.Unlock()
+	m.Unfinished(total, longest)
 }
 
 // keyAttrs are the attributes that name the key: workqueue.key always, and
@@ -309,17 +513,42 @@ func (q *Tracer[T]) startAdd(item T, depth int, extra []attribute.KeyValue) trac
 
 // key_locked returns item's bookkeeping as of now: a waiting entry whose
 // ready time has passed has fired, as inner's goroutine made it do.
+// A zero now is read from the clock only if an entry needs it.
 func (q *Tracer[T]) key_locked(item T, now time.Time, ends *endings) *keyTrace {
 	k := q.pending[item]
 	if k == nil {
-		k = &keyTrace{}
+		if n := len(q.free); n > 0 {
+			k = q.free[n-1]
+			q.free = q.free[:n-1]
+		} else {
+			k = &keyTrace{}
+		}
 		q.pending[item] = k
 	}
-	if e := k.delayed; e != nil && !e.readyAt.IsZero() && !e.readyAt.After(now) {
-		q.fire_locked(k, e.readyAt, ends)
+	if e := k.delayed; e != nil && !e.readyAt.IsZero() {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if !e.readyAt.After(now) {
+			q.fire_locked(k, e.readyAt, ends)
+		}
 	}
 	return k
 }
+
+// forget_locked drops item's bookkeeping, idle now, and keeps the entry
+// for the next key: a controller's keys come and go all the time, and an
+// allocation per key and pass would cost more than the map's own work.
+func (q *Tracer[T]) forget_locked(item T, k *keyTrace) {
+	delete(q.pending, item)
+	if len(q.free) < maxFree {
+		*k = keyTrace{}
+		q.free = append(q.free, k)
+	}
+}
+
+// maxFree bounds the entries kept for reuse.
+const maxFree = 256
 
 // fire_locked is the delaying queue adding the key when its entry is ready
 // (or, with PriorityQueue semantics, an immediate add making the waiting
@@ -335,9 +564,21 @@ func (q *Tracer[T]) fire_locked(k *keyTrace, at time.Time, ends *endings) {
 	} else {
 		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		k.waiting, k.since, k.parent = true, at, e.span.SpanContext()
+		k.counted = q.added()
 	}
 	k.links = append(k.links, e.links...)
 	ends.add(e.span, at)
+}
+
+// added counts a key becoming dirty in the metrics (client-go's
+// metrics.add) and says whether it did. Called under mu, as client-go
+// calls its metrics under its queue's lock.
+func (q *Tracer[T]) added() bool {
+	if m := q.m.Load(); m != nil {
+		m.Added()
+		return true
+	}
+	return false
 }
 
 // Add traces an immediate add of item and calls forward, which hands it to
@@ -349,30 +590,63 @@ func (q *Tracer[T]) Add(item T, forward func()) { q.add(item, nil, forward) }
 // rateLimited) of an add that asked for priority: its workqueue.add says
 // so (workqueue.priority).
 func (q *Tracer[T]) AddWithPriority(item T, priority int, d time.Duration, rateLimited bool, forward func()) {
-	if !q.traced() {
+	if !q.keeping() {
 		forward()
 		return
 	}
-	extra := []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)}
+	shutting := q.inner.ShuttingDown()
+	if !shutting && (d > 0 || rateLimited) {
+		// The priority queue counts a retry for an add with a delay
+		// (lockedAddWithOpts); a rate-limited one's delay is the rate
+		// limiter's, taken here as more than none (controller-runtime's
+		// default limiter never answers 0).
+		q.retry()
+	}
+	var extra []attribute.KeyValue
+	if q.traced() {
+		extra = []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)}
+	}
 	if !rateLimited && d <= 0 {
-		q.add(item, extra, forward)
+		q.addKept(item, extra, shutting, forward)
 		return
 	}
-	q.addDelayed(item, d, rateLimited, extra, forward)
+	q.addDelayedKept(item, d, rateLimited, extra, shutting, forward)
+}
+
+func (q *Tracer[T]) retry() {
+	if m := q.m.Load(); m != nil {
+		m.Retry()
+	}
 }
 
 func (q *Tracer[T]) add(item T, extra []attribute.KeyValue, forward func()) {
-	if !q.traced() {
+	if !q.keeping() {
 		forward()
 		return
 	}
-	if q.inner.ShuttingDown() {
+	q.addKept(item, extra, q.inner.ShuttingDown(), forward)
+}
+
+// addKept is an immediate add once keeping said yes; shutting is inner's
+// ShuttingDown, read once by the caller.
+func (q *Tracer[T]) addKept(item T, extra []attribute.KeyValue, shutting bool, forward func()) {
+	if shutting {
 		q.countAdd()
-		forward() // dropped by inner, as it would be untraced
+		forward() // dropped by inner, counted nowhere else
 		return
 	}
-	span := q.startAdd(item, q.inner.Len(), extra)
-	now := time.Now()
+	span := untracedSpan
+	traced := q.traced()
+	if traced {
+		span = q.startAdd(item, q.inner.Len(), extra)
+	}
+	// The time a wait began is read only by its queued span and its queue
+	// duration: with neither, the clock is not read (Stats alone needs
+	// none here).
+	var now time.Time
+	if traced || q.m.Load() != nil {
+		now = time.Now()
+	}
 	var ends endings
 	q.mu.Lock()
 	q.adds++
@@ -380,15 +654,21 @@ func (q *Tracer[T]) add(item T, extra []attribute.KeyValue, forward func()) {
 	if q.semantics == PriorityQueue && k.delayed != nil {
 		// The priority queue keeps one item per key: an immediate add of a
 		// waiting item makes it ready now, and this add is merged into it.
+		if now.IsZero() {
+			now = time.Now()
+		}
 		q.fire_locked(k, now, &ends)
 	}
 	if k.waiting {
 		q.merged++
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		k.links = append(k.links, trace.Link{SpanContext: span.SpanContext()})
+		if sc := span.SpanContext(); sc.IsValid() {
+			k.links = append(k.links, trace.Link{SpanContext: sc})
+		}
 	} else {
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		k.waiting, k.since, k.parent = true, now, span.SpanContext()
+		k.counted = q.added()
 	}
 	q.mu.Unlock()
 	forward()
@@ -413,25 +693,36 @@ func (q *Tracer[T]) countAdd() {
 //
 // Not rate-limited and d <= 0, it is an immediate add ([Tracer.Add]):
 // client-go's AddAfter and the priority queue both take it as one.
+//
+// Each call not made during the shutdown counts a retry in the metrics,
+// as client-go's delaying queue counts every AddAfter, of any duration
+// (delaying_queue.go, AddAfter), and so every AddRateLimited.
 func (q *Tracer[T]) AddDelayed(item T, d time.Duration, rateLimited bool, forward func()) {
-	if !rateLimited && d <= 0 {
-		q.add(item, nil, forward)
-		return
-	}
-	q.addDelayed(item, d, rateLimited, nil, forward)
-}
-
-func (q *Tracer[T]) addDelayed(item T, d time.Duration, rateLimited bool, extra []attribute.KeyValue, forward func()) {
-	if !q.traced() {
+	if !q.keeping() {
 		forward()
 		return
 	}
-	if q.inner.ShuttingDown() {
+	shutting := q.inner.ShuttingDown()
+	if !shutting {
+		q.retry()
+	}
+	if !rateLimited && d <= 0 {
+		q.addKept(item, nil, shutting, forward)
+		return
+	}
+	q.addDelayedKept(item, d, rateLimited, nil, shutting, forward)
+}
+
+func (q *Tracer[T]) addDelayedKept(item T, d time.Duration, rateLimited bool, extra []attribute.KeyValue, shutting bool, forward func()) {
+	if shutting {
 		q.countAdd()
 		forward()
 		return
 	}
-	span := q.startAdd(item, q.inner.Len(), extra)
+	span := untracedSpan
+	if q.traced() {
+		span = q.startAdd(item, q.inner.Len(), extra)
+	}
 	now := time.Now()
 	var readyAt time.Time
 	if d > 0 {
@@ -445,24 +736,31 @@ func (q *Tracer[T]) addDelayed(item T, d time.Duration, rateLimited bool, extra 
 	case e != nil:
 		q.merged++
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		e.links = append(e.links, trace.Link{SpanContext: span.SpanContext()})
+		if sc := span.SpanContext(); sc.IsValid() {
+			e.links = append(e.links, trace.Link{SpanContext: sc})
+		}
 		// An entry whose time is not known fires no later than this
 		// add's ready time: take that as its time.
 		if !readyAt.IsZero() && (e.readyAt.IsZero() || readyAt.Before(e.readyAt)) {
 			e.readyAt = readyAt
+			q.schedule_locked(item, readyAt)
 		}
 	case q.semantics == PriorityQueue && k.waiting:
 		q.merged++
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(true))
-		k.links = append(k.links, trace.Link{SpanContext: span.SpanContext()})
+		if sc := span.SpanContext(); sc.IsValid() {
+			k.links = append(k.links, trace.Link{SpanContext: sc})
+		}
 	case !span.SpanContext().IsValid():
 		// An untraced add: its entry waits without a span.
 		k.delayed = &delayedEntry{span: untracedSpan, readyAt: readyAt}
+		q.schedule_locked(item, readyAt)
 	default:
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
 			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now), trace.WithAttributes(q.keyAttrs(item)...))
 		k.delayed = &delayedEntry{add: span.SpanContext(), span: delayed, readyAt: readyAt}
+		q.schedule_locked(item, readyAt)
 	}
 	q.mu.Unlock()
 	forward()
@@ -477,20 +775,21 @@ func (q *Tracer[T]) Got(item T, shutdown bool) { q.got(item, shutdown, nil) }
 // GotWithPriority is [Tracer.Got] of a Get that returned item's priority:
 // the process span says it (workqueue.priority).
 func (q *Tracer[T]) GotWithPriority(item T, priority int, shutdown bool) {
-	if shutdown || !q.everTraced.Load() {
+	if shutdown || !q.keep.Load() {
 		return
 	}
 	q.got(item, shutdown, []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)})
 }
 
 func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
-	// Until some add was traced there is nothing to follow: a Get then
-	// costs one atomic load more than inner's.
-	if shutdown || !q.everTraced.Load() || !q.traced() {
+	// Until something reads there is nothing to keep: a Get then costs
+	// one atomic load more than inner's.
+	if shutdown || !q.keep.Load() {
 		return
 	}
+	traced := q.traced()
 	requeues := -1
-	if q.numRequeues != nil {
+	if traced && q.numRequeues != nil {
 		requeues = q.numRequeues(item)
 	}
 	now := time.Now()
@@ -504,25 +803,36 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 		q.fire_locked(k, now, &ends)
 	}
 	waiting, since, parent, links := k.waiting, k.since, k.parent, k.links
+	if waiting && k.counted {
+		// client-go's metrics.get: out of the depth, and the time since
+		// the key became dirty.
+		if m := q.m.Load(); m != nil {
+			m.Got(now.Sub(since))
+		}
+	}
 	prev, prevExit := k.process, k.exit
 	if prev == nil {
 		q.processingNow++
-		q.inProcess.Add(1)
 	}
-	// The key is processing from here; its process span is set below. Only
-	// this goroutine, which has not yet returned the key to a worker, can
-	// end it, so no Done of it comes in between.
-	k.waiting, k.parent, k.links = false, trace.SpanContext{}, nil
-	k.process, k.exit = nil, nil
+	// The key is processing from here, untraced until its process span is
+	// set below. Only this goroutine, which has not yet returned the key
+	// to a worker, can end it, so no Done of it comes in between.
+	k.waiting, k.parent, k.links, k.counted = false, trace.SpanContext{}, nil, false
+	k.process, k.exit, k.start = untracedSpan, nil, now
 	q.mu.Unlock()
 
 	if prev != nil {
 		// A second Get of a key before its Done breaks the workqueue's
 		// contract; end the first rather than leak it.
-		prevExit()
+		if prevExit != nil {
+			prevExit()
+		}
 		prev.End()
 	}
 	ends.end()
+	if !traced {
+		return
+	}
 	// Links to untraced adds merged into the wait are no links.
 	links = slices.DeleteFunc(links, func(l trace.Link) bool { return !l.SpanContext.IsValid() })
 	if waiting && !parent.IsValid() && len(links) == 0 {
@@ -572,7 +882,7 @@ func (q *Tracer[T]) setProcess(item T, process trace.Span, now time.Time, exit f
 // Done ends item's process span and calls forward, which hands the Done
 // to inner.
 func (q *Tracer[T]) Done(item T, forward func()) {
-	if q.inProcess.Load() == 0 {
+	if !q.keep.Load() {
 		forward()
 		return
 	}
@@ -587,16 +897,20 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 		q.processLast = d
 		q.processed++
 		q.processingNow--
-		q.inProcess.Add(-1)
+		if m := q.m.Load(); m != nil {
+			m.Done(d) // client-go's metrics.done
+		}
 		process, exit = k.process, k.exit
 		k.process, k.exit = nil, nil
 		if k.idle() {
-			delete(q.pending, item)
+			q.forget_locked(item, k)
 		}
 	}
 	q.mu.Unlock()
 	if process != nil {
-		exit()
+		if exit != nil {
+			exit()
+		}
 		process.End(trace.WithTimestamp(now))
 	}
 	forward()
@@ -607,11 +921,15 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 // entries when it shuts down (the priority queue all its items), so they
 // never will fire, and a span never ended is never exported.
 //
+// It stops the metrics' unfinished-work loop, as client-go's ShutDown stops
+// its own: the two gauges keep the values last set.
+//
 // The Tracer stops counting as alive: inner drops what is added from now
 // on, so no handler call need register for it.
 func (q *Tracer[T]) ShutDown(forward func()) {
 	uncount(q.counted)
-	if q.everTraced.Load() {
+	q.stopOnce.Do(func() { close(q.stop) })
+	if q.keep.Load() {
 		now := time.Now()
 		var ends endings
 		q.mu.Lock()
@@ -627,6 +945,7 @@ func (q *Tracer[T]) ShutDown(forward func()) {
 				delete(q.pending, item)
 			}
 		}
+		q.due = nil
 		q.mu.Unlock()
 		ends.end()
 	}

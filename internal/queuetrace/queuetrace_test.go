@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
@@ -197,4 +198,40 @@ func TestUntracedCallsAddWithoutSpans(t *testing.T) {
 			tr.ShutDown(inner.ShutDown)
 		})
 	}
+}
+
+// TestCountsStartWhenSomethingReads: untraced, with no metrics and no
+// live view, the Tracer keeps no books (the untraced queue costs what
+// client-go's does); the first Stats call starts them, and from then on
+// adds, merges, retries and reconciles count with tracing off. Before
+// issue 25's change they never counted untraced.
+func TestCountsStartWhenSomethingReads(t *testing.T) {
+	inner := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer inner.ShutDown()
+	watched := false
+	tr := New(Config[string]{Name: "counts", TracerName: "counts", Inner: inner, Watched: func() bool { return watched }})
+	tr.SetTracerProvider(noop.NewTracerProvider())
+	add := func(item string) { tr.Add(item, func() { inner.Add(item) }) }
+	cycle := func() {
+		item, shutdown := inner.Get()
+		tr.Got(item, shutdown)
+		tr.Done(item, func() { inner.Done(item) })
+	}
+	add("a")
+	add("a")
+	cycle()
+	require.False(t, tr.keep.Load(), "nothing reads: no books")
+	require.Empty(t, tr.pending)
+
+	watched = true // the live view's handler is made
+	add("b")
+	add("b")
+	tr.RateLimited()
+	cycle()
+	st := tr.Stats()
+	require.Equal(t, uint64(2), st.Adds)
+	require.Equal(t, uint64(1), st.Merged)
+	require.Equal(t, uint64(1), st.Processed)
+	require.Equal(t, uint64(1), st.Retries)
+	require.Zero(t, st.Processing)
 }

@@ -57,9 +57,9 @@ type Controller struct {
 
 // New wires a controller to the factory's ConfigMap informer. The queue is
 // client-go's rate-limited workqueue behind dropin.NewTracedQueue, so the
-// trace of each ConfigMap goes on from the handler to the reconcile; it
-// reports client-go's workqueue_* metrics through
-// dropin.WorkqueueMetricsProvider to the global MeterProvider.
+// trace of each ConfigMap goes on from the handler to the reconcile, and
+// the traced queue reports client-go's workqueue_* metrics itself, under
+// its name, to the global MeterProvider (no MetricsProvider needed).
 func New(client kubernetes.Interface, configMaps coreinformers.ConfigMapInformer) (*Controller, error) {
 	c := &Controller{
 		client: client,
@@ -67,7 +67,7 @@ func New(client kubernetes.Interface, configMaps coreinformers.ConfigMapInformer
 		synced: configMaps.Informer().HasSynced,
 		queue: dropin.NewTracedQueue("configmap-status", workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "configmap-status", MetricsProvider: dropin.WorkqueueMetricsProvider()})),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "configmap-status"})),
 	}
 	reg, err := configMaps.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: watched,
