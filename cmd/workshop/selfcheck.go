@@ -151,32 +151,38 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if err := sc.prepareAnswers(exs); err != nil {
 		return err
 	}
+	phase := time.Now()
 	stubs, err := sc.runStubs(exs)
 	if err != nil {
 		return err
 	}
+	stubsTook := time.Since(phase)
 	// Before the solutions go over the stubs: a build exercise's leak
 	// check compares the stub's code with its solution's.
 	for _, e := range exs {
 		problems = append(problems, sc.stubProblems(e, stubs[e.ImportPath()])...)
 	}
+	phase = time.Now()
 	sols, err := sc.runSolutions(exs)
 	if err != nil {
 		return err
 	}
+	solsTook := time.Since(phase)
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
 	problems = append(problems, sc.crossLeaks(exs, stubs)...)
+	phase = time.Now()
 	problems = append(problems, sc.trials(exs, stubs)...)
+	trialsTook := time.Since(phase)
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
 	}
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s)\n",
-		len(exs), time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s: stubs %s, solutions %s, trials %s)\n",
+		len(exs), time.Since(start).Round(time.Second), stubsTook.Round(time.Second), solsTook.Round(time.Second), trialsTook.Round(time.Second))
 	return nil
 }
 
