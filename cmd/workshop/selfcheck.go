@@ -3,10 +3,12 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -295,13 +298,19 @@ func fileProblems(root, tmp string, e *Exercise) []string {
 // directories where the answers test writes what each run rendered.
 type selfcheckRun struct {
 	tmp, stubAnswers, solAnswers string
+	// trialBins are the checkers of the predict and investigate
+	// exercises, built with their solutions in place by runSolutions,
+	// which runs them, and run again by the trials.
+	trialBins map[string]trialBinary
 }
 
 // selfcheckFlags: -count=1, a selfcheck must run the checkers, not
 // remember them; -vet=off, go vet ./... and go vet -tags workshop cover
 // them already; -ldflags=-s -w, no symbol table or DWARF, which makes
-// linking the many test binaries markedly faster on two cores.
-var selfcheckFlags = []string{"-count=1", "-vet=off", "-ldflags=-s -w"}
+// linking the many test binaries markedly faster on two cores; -p, as
+// many checkers at once as the trials run (most of a checker's run is
+// waiting, and go test's default, one per core, leaves the cores idle).
+var selfcheckFlags = []string{"-count=1", "-vet=off", "-ldflags=-s -w", "-p=" + strconv.Itoa(max(1, trialParallel))}
 
 // prepareAnswers puts the answers test (answers.go) into every predict and
 // investigate exercise and makes the directories its runs write into.
@@ -326,14 +335,84 @@ func (sc *selfcheckRun) runStubs(exs []*Exercise) (map[string]*Result, error) {
 	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.stubAnswers}, selfcheckFlags...)
 }
 
-// runSolutions puts every solution over its stub and runs the checkers again.
+// runSolutions puts every solution over its stub and runs the checkers
+// again. The checkers of the predict and investigate exercises are built
+// once here (buildTrialBinaries), for the trials to run again, and run
+// side by side from those binaries; the others (build exercises, and
+// checkers of concurrent code, which run under -race) by go test.
 func (sc *selfcheckRun) runSolutions(exs []*Exercise) (map[string]*Result, error) {
+	var trialable, viaGoTest []*Exercise
 	for _, e := range exs {
 		if err := putSolution(sc.tmp, e); err != nil {
 			return nil, err
 		}
+		if e.Kind != "build" && e.missing(sc.tmp) == "" {
+			trialable = append(trialable, e)
+		}
 	}
-	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.solAnswers}, selfcheckFlags...)
+	sc.trialBins = sc.buildTrialBinaries(trialable, filepath.Join(sc.tmp, "trial-bin"))
+	env := []string{answersEnv + "=" + sc.solAnswers}
+	direct := map[string]*Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, trialParallel))
+	for _, e := range exs {
+		b, ok := sc.trialBins[e.ImportPath()]
+		if !ok || b.err != "" || concurrent(sc.tmp, e) {
+			viaGoTest = append(viaGoTest, e)
+			continue
+		}
+		tests, err := checkerTests(sc.tmp, e)
+		if err != nil {
+			viaGoTest = append(viaGoTest, e) // go test says so
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := runBinary(b.path, filepath.Join(sc.tmp, e.Path()), append(tests, answersTest), timeoutFor(e), env)
+			mu.Lock()
+			direct[e.ImportPath()] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	results, err := runCheckersEnv(sc.tmp, viaGoTest, env, selfcheckFlags...)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(results, direct)
+	return results, nil
+}
+
+// runBinary runs a checker built by go test -c, in dir, as go test would
+// with -run tests and -timeout: its result as goTest reads it.
+func runBinary(bin, dir string, tests []string, timeout time.Duration, env []string) *Result {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run", runPattern(tests), "-test.count=1", "-test.v", "-test.timeout", timeout.String())
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 4 << 20}
+	cmd.Stderr = cmd.Stdout
+	err := cmd.Run()
+	c := &collector{}
+	c.add(out.String())
+	r := &Result{Pass: err == nil}
+	if !r.Pass {
+		r.Output, r.Messages, r.TimedOut = c.result()
+		if ctx.Err() != nil && !r.TimedOut {
+			r.TimedOut = true
+			r.Output = append(r.Output, fmt.Sprintf("the checker did not finish within %s", timeout))
+		}
+		if exited := new(exec.ExitError); !errors.As(err, &exited) && ctx.Err() == nil {
+			r.Output = append(r.Output, "cannot run the checker: "+err.Error())
+		}
+	}
+	return r
 }
 
 // stubProblems: a stub must compile, fail its checker, and let the checker

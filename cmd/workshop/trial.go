@@ -461,7 +461,10 @@ func (sc *selfcheckRun) trials(exs []*Exercise, stubs map[string]*Result) []stri
 		}
 		todo = append(todo, e)
 	}
-	built := sc.buildTrialBinaries(todo, bins)
+	built := sc.trialBins
+	if built == nil {
+		built = sc.buildTrialBinaries(todo, bins)
+	}
 	found := make([][]string, len(todo))
 	sem := make(chan struct{}, max(1, trialParallel))
 	var wg sync.WaitGroup
@@ -469,7 +472,11 @@ func (sc *selfcheckRun) trials(exs []*Exercise, stubs map[string]*Result) []stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := built[e.ImportPath()]
+			b, ok := built[e.ImportPath()]
+			if !ok {
+				found[i] = []string{"its checker was not built for the trials"}
+				return
+			}
 			if b.err != "" {
 				found[i] = []string{b.err}
 				return
@@ -518,11 +525,26 @@ func (sc *selfcheckRun) buildTrialBinaries(exs []*Exercise, bins string) map[str
 			names = append(names, map[string]bool{e.Dir: true})
 		}
 	}
+	// The participant's scratch tests are hidden, as goTest hides them
+	// (selfcheck --worktree judges a participant's tree).
+	overlay, err := hideScratchTests(sc.tmp, exs)
+	if err != nil {
+		for _, e := range exs {
+			out[e.ImportPath()] = trialBinary{err: err.Error()}
+		}
+		return out
+	}
+	if overlay != "" {
+		defer os.Remove(overlay)
+	}
 	build := func(dir string, batch []*Exercise) ([]byte, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 		args := []string{"test", "-c", "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+		if overlay != "" {
+			args = append(args, "-overlay", overlay)
+		}
 		for _, e := range batch {
 			args = append(args, "./"+filepath.ToSlash(e.Path()))
 		}
