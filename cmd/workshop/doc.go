@@ -96,6 +96,14 @@
 // has them, so that it can run on a participant's tree (--worktree: the
 // files as they are).
 //
+// Its time goes into linking test binaries and into checkers that mostly
+// wait (an API server starting, a reflector's one-second rule, the live
+// view's demo), so the checkers with their solutions are linked once, a
+// batch per go test -c, for their own run and every trial run, and the
+// checkers run side by side, 2 x NumCPU at a time (go test -p, and the
+// selfcheck's own runs of the binaries); its last line gives the time of
+// each phase.
+//
 // Progress is what the checkers say now: list and verify run every checker
 // in one `go test -tags workshop -json` per timeout over all exercise
 // packages, so Go's build and test caches make a second run cheap, but a
