@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -170,4 +171,16 @@ func (f *fatalT) Fatalf(format string, args ...any) {
 func (f *fatalT) fail(msg string) {
 	f.failed, f.msg = true, msg
 	runtime.Goexit()
+}
+
+// BuildAt builds where Build looks, so that a program that builds the
+// demo once before starting many test processes (the workshop's
+// selfcheck) saves each of them the link.
+func TestBuildAtBuildsWhereBuildLooks(t *testing.T) {
+	bin := demoproc.Build(t)
+	dir, err := os.Getwd() // <root>/internal/app/demoproc
+	require.NoError(t, err)
+	at, err := demoproc.BuildAt(filepath.Dir(filepath.Dir(filepath.Dir(dir))))
+	require.NoError(t, err)
+	assert.Equal(t, bin, at)
 }
