@@ -98,11 +98,11 @@
 //
 // Its time goes into linking test binaries and into checkers that mostly
 // wait (an API server starting, a reflector's one-second rule, the live
-// view's demo), so the checkers with their solutions are linked once, a
-// batch per go test -c, for their own run and every trial run, and the
-// checkers run side by side, 2 x NumCPU at a time (go test -p, and the
-// selfcheck's own runs of the binaries); its last line gives the time of
-// each phase.
+// view's demo), so the predict and investigate checkers with their
+// solutions are linked once, a batch per go test -c, for their own run
+// and every trial run, and those runs go side by side, 2 x NumCPU at a
+// time; the live view's demo is built once before any checker needs it.
+// Its last line gives the time of each phase.
 //
 // Progress is what the checkers say now: list and verify run every checker
 // in one `go test -tags workshop -json` per timeout over all exercise
