@@ -96,6 +96,14 @@
 // has them, so that it can run on a participant's tree (--worktree: the
 // files as they are).
 //
+// Its time goes into linking test binaries and into checkers that mostly
+// wait (an API server starting, a reflector's one-second rule, the live
+// view's demo), so the predict and investigate checkers with their
+// solutions are linked once, a batch per go test -c, for their own run
+// and every trial run, and those runs go side by side, 2 x NumCPU at a
+// time; the live view's demo is built once before any checker needs it.
+// Its last line gives the time of each phase.
+//
 // Progress is what the checkers say now: list and verify run every checker
 // in one `go test -tags workshop -json` per timeout over all exercise
 // packages, so Go's build and test caches make a second run cheap, but a
@@ -110,7 +118,9 @@
 // prove the answer on the embedded API server, so selfcheck runs them all.
 // Those of 08-liveview run cmd/trace-demo --ui and drive the page through
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
-// holds cmd/ too.
+// holds cmd/ too; 08-liveview/5-your-page runs the kit's controller in
+// the checker's own process (workshop/kit.StartYourPage) and reads the
+// page through the participant's mux.
 //
 // reset restores every file of the exercise's directory as the course
 // shipped it: from the branch the checkout tracks (on a clone, origin's),

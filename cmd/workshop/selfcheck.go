@@ -3,10 +3,12 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +16,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
 )
 
 // copied is what a temporary copy of the repository needs for the
@@ -151,32 +156,51 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if err := sc.prepareAnswers(exs); err != nil {
 		return err
 	}
+	if slices.ContainsFunc(exs, func(e *Exercise) bool { return e.Needs == "browser" }) {
+		// The live view's checkers each build cmd/trace-demo
+		// (kit.StartLiveView): built once here, they find it up to date
+		// instead of linking it side by side.
+		// Under its real path: the go command's, from inside it.
+		real, err := filepath.EvalSymlinks(tmp)
+		if err != nil {
+			return err
+		}
+		if _, err := demoproc.BuildAt(real); err != nil {
+			return err
+		}
+	}
+	phase := time.Now()
 	stubs, err := sc.runStubs(exs)
 	if err != nil {
 		return err
 	}
+	stubsTook := time.Since(phase)
 	// Before the solutions go over the stubs: a build exercise's leak
 	// check compares the stub's code with its solution's.
 	for _, e := range exs {
 		problems = append(problems, sc.stubProblems(e, stubs[e.ImportPath()])...)
 	}
+	phase = time.Now()
 	sols, err := sc.runSolutions(exs)
 	if err != nil {
 		return err
 	}
+	solsTook := time.Since(phase)
 	for _, e := range exs {
 		problems = append(problems, sc.solutionProblems(e, stubs[e.ImportPath()], sols[e.ImportPath()])...)
 	}
 	problems = append(problems, sc.crossLeaks(exs, stubs)...)
+	phase = time.Now()
 	problems = append(problems, sc.trials(exs, stubs)...)
+	trialsTook := time.Since(phase)
 	for _, p := range problems {
 		fmt.Fprintln(out, "✗ "+p)
 	}
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s)\n",
-		len(exs), time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s: stubs %s, solutions %s, trials %s)\n",
+		len(exs), time.Since(start).Round(time.Second), stubsTook.Round(time.Second), solsTook.Round(time.Second), trialsTook.Round(time.Second))
 	return nil
 }
 
@@ -289,12 +313,19 @@ func fileProblems(root, tmp string, e *Exercise) []string {
 // directories where the answers test writes what each run rendered.
 type selfcheckRun struct {
 	tmp, stubAnswers, solAnswers string
+	// trialBins are the checkers of the predict and investigate
+	// exercises, built with their solutions in place by runSolutions,
+	// which runs them, and run again by the trials.
+	trialBins map[string]trialBinary
 }
 
 // selfcheckFlags: -count=1, a selfcheck must run the checkers, not
 // remember them; -vet=off, go vet ./... and go vet -tags workshop cover
 // them already; -ldflags=-s -w, no symbol table or DWARF, which makes
-// linking the many test binaries markedly faster on two cores.
+// linking the many test binaries markedly faster on two cores. go test's
+// -p stays at its default, one package per core: the build of each
+// package is CPU-bound, and on a loaded two-core machine four live-view
+// checkers at once did not start their demo within their two minutes.
 var selfcheckFlags = []string{"-count=1", "-vet=off", "-ldflags=-s -w"}
 
 // prepareAnswers puts the answers test (answers.go) into every predict and
@@ -320,14 +351,84 @@ func (sc *selfcheckRun) runStubs(exs []*Exercise) (map[string]*Result, error) {
 	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.stubAnswers}, selfcheckFlags...)
 }
 
-// runSolutions puts every solution over its stub and runs the checkers again.
+// runSolutions puts every solution over its stub and runs the checkers
+// again. The checkers of the predict and investigate exercises are built
+// once here (buildTrialBinaries), for the trials to run again, and run
+// side by side from those binaries; the others (build exercises, and
+// checkers of concurrent code, which run under -race) by go test.
 func (sc *selfcheckRun) runSolutions(exs []*Exercise) (map[string]*Result, error) {
+	var trialable, viaGoTest []*Exercise
 	for _, e := range exs {
 		if err := putSolution(sc.tmp, e); err != nil {
 			return nil, err
 		}
+		if e.Kind != "build" && e.missing(sc.tmp) == "" {
+			trialable = append(trialable, e)
+		}
 	}
-	return runCheckersEnv(sc.tmp, exs, []string{answersEnv + "=" + sc.solAnswers}, selfcheckFlags...)
+	sc.trialBins = sc.buildTrialBinaries(trialable, filepath.Join(sc.tmp, "trial-bin"))
+	env := []string{answersEnv + "=" + sc.solAnswers}
+	direct := map[string]*Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, trialParallel))
+	for _, e := range exs {
+		b, ok := sc.trialBins[e.ImportPath()]
+		if !ok || b.err != "" || concurrent(sc.tmp, e) {
+			viaGoTest = append(viaGoTest, e)
+			continue
+		}
+		tests, err := checkerTests(sc.tmp, e)
+		if err != nil {
+			viaGoTest = append(viaGoTest, e) // go test says so
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := runBinary(b.path, filepath.Join(sc.tmp, e.Path()), append(tests, answersTest), timeoutFor(e), env)
+			mu.Lock()
+			direct[e.ImportPath()] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	results, err := runCheckersEnv(sc.tmp, viaGoTest, env, selfcheckFlags...)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(results, direct)
+	return results, nil
+}
+
+// runBinary runs a checker built by go test -c, in dir, as go test would
+// with -run tests and -timeout: its result as goTest reads it.
+func runBinary(bin, dir string, tests []string, timeout time.Duration, env []string) *Result {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run", runPattern(tests), "-test.count=1", "-test.v", "-test.timeout", timeout.String())
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 4 << 20}
+	cmd.Stderr = cmd.Stdout
+	err := cmd.Run()
+	c := &collector{}
+	c.add(out.String())
+	r := &Result{Pass: err == nil}
+	if !r.Pass {
+		r.Output, r.Messages, r.TimedOut = c.result()
+		if ctx.Err() != nil && !r.TimedOut {
+			r.TimedOut = true
+			r.Output = append(r.Output, fmt.Sprintf("the checker did not finish within %s", timeout))
+		}
+		if exited := new(exec.ExitError); !errors.As(err, &exited) && ctx.Err() == nil {
+			r.Output = append(r.Output, "cannot run the checker: "+err.Error())
+		}
+	}
+	return r
 }
 
 // stubProblems: a stub must compile, fail its checker, and let the checker

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -13,9 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -223,7 +227,9 @@ type trialExercise struct {
 	bin, dir   string
 	tests      []string
 	runTimeout time.Duration
-	runs       int
+	runs       atomic.Int32
+	// sem bounds the checker runs made at once (nil: no bound).
+	sem chan struct{}
 }
 
 // values is the JSON object of every prediction, as the answers test's
@@ -236,7 +242,11 @@ func (t *trialExercise) values(v map[string]any) string {
 // run runs the checker with the predictions set to v: whether it passed,
 // and its messages.
 func (t *trialExercise) run(v map[string]any) (bool, []string, error) {
-	t.runs++
+	t.runs.Add(1)
+	if t.sem != nil {
+		t.sem <- struct{}{}
+		defer func() { <-t.sem }()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.runTimeout+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.bin, "-test.run", runPattern(t.tests), "-test.count=1", "-test.v", "-test.timeout", t.runTimeout.String())
@@ -247,6 +257,11 @@ func (t *trialExercise) run(v map[string]any) (bool, []string, error) {
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		return false, nil, fmt.Errorf("the checker did not finish in %s under a trial", t.runTimeout)
+	}
+	if exited := new(exec.ExitError); err != nil && !errors.As(err, &exited) {
+		// Not the checker failing: it never ran (a binary missing), and
+		// every attack would read as defeated.
+		return false, nil, fmt.Errorf("cannot run its checker for the trials: %v", err)
 	}
 	c := &collector{}
 	c.add(out.String())
@@ -319,7 +334,12 @@ func (t *trialExercise) coinTosser() ([]string, error) {
 			combos = append(combos, c)
 		}
 	}
-	for _, c := range combos {
+	// The combinations are independent runs: made side by side (t.run
+	// waits for its turn), each reporting whether it passed.
+	passed := make([]bool, len(combos))
+	errs := make([]error, len(combos))
+	var wg sync.WaitGroup
+	for k, c := range combos {
 		v := cloneJSON(t.stub).(map[string]any)
 		i := 0
 		for _, n := range yesNo {
@@ -330,10 +350,19 @@ func (t *trialExercise) coinTosser() ([]string, error) {
 			}
 			v[n] = val
 		}
-		pass, _, err := t.run(v)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			passed[k], _, errs[k] = t.run(v)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
+	}
+	for _, pass := range passed {
 		if pass {
 			return []string{fmt.Sprintf("it can be solved by trial: trying the yes/no values of %s (%d combinations), with the rest as the stub has it, passes the checker; add a part that shows understanding (a count, a resourceVersion, a request, a handler's name), which the stub gets wrong",
 				strings.Join(yesNo, ", "), len(combos))}, nil
@@ -404,15 +433,24 @@ func taskOf(root string, e *Exercise) string {
 	return doc
 }
 
+// trialParallel is how many checker runs the trials make at once. Most
+// of a checker's run is waiting (an API server starting, a reflector's
+// one-second rule, the live view's demo), so twice the cores keeps them
+// busy; the checkers already run side by side under go test (-p).
+var trialParallel = 2 * runtime.NumCPU()
+
 // trials runs the attacks on every predict and investigate exercise of
 // exs, with the solutions in place under sc.tmp; stubs are the checkers'
 // results on the stubs (their messages are the flipper's first run).
+// Every checker is built once (buildTrialBinaries), and the exercises'
+// attacks run side by side, at most trialParallel checker runs at a
+// time; the problems are reported in the exercises' order.
 func (sc *selfcheckRun) trials(exs []*Exercise, stubs map[string]*Result) []string {
-	var problems []string
 	bins := filepath.Join(sc.tmp, "trial-bin")
 	if err := os.MkdirAll(bins, 0o755); err != nil {
 		return []string{err.Error()}
 	}
+	var todo []*Exercise
 	for _, e := range exs {
 		if e.Kind == "build" {
 			continue
@@ -421,21 +459,129 @@ func (sc *selfcheckRun) trials(exs []*Exercise, stubs map[string]*Result) []stri
 		if stub == nil || stub.BuildFailed || stub.Pass {
 			continue // reported already
 		}
-		for _, p := range sc.trialOne(e, stub, bins) {
+		todo = append(todo, e)
+	}
+	built := sc.trialBins
+	if built == nil {
+		built = sc.buildTrialBinaries(todo, bins)
+	}
+	found := make([][]string, len(todo))
+	sem := make(chan struct{}, max(1, trialParallel))
+	var wg sync.WaitGroup
+	for i, e := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, ok := built[e.ImportPath()]
+			if !ok {
+				found[i] = []string{"its checker was not built for the trials"}
+				return
+			}
+			if b.err != "" {
+				found[i] = []string{b.err}
+				return
+			}
+			found[i] = sc.trialOne(e, stubs[e.ImportPath()], b.path, sem)
+		}()
+	}
+	wg.Wait()
+	var problems []string
+	for i, e := range todo {
+		for _, p := range found[i] {
 			problems = append(problems, e.Name()+": "+p)
 		}
 	}
 	return problems
 }
 
-func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bins string) []string {
+// trialBinary is one exercise's checker built for the trials, or why it
+// could not be.
+type trialBinary struct {
+	path, err string
+}
+
+// buildTrialBinaries builds the checker of every exercise of exs (with
+// its solution and the answers test in place) with as few go commands as
+// can be: `go test -c -o DIR/` builds many packages in one command, in
+// parallel, each to DIR/<last element of its import path>.test, so the
+// exercises are put in batches whose directory names differ
+// (04-deltafifo/1-pops and 04-realfifo/1-pops are both 1-pops). A batch
+// that fails is built again one exercise at a time, so that the error is
+// the exercise's own.
+func (sc *selfcheckRun) buildTrialBinaries(exs []*Exercise, bins string) map[string]trialBinary {
+	out := map[string]trialBinary{}
+	var batches [][]*Exercise
+	var names []map[string]bool
+	for _, e := range exs {
+		placed := false
+		for i := range batches {
+			if !names[i][e.Dir] {
+				batches[i], names[i][e.Dir], placed = append(batches[i], e), true, true
+				break
+			}
+		}
+		if !placed {
+			batches = append(batches, []*Exercise{e})
+			names = append(names, map[string]bool{e.Dir: true})
+		}
+	}
+	// The participant's scratch tests are hidden, as goTest hides them
+	// (selfcheck --worktree judges a participant's tree).
+	overlay, err := hideScratchTests(sc.tmp, exs)
+	if err != nil {
+		for _, e := range exs {
+			out[e.ImportPath()] = trialBinary{err: err.Error()}
+		}
+		return out
+	}
+	if overlay != "" {
+		defer os.Remove(overlay)
+	}
+	build := func(dir string, batch []*Exercise) ([]byte, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		args := []string{"test", "-c", "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+		if overlay != "" {
+			args = append(args, "-overlay", overlay)
+		}
+		for _, e := range batch {
+			args = append(args, "./"+filepath.ToSlash(e.Path()))
+		}
+		cmd := exec.Command("go", args...)
+		cmd.Dir = sc.tmp
+		return cmd.CombinedOutput()
+	}
+	for i, batch := range batches {
+		dir := filepath.Join(bins, strconv.Itoa(i))
+		if _, err := build(dir, batch); err == nil {
+			for _, e := range batch {
+				out[e.ImportPath()] = trialBinary{path: filepath.Join(dir, e.Dir+".test")}
+			}
+			continue
+		}
+		for j, e := range batch {
+			one := filepath.Join(dir, "one", strconv.Itoa(j))
+			if msg, err := build(one, []*Exercise{e}); err != nil {
+				out[e.ImportPath()] = trialBinary{err: fmt.Sprintf("cannot build its checker for the trials: %v\n%s", err, msg)}
+			} else {
+				out[e.ImportPath()] = trialBinary{path: filepath.Join(one, e.Dir+".test")}
+			}
+		}
+	}
+	return out
+}
+
+// trialOne runs the attacks on e with its checker built at bin; sem
+// bounds the checker runs made at once across exercises.
+func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bin string, sem chan struct{}) []string {
 	stubR, err1 := readRenderings(sc.stubAnswers, e)
 	solR, err2 := readRenderings(sc.solAnswers, e)
 	if err1 != nil || err2 != nil {
 		return nil // solutionProblems says so
 	}
 	t := &trialExercise{e: e, task: taskOf(sc.tmp, e), stub: map[string]any{}, sol: map[string]any{},
-		dir: filepath.Join(sc.tmp, e.Path()), runTimeout: timeoutFor(e)}
+		dir: filepath.Join(sc.tmp, e.Path()), runTimeout: timeoutFor(e), bin: bin, sem: sem}
 	for n, r := range solR {
 		s, ok := stubR[n]
 		if r.JSON == "" || !ok || s.JSON == "" {
@@ -457,23 +603,30 @@ func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bins string) []strin
 		return append(problems, err.Error())
 	}
 	t.tests = tests
-	t.bin = filepath.Join(bins, answerKey(e)+".test")
-	build := exec.Command("go", "test", "-c", "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", t.bin, "./"+filepath.ToSlash(e.Path()))
-	build.Dir = sc.tmp
-	if out, err := build.CombinedOutput(); err != nil {
-		return append(problems, fmt.Sprintf("cannot build its checker for the trials: %v\n%s", err, out))
-	}
 	// The answers test sets the stub's values: the same checker must
 	// fail, or the attacks prove nothing.
 	if pass, _, err := t.run(t.stub); err != nil || pass {
 		return append(problems, fmt.Sprintf("the checker with the stub's values set by the trial harness does not fail as the stub does (%v): the attacks cannot run", err))
 	}
-	for _, attack := range []func() ([]string, error){t.coinTosser, func() ([]string, error) { return t.flipper(stub.Messages) }} {
-		p, err := attack()
-		if err != nil {
-			return append(problems, err.Error())
+	// The two attacks are independent: made side by side, reported in
+	// order.
+	attacks := []func() ([]string, error){t.coinTosser, func() ([]string, error) { return t.flipper(stub.Messages) }}
+	found := make([][]string, len(attacks))
+	errs := make([]error, len(attacks))
+	var wg sync.WaitGroup
+	for i, attack := range attacks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i], errs[i] = attack()
+		}()
+	}
+	wg.Wait()
+	for i := range attacks {
+		if errs[i] != nil {
+			return append(problems, errs[i].Error())
 		}
-		problems = append(problems, p...)
+		problems = append(problems, found[i]...)
 	}
 	return problems
 }

@@ -40,7 +40,16 @@ func buildTraceDemo() (string, error) {
 	if err != nil || gomod == "" || gomod == os.DevNull {
 		return "", fmt.Errorf("cannot find the module (go env GOMOD: %q, %v): run this inside the checkout", gomod, err)
 	}
-	root := filepath.Dir(gomod)
+	return BuildAt(filepath.Dir(gomod))
+}
+
+// BuildAt builds cmd/trace-demo of the module at root where [Build]
+// builds it for a test run inside that module, and returns its path: a
+// program that is about to start many test processes that each call
+// Build (the workshop's selfcheck, whose live-view checkers run side by
+// side) builds it once first, so that each of them finds it up to date
+// instead of all linking it at once.
+func BuildAt(root string) (string, error) {
 	sum := sha256.Sum256([]byte(root))
 	bin := filepath.Join(os.TempDir(), "informer-anatomy-trace-demo-"+hex.EncodeToString(sum[:6]), "trace-demo")
 	if runtime.GOOS == "windows" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,4 +137,17 @@ func standIn(t *testing.T, line, end string) string {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	return exe
+}
+
+// BuildAt builds where Build looks, so that a program that builds the
+// demo once before starting many test processes (the workshop's
+// selfcheck) saves each of them the link.
+func TestBuildAtBuildsWhereBuildLooks(t *testing.T) {
+	bin, err := demoproc.Build()
+	require.NoError(t, err)
+	dir, err := os.Getwd() // <root>/demo/demoproc
+	require.NoError(t, err)
+	at, err := demoproc.BuildAt(filepath.Dir(filepath.Dir(dir)))
+	require.NoError(t, err)
+	assert.Equal(t, bin, at)
 }
