@@ -77,7 +77,7 @@ var sameFloor = map[string][]string{
 	"internal/apiserver":  {"internal/kube"},
 	"internal/kube":       {"internal/apiserver"}, // its tests run against the embedded server
 	"internal/livepage":   {"internal/spancheck", "internal/tracing"},
-	"internal/queuetrace": {"internal/handlerctx", "internal/tracing"},
+	"internal/queuetrace": {"internal/handlerctx", "internal/metrics", "internal/tracing"},
 	"internal/spancheck":  {"internal/tracing"},
 	// dropin
 	"dropin/crqueue": {"dropin"},
@@ -94,6 +94,8 @@ var sameFloor = map[string][]string{
 	"examples/controller-runtime":  {"examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"test/e2e":                     {"examples/clientgo-controller/controller"},
 	"workshop/exercises/**":        {"workshop/kit"},
+	// the page exercise's program serves the participant's Mount
+	"workshop/exercises/08-liveview/5-your-page/serve": {"workshop/exercises/08-liveview/5-your-page"},
 }
 
 // chapterDir is N for chapters/0N-name, N from 1 to 6.
