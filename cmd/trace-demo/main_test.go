@@ -29,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -47,12 +48,28 @@ func runDemo(t *testing.T, ctx context.Context, args ...string) runResult {
 	return runDemoWith(t, hooks{}, ctx, args...)
 }
 
+// testBackoff is the reflector pacing of the tests' embedded runs: the
+// default's shape (doubling, full jitter, a cap) at a fortieth of its
+// delays. With client-go's 800ms doubling, a run of the lesson script
+// spent most of its time waiting before the relist and fallback lessons'
+// cycles (several seconds each, growing with every run in a process).
+var testBackoff = reflector.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 5, Cap: 640 * time.Millisecond}
+
+// fastBackoff is h with testBackoff, unless h sets a pacing of its own.
+func fastBackoff(h hooks) hooks {
+	if h.backoff == nil {
+		b := testBackoff
+		h.backoff = &b
+	}
+	return h
+}
+
 // runDemoWith is runDemo with hooks into the run.
 func runDemoWith(t *testing.T, h hooks, ctx context.Context, args ...string) runResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := runWith(ctx, args, &out, &errb, h)
+	code := runWith(ctx, args, &out, &errb, fastBackoff(h))
 	return runResult{code, out.String(), errb.String(), time.Since(start)}
 }
 
