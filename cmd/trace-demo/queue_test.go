@@ -24,6 +24,16 @@ import (
 // coalescing is a race the lesson arranges to win (ensureFillers,
 // hookedWatch) but cannot rule out under load; when it loses it says so
 // and asks to be run again, and so does this test, up to three runs.
+//
+// Nothing outside chapter 4 can make the win certain: DeltaFIFO.PopKeys
+// calls process under the queue's lock, so a gate in anything the lesson
+// reaches from the pop side (HandleDeltas, the Observer, the transformer,
+// the key function) also holds off the reflector's writes, and once it
+// opens, which of the two waiting Locks wins is the mutex's choice. The
+// pop loop holds no lock only while the queue is empty and between two
+// PopKeys calls in chapter 4's processLoop, where nothing calls out. A
+// hook there (before each pop) would let the lesson hold the loop until
+// hookedWatch has delivered the writes: no filler pods, no retry.
 func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
 	for run := 1; ; run++ {
 		r, n := runCoalesceLesson(t, run == 1)

@@ -135,7 +135,9 @@ func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
 // be anything but recorded calls. The DeltaFIFO's merging is a race the
 // lesson arranges to win (ensureFillers, hookedWatch) but cannot rule out
 // under load; when it loses, its line says so and asks to be run again,
-// and so does this test, up to three runs.
+// and so does this test, up to three runs (why nothing outside chapter 4
+// can make the win certain: TestCoalesceLessonAlwaysRunsOnADeltaFIFO in
+// cmd/trace-demo).
 func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	var r scriptRun
 	var res *orderResult
