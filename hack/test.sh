@@ -53,8 +53,8 @@ echo "== go test -race ./..."
 # twenty default runs and four --queue deltafifo runs of the whole lesson
 # script, a 20,000-event burst against a stalled OTLP collector) run at a
 # small size here, and once at full size below. cmd/trace-demo still takes
-# some 5 minutes under -race on two busy cores: go test's default 10-minute
-# limit per package is too close.
+# 4-6 minutes under -race on two cores shared with other work (15 before):
+# go test's default 10-minute limit per package is too close.
 go test -race -count=1 -timeout 30m ./...
 (cd examples/controller-runtime && go test -race -count=1 ./...)
 (cd dropin/crqueue && go test -race -count=1 ./...)
