@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,9 +19,8 @@ import (
 // four merged adds, each of which ends its trace, and each reconcile's
 // chain goes back to its ListAndWatch root.
 func TestControllerLesson(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "spans.json")
-	r := runDemo(t, context.Background(), "--scenario", "controller", "--out", out)
-	require.Equal(t, 0, r.code, r.stderr)
+	run := scenarioRun(t, "controller")
+	r, out := run.r, run.out
 	assert.Contains(t, r.stdout, "· controller: demo/ctl: 1 create and 5 quick updates made 6 adds and 2 reconciles; the workqueue merged 4 adds into a wait already there")
 	assert.Contains(t, r.stdout, "━━ [controller] demo/ctl — a controller's reconcile")
 	assert.Regexp(t, `OnAdd[^\n]*\n[^\n]*workqueue\.add[^\n]*\n[^\n]*workqueue\.queued[^\n]*\n[^\n]*workqueue\.process`, r.stdout)

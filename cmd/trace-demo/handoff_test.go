@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,9 +17,8 @@ import (
 // points at A's span under A's workqueue.process, and every root and
 // reconcile keeps the contract.
 func TestHandoffLesson(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "spans.json")
-	r := runDemo(t, context.Background(), "--scenario", "handoff", "--out", out)
-	require.Equal(t, 0, r.code, r.stderr)
+	run := scenarioRun(t, "handoff")
+	r, out := run.r, run.out
 	assert.Contains(t, r.stdout, "━━ [handoff] lessons/handoff-out — controller B's informer receives the write")
 	assert.Contains(t, r.stdout, `root links to the writer of its object (tracing.k8s.io/traceparent): "controller A: reconcile"`)
 	assert.Contains(t, r.stdout, "B's reconcile is in that trace")

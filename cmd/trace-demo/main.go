@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/demo/cluster"
 	"github.com/informer-anatomy/informer-anatomy/demo/informers"
 	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
@@ -63,6 +64,10 @@ type hooks struct {
 	flushTimeout time.Duration                    // 0: flushTimeout
 	syncTimeout  time.Duration                    // 0: the cluster run's default
 	liveTraces   int                              // 0: liveTraces
+	// backoff replaces the embedded run's reflector pacing (nil:
+	// client-go's 800ms doubling, what users see); runs in tests would
+	// otherwise mostly wait it out.
+	backoff *reflector.Backoff
 }
 
 // run is main without os.Exit, for tests: 0 on success, 1 on a failed run,
@@ -127,7 +132,8 @@ func startLive(o *options, u *terminal.Printer, tel *telemetry.Telemetry, stdout
 // runMode runs what the flags ask for: a cluster, the page's embedded run,
 // or the scripted lessons.
 func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetry.Telemetry, live *liveview.Session, h hooks) (result.Result, error) {
-	env := lessons.Options{Queue: informers.QueueKind(o.queue), Telemetry: tel, TraceFilter: o.traceFilter, Printer: u, Verbose: o.verbose}
+	env := lessons.Options{Queue: informers.QueueKind(o.queue), Telemetry: tel, TraceFilter: o.traceFilter, Printer: u, Verbose: o.verbose,
+		ReflectorBackoff: h.backoff}
 	switch {
 	case o.cluster:
 		return cluster.Run(ctx, cluster.Options{Kubeconfig: o.kubeconfig, Context: o.context, Namespace: o.namespace, Resource: o.resource,

@@ -29,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -47,12 +48,28 @@ func runDemo(t *testing.T, ctx context.Context, args ...string) runResult {
 	return runDemoWith(t, hooks{}, ctx, args...)
 }
 
+// testBackoff is the reflector pacing of the tests' embedded runs: the
+// default's shape (doubling, full jitter, a cap) at a fortieth of its
+// delays. With client-go's 800ms doubling, a run of the lesson script
+// spent most of its time waiting before the relist and fallback lessons'
+// cycles (several seconds each, growing with every run in a process).
+var testBackoff = reflector.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 5, Cap: 640 * time.Millisecond}
+
+// fastBackoff is h with testBackoff, unless h sets a pacing of its own.
+func fastBackoff(h hooks) hooks {
+	if h.backoff == nil {
+		b := testBackoff
+		h.backoff = &b
+	}
+	return h
+}
+
 // runDemoWith is runDemo with hooks into the run.
 func runDemoWith(t *testing.T, h hooks, ctx context.Context, args ...string) runResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := runWith(ctx, args, &out, &errb, h)
+	code := runWith(ctx, args, &out, &errb, fastBackoff(h))
 	return runResult{code, out.String(), errb.String(), time.Since(start)}
 }
 
@@ -60,10 +77,9 @@ func runDemoWith(t *testing.T, h hooks, ctx context.Context, args ...string) run
 // exported file a complete contract chain for every handler call and for
 // every object the script created.
 func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "spans.json")
-	r := runDemo(t, context.Background(), "--verbose", "--out", out)
-	require.Equal(t, 0, r.code, "stderr: %s\nstdout: %s", r.stderr, r.stdout)
-	t.Logf("default run took %v", r.took)
+	v := verboseRun(t)
+	r, out := v.r, v.out
+	t.Logf("the verbose run took %v", r.took)
 
 	f, err := os.Open(out)
 	require.NoError(t, err)
@@ -170,16 +186,19 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	assert.Empty(t, r.stderr)
 }
 
-// Each scenario runs alone and finds the trace it promises to draw.
+// Each scenario runs alone and finds the trace it promises to draw. (The
+// runs are shared with the tests of single lessons; the default run's test
+// checks what a run without --out says about its spans.)
 func TestEachScenarioRunsAlone(t *testing.T) {
 	for _, s := range lessons.Names() {
 		t.Run(s, func(t *testing.T) {
-			r := runDemo(t, context.Background(), "--scenario", s, "--exporter", "none")
-			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+			run := scenarioRun(t, s)
+			r := run.r
 			assert.Contains(t, r.stdout, "▶ "+s+": ")
 			assert.Contains(t, r.stdout, "━━ ["+s+"] ")
 			assert.NotContains(t, r.stdout, "no such trace was recorded")
-			assert.Contains(t, r.stdout, "recorded, none written: --out spans.json keeps them")
+			assert.Contains(t, r.stdout, " spans written to "+run.out)
+			assert.Empty(t, run.rep.Broken, "every trace keeps the span contract")
 		})
 	}
 }
@@ -222,15 +241,11 @@ func TestOutToAFullDeviceIsOneErrorLine(t *testing.T) {
 // no file behind: the spans are written only when --out asks for them, and
 // the last lines say how.
 func TestDefaultRunFitsOneScreenAndWritesNoFile(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	r := runDemo(t, context.Background())
-	require.Equal(t, 0, r.code, r.stderr)
+	run := defaultRun(t)
+	r := run.r
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
 	assert.LessOrEqual(t, len(lines), 50, "one screen:\n%s", r.stdout)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "no file written unasked")
+	assert.Empty(t, run.left, "no file written unasked")
 	assert.Contains(t, r.stdout, "none written: --out spans.json keeps them")
 	assert.Contains(t, r.stdout, "--verbose draws every lesson's waterfall")
 	for _, s := range lessons.Names() {
@@ -244,22 +259,30 @@ func TestDefaultRunFitsOneScreenAndWritesNoFile(t *testing.T) {
 	assert.Empty(t, r.stderr)
 }
 
-// The default run, on the RealFIFO, keeps the span contract in every run. After the resync lesson
-// the informer may stop with resync entries still queued; each must end
-// with a dropped queue wait span, and every other root must reach
-// HandleDeltas and its handlers, the per-object roots of an atomic relist
-// or resync too.
+// The default run, on the RealFIFO, keeps the span contract in every run.
+// After the resync lesson the informer may stop with resync entries still
+// queued; each must end with a dropped queue wait span, and every other
+// root must reach HandleDeltas and its handlers, the per-object roots of
+// an atomic relist or resync too.
 //
-// Twenty default runs (--quiet, so nothing is printed), each checked on the
-// spans the run analysed itself (hooks.report). The default run writes no
-// span file, and writing one is most of a run's cost under -race (the JSON
-// of some 29,000 spans): the file's own round trip, with the same checks,
-// is TestVerboseRunTracesEveryObjectToItsHandlers's. A run is otherwise
-// mostly waiting (the reflector's backoff in the relist lesson, the resync
-// period), so the runs go two at a time; each run still meets every timing
-// its script allows. About a minute under -race on two cores.
-func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
-	reports := runsKeepTheContract(t, 20)
+// Each run is checked on the spans it analysed itself (hooks.report). A
+// contract break from an unlucky interleaving shows only now and then, so
+// the soak (INFORMER_ANATOMY_SOAK=1, once in hack/test.sh, without -race)
+// makes twenty default runs of its own, two at a time (a run is mostly
+// waiting: the resync period, the lessons' informers). Otherwise the two
+// whole runs other tests make anyway (the default one and --verbose)
+// are checked. The default run writes no span file; the file's own round
+// trip, with the same checks, is TestVerboseRunTracesEveryObjectToItsHandlers's.
+func TestDefaultRunsKeepTheContract(t *testing.T) {
+	var reports []*terminal.Report
+	if soak() {
+		reports = runsKeepTheContract(t, 20)
+	} else {
+		reports = []*terminal.Report{defaultRun(t).rep, verboseRun(t).rep}
+		for i, rep := range reports {
+			checkContract(t, i+1, rep)
+		}
+	}
 	for i, rep := range reports {
 		// The main informer ("pods") really ran on the RealFIFO: its
 		// initial list was one ReplacedAll entry, and its watch events
@@ -286,9 +309,13 @@ func TestDefaultRunKeepsTheContractInTwentyRuns(t *testing.T) {
 
 // The same contract on the DeltaFIFO (client-go's informer queue up to 1.32):
 // --queue deltafifo still runs every lesson and keeps every trace whole
-// (fewer runs: the default is the one users start).
+// (one run; four in the soak: the default is the one users start).
 func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
-	for i, rep := range runsKeepTheContract(t, 4, "--queue", "deltafifo") {
+	runs := 1
+	if soak() {
+		runs = 4
+	}
+	for i, rep := range runsKeepTheContract(t, runs, "--queue", "deltafifo") {
 		n := 0
 		for j := range rep.Spans {
 			s := &rep.Spans[j]
@@ -305,7 +332,7 @@ func TestDeltaFIFORunsKeepTheContract(t *testing.T) {
 
 // runsKeepTheContract runs the demo (--quiet, plus args) runs times, two at
 // a time, and requires of each run's own analysed spans (hooks.report)
-// what the span contract says; it returns the reports.
+// what the span contract says (checkContract); it returns the reports.
 func runsKeepTheContract(t *testing.T, runs int, args ...string) []*terminal.Report {
 	t.Helper()
 	var mu sync.Mutex
@@ -335,26 +362,36 @@ func runsKeepTheContract(t *testing.T, runs int, args ...string) []*terminal.Rep
 	require.Len(t, reports, runs)
 	dropped := 0
 	for i, rep := range reports {
-		require.Empty(t, rep.Broken, "run %d", i+1)
-		roots := rep.Index.CheckRoots()
-		require.Greater(t, len(roots), lessons.FillerPods, "run %d: every listed pod has a root", i+1)
-		for _, rc := range roots {
-			require.NoError(t, rc.Err, "run %d", i+1)
-			if rc.Dropped {
-				dropped++
-			}
-		}
-		require.NotEmpty(t, rep.Chains, "run %d", i+1)
-		for _, c := range rep.Chains {
-			require.NoError(t, c.Check(), "run %d", i+1)
-		}
-		for _, c := range rep.Index.DroppedChains() {
-			require.NoError(t, c.Check(), "run %d", i+1)
-		}
-		t.Logf("run %d: %d roots, %d dropped at stop", i+1, len(roots), rep.Dropped)
+		dropped += checkContract(t, i+1, rep)
 	}
 	t.Logf("%d deltas dropped at stop over %d runs", dropped, runs)
 	return reports
+}
+
+// checkContract requires of a whole run's analysed spans what the span
+// contract says: no broken trace, a root for every listed pod, every
+// root's and every handler chain's rules, the chains of deltas dropped at
+// stop too. It returns how many roots were dropped at stop.
+func checkContract(t *testing.T, run int, rep *terminal.Report) (dropped int) {
+	t.Helper()
+	require.Empty(t, rep.Broken, "run %d", run)
+	roots := rep.Index.CheckRoots()
+	require.Greater(t, len(roots), lessons.FillerPods, "run %d: every listed pod has a root", run)
+	for _, rc := range roots {
+		require.NoError(t, rc.Err, "run %d", run)
+		if rc.Dropped {
+			dropped++
+		}
+	}
+	require.NotEmpty(t, rep.Chains, "run %d", run)
+	for _, c := range rep.Chains {
+		require.NoError(t, c.Check(), "run %d", run)
+	}
+	for _, c := range rep.Index.DroppedChains() {
+		require.NoError(t, c.Check(), "run %d", run)
+	}
+	t.Logf("run %d: %d roots, %d dropped at stop", run, len(roots), rep.Dropped)
+	return dropped
 }
 
 func TestBadFlagsSayWhatToDo(t *testing.T) {
@@ -582,8 +619,7 @@ func TestServerSilentAfterThePreflightIsDescribed(t *testing.T) {
 // The relist lesson promises only what the run shows: no 410 Gone is ever
 // drawn, so none is promised.
 func TestRelistLessonPromisesNothingTheOutputDoesNotShow(t *testing.T) {
-	r := runDemo(t, context.Background(), "--scenario", "relist")
-	require.Equal(t, 0, r.code, r.stderr)
+	r := scenarioRun(t, "relist").r
 	// The lesson's own text: from its "▶" line up to the next status line.
 	// (Not the whole output: durations like "+0.410ms" and random trace IDs
 	// may contain the digits.)
@@ -612,9 +648,8 @@ func TestRelistLessonPromisesNothingTheOutputDoesNotShow(t *testing.T) {
 // Reflector.watchlist, its watchlist.fallback event, then Reflector.list;
 // the listed objects' roots are "ListAndWatch list".
 func TestFallbackLessonShowsTheRefusedStreamThenListThenWatch(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "spans.json")
-	r := runDemo(t, context.Background(), "--scenario", "fallback", "--out", out)
-	require.Equal(t, 0, r.code, r.stderr)
+	run := scenarioRun(t, "fallback")
+	r, out := run.r, run.out
 	assert.Empty(t, r.stderr)
 	assert.Regexp(t, `\n· fallback: the reflector sent WATCH from \d+ · ERROR Expired → STREAM from \d+ · 422 Invalid → LIST from \d+ · 1 object → WATCH from \d+: `+
 		`the stream was refused \(422 Invalid\), so the reflector fell back to the classic LIST, then WATCH\n`, r.stdout)
@@ -673,10 +708,8 @@ func TestFallbackLessonShowsTheRefusedStreamThenListThenWatch(t *testing.T) {
 // The late-handler and resync lessons end with a line that says what
 // happened, as the other lessons do (before, they printed none).
 func TestLateHandlerAndResyncLessonsPrintAResult(t *testing.T) {
-	r := runDemo(t, context.Background(), "--scenario", "late-handler")
-	require.Equal(t, 0, r.code, r.stderr)
+	r := scenarioRun(t, "late-handler").r
 	assert.Regexp(t, `· late-handler: \*demo\.lateHandler#3 was given 1 synthetic add, one per cached pod, each a trace of its own with root AddEventHandler`, r.stdout)
-	r = runDemo(t, context.Background(), "--scenario", "resync")
-	require.Equal(t, 0, r.code, r.stderr)
+	r = scenarioRun(t, "resync").r
 	assert.Regexp(t, `· resync: \*demo\.lateHandler#3 got [1-9][0-9]* resync calls? so far \(OnUpdate with the cached object, resourceVersion unchanged: root "ListAndWatch resync"\), about one per cached pod every 1s; the handlers that asked for none got none`, r.stdout)
 }

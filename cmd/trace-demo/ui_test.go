@@ -46,7 +46,7 @@ func startLiveDemoWith(t *testing.T, h hooks, args ...string) *liveDemo {
 	var out, errb demoproc.LockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- runWith(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb, h)
+		done <- runWith(ctx, append([]string{"--ui", "--ui-addr", "127.0.0.1:0"}, args...), &out, &errb, fastBackoff(h))
 	}()
 	urlRe := regexp.MustCompile(`live view: (http://\S+)`)
 	var url string

@@ -53,6 +53,9 @@ type Spec struct {
 	TracerProvider trace.TracerProvider
 	// TraceFilter picks the objects traced (nil: all).
 	TraceFilter deltafifo.TraceFilter
+	// ReflectorBackoff replaces the reflector's default pacing (nil: the
+	// default, client-go's); the demo's tests shorten it.
+	ReflectorBackoff *reflector.Backoff
 }
 
 // For registers with f, for spec.Resource, the informer the demo shows and
@@ -91,6 +94,8 @@ func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (process
 			TracerProvider: spec.TracerProvider,
 			Queue:          spec.Queue,
 			TraceFilter:    spec.TraceFilter,
+			// The reflector's pacing: nil, client-go's, but in tests.
+			ReflectorBackoff: spec.ReflectorBackoff,
 		})
 	})
 	return inf, probe, nil

@@ -52,6 +52,11 @@ type Options struct {
 	// up with an error naming what (zero: 20s). A wait for a relist gets
 	// the reflector's backoff on top (see untilRelisted).
 	StepTimeout time.Duration
+	// ReflectorBackoff, if set, replaces the default pacing of every
+	// informer's reflector (the main one and the lessons' own). nil, the
+	// demo's, is client-go's 800ms doubling to 30s; tests shorten it, so
+	// that a run of the script does not mostly wait out backoffs.
+	ReflectorBackoff *reflector.Backoff
 }
 
 // Env is the embedded run's world: the in-process API server, chapter 6's
@@ -85,6 +90,9 @@ type Env struct {
 	tunable   bool
 	// stepTimeout bounds every wait of a lesson (Options.StepTimeout).
 	stepTimeout time.Duration
+	// backoff is every reflector's pacing (Options.ReflectorBackoff; nil:
+	// the default).
+	backoff *reflector.Backoff
 
 	// State that outlives one lesson: the late handler (the late-handler
 	// and resync lessons'), the controller lesson's controller (nil until
@@ -111,7 +119,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{ctx: ctx, srv: srv, printer: o.Printer, tel: o.Telemetry, tp: o.Telemetry.TP, filter: o.TraceFilter, queue: o.Queue, tunable: o.Tunable, stepTimeout: o.StepTimeout}
+	e := &Env{ctx: ctx, srv: srv, printer: o.Printer, tel: o.Telemetry, tp: o.Telemetry.TP, filter: o.TraceFilter, queue: o.Queue, tunable: o.Tunable, stepTimeout: o.StepTimeout, backoff: o.ReflectorBackoff}
 	if e.stepTimeout <= 0 {
 		e.stepTimeout = demo.StepTimeout
 	}
@@ -141,7 +149,7 @@ func (e *Env) start(o Options) error {
 	// same informer.
 	e.informer, e.probe, err = informers.For(e.factory, client, informers.Spec{
 		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: Namespace,
-		Queue: e.queue, TracerProvider: e.tp, TraceFilter: e.filter,
+		Queue: e.queue, TracerProvider: e.tp, TraceFilter: e.filter, ReflectorBackoff: e.backoff,
 	})
 	if err != nil {
 		return err
@@ -405,8 +413,11 @@ func (e *Env) caughtUpWith(wait func(string, func() bool) error, what string) er
 // the step timeout alone, the second run of the script gave up on a
 // relist that was merely late.
 func (e *Env) relistTimeout() time.Duration {
-	b := reflector.DefaultBackoff()
-	longest := b.Cap + time.Duration(float64(b.Cap)*b.Jitter)
+	b := e.reflectorBackoff()
+	// A custom backoff may have no cap (its delay then never grows past
+	// Duration unless Steps lets it: Steps is small in the tests' one).
+	top := max(b.Cap, b.Duration)
+	longest := top + time.Duration(float64(top)*b.Jitter)
 	return e.stepTimeout + 2*longest
 }
 
@@ -416,11 +427,19 @@ func (e *Env) relistTimeout() time.Duration {
 // backoff is the reason.
 func (e *Env) untilRelisted(what string, cond func() bool) error {
 	note := func() {
-		b := reflector.DefaultBackoff()
+		b := e.reflectorBackoff()
 		e.printer.Status("waiting for %s: the reflector waits longer before each new cycle (%v, doubling to %v, plus up to %.0f%% jitter; back to %v every %v), as client-go's does",
 			what, b.Duration, b.Cap, b.Jitter*100, b.Duration, b.ResetAfter)
 	}
 	return demo.Poll(e.context(), what, e.relistTimeout(), e.stepTimeout, note, cond)
+}
+
+// reflectorBackoff is the pacing every informer of the run uses.
+func (e *Env) reflectorBackoff() reflector.Backoff {
+	if e.backoff != nil {
+		return *e.backoff
+	}
+	return reflector.DefaultBackoff()
 }
 
 // timeoutCh closes when ctx ends or after d.

@@ -109,6 +109,7 @@ func (e *Env) startHandoffController(name, role string, reconcile func(ctx conte
 	})
 	inf := processor.NewSharedIndexInformerWithOptions(lw, &corev1.ConfigMap{}, processor.SharedIndexInformerOptions{
 		Name: "configmaps-" + name, TracerProvider: e.tp, TraceFilter: e.filter, Queue: e.queue,
+		ReflectorBackoff: e.backoff,
 	})
 	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: name}))

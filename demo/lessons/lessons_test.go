@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
@@ -40,7 +42,13 @@ func runScript(t *testing.T, lessons ...string) scriptRun {
 	return runScriptWith(t, Options{}, lessons...)
 }
 
-// runScriptWith is runScript with o's StepTimeout.
+// testBackoff is the reflector pacing of the tests' runs: the default's
+// shape at a fortieth of its delays, so that a run does not mostly wait
+// before the relist and fallback lessons' cycles.
+var testBackoff = reflector.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 5, Cap: 640 * time.Millisecond}
+
+// runScriptWith is runScript with o's StepTimeout and ReflectorBackoff
+// (nil: testBackoff).
 func runScriptWith(t *testing.T, o Options, lessons ...string) scriptRun {
 	t.Helper()
 	tel, err := telemetry.New(context.Background(), "none", "", io.Discard)
@@ -48,7 +56,8 @@ func runScriptWith(t *testing.T, o Options, lessons ...string) scriptRun {
 	var out bytes.Buffer
 	run := scriptRun{outcomes: map[string]Outcome{}}
 	_, err = RunScript(context.Background(), ScriptOptions{
-		Options: Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false), StepTimeout: o.StepTimeout},
+		Options: Options{Queue: processor.RealFIFOQueue, Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false), StepTimeout: o.StepTimeout,
+			ReflectorBackoff: cmp.Or(o.ReflectorBackoff, &testBackoff)},
 		Lessons: lessons,
 		Show:    func(string) Show { return Show{LookFor: true, Detail: true} },
 		Outcome: func(name string, o Outcome) { run.outcomes[name] = o },
@@ -61,17 +70,20 @@ func runScriptWith(t *testing.T, o Options, lessons ...string) scriptRun {
 }
 
 // Every relist grows the reflector's delay before its next cycle
-// (800ms, 1.6s, 3.2s …, chapter 3's backoff.go, as client-go's), so a
-// lesson that waits for a relist must allow for that delay on top of
-// its step timeout, and say why it waits. The third relist in a row waits
-// at least 3.2s for its cycle, more than this run's step timeout: before,
-// the lesson gave up on the late relist ("gave up after 20s waiting for
-// the relist's tombstone", once the lesson script ran twice in the live
-// view).
+// (client-go's 800ms, 1.6s, 3.2s …, chapter 3's backoff.go), so a lesson
+// that waits for a relist must allow for that delay on top of its step
+// timeout, and say why it waits. Here the pacing is 1s doubling to 4s,
+// without jitter; a relist waits one delay or two (two when the
+// reflector's WATCH was refused while the server was down), so the third
+// relist in a row waits 4s at least, more than this run's 2.5s step
+// timeout. Before, the lesson gave up on the late relist ("gave up after
+// 20s waiting for the relist's tombstone", once the lesson script ran
+// twice in the live view).
 func TestRelistLessonWaitsOutTheReflectorsBackoff(t *testing.T) {
-	r := runScriptWith(t, Options{StepTimeout: 2500 * time.Millisecond}, "relist", "relist", "relist")
+	b := reflector.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: 4 * time.Second, ResetAfter: 2 * time.Minute}
+	r := runScriptWith(t, Options{StepTimeout: 2500 * time.Millisecond, ReflectorBackoff: &b}, "relist", "relist", "relist")
 	assert.Equal(t, 3, strings.Count(r.stdout, "relist: demo/doomed reached OnDelete as a DeletedFinalStateUnknown"), r.stdout)
-	assert.Contains(t, r.stdout, "waiting for the relist's tombstone for demo/doomed: the reflector waits longer before each new cycle (800ms, doubling to 30s")
+	assert.Contains(t, r.stdout, "waiting for the relist's tombstone for demo/doomed: the reflector waits longer before each new cycle (1s, doubling to 4s")
 }
 
 // The slow-handler lesson's "3ms per call" and the numbers agree: the run
@@ -123,7 +135,9 @@ func TestEmbeddedWatchErrorsAreTheLessonsOrWarnings(t *testing.T) {
 // be anything but recorded calls. The DeltaFIFO's merging is a race the
 // lesson arranges to win (ensureFillers, hookedWatch) but cannot rule out
 // under load; when it loses, its line says so and asks to be run again,
-// and so does this test, up to three runs.
+// and so does this test, up to three runs (why nothing outside chapter 4
+// can make the win certain: TestCoalesceLessonAlwaysRunsOnADeltaFIFO in
+// cmd/trace-demo).
 func TestOrderLessonShowsBothQueuesSideBySide(t *testing.T) {
 	var r scriptRun
 	var res *orderResult

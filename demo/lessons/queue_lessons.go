@@ -268,6 +268,8 @@ func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector s
 		TracerProvider: e.tp,
 		TraceFilter:    e.filter,
 		Queue:          q,
+		// The run's pacing, as the main informer's.
+		ReflectorBackoff: e.backoff,
 	})
 	h := newRecordingHandler()
 	if _, err := inf.AddEventHandler(h); err != nil {
