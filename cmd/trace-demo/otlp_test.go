@@ -260,7 +260,7 @@ func TestStalledCollectorNeverStallsTheInformer(t *testing.T) {
 	_, err := d.Stop()
 	took := time.Since(stopped)
 	require.NoError(t, err, d.Output())
-	assert.Less(t, took, 2*time.Second, "Ctrl-C ends the demo within two seconds; output:\n%s", d.Output())
+	assert.Less(t, took, stopBound, "Ctrl-C ends the demo within %v (not after the whole flushTimeout); output:\n%s", stopBound, d.Output())
 	out := d.Output()
 	t.Logf("Ctrl-C took %v; output:\n%s", took, out)
 	assert.Contains(t, out, "spans were not exported: the exporter could not keep up", "the summary counts the dropped spans")
