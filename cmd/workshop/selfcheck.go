@@ -21,7 +21,7 @@ import (
 // exercises to build: the module files and every package they may import.
 // The live view's exercises run cmd/trace-demo (workshop/kit.StartLiveView);
 // chapter 7's use package dropin (workshop/kit/controller.go).
-var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "dropin", "internal", "workshop"}
+var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "demo", "dropin", "internal", "liveprobe", "workshop"}
 
 // copyTree copies the named files and directories of src into dst,
 // skipping the runner's progress file and reset's backups.
