@@ -41,7 +41,7 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 // makeCourse copies what exs need into root, a new git repository, and
 // commits it as shipped.
 func makeCourse(root string, exs []*Exercise) ([]*Exercise, error) {
-	names := []string{"go.mod", "go.sum", "chapters", "dropin", "internal", "workshop/kit", "workshop/.gitignore"}
+	names := []string{"go.mod", "go.sum", "chapters", "demo", "dropin", "internal", "liveprobe", "workshop/kit", "workshop/.gitignore"}
 	for _, e := range exs {
 		names = append(names, e.Path(), e.SolutionPath())
 	}
@@ -844,7 +844,7 @@ func TestSelfcheckOfOneChapterPasses(t *testing.T) {
 func fakeCourse(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	names := []string{"go.mod", "go.sum", "chapters", "dropin", "internal", "workshop/kit", "workshop/.gitignore"}
+	names := []string{"go.mod", "go.sum", "chapters", "demo", "dropin", "internal", "liveprobe", "workshop/kit", "workshop/.gitignore"}
 	for _, n := range names {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755); err != nil {
 			t.Fatal(err)
