@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -403,28 +404,44 @@ func (q *Tracer[T]) startMetrics() {
 		m := metrics.NewQueue(q.name, q.hasRetries)
 		q.m.Store(m)
 		q.keep.Store(true)
-		go q.unfinishedLoop(m)
+		go unfinishedLoop(weak.Make(q), q.stop, q.wake, m)
 	})
 }
 
-// unfinishedLoop holds the Tracer until ShutDown, as client-go's loop holds
-// its queue: a queue reporting metrics must be shut down.
-// It also fires the waiting entries at their time (see due).
-func (q *Tracer[T]) unfinishedLoop(m *metrics.Queue) {
+// unfinishedLoop sets the two unfinished-work gauges every 500ms, as
+// client-go's queue does (queue.go, updateUnfinishedWorkLoop), until
+// ShutDown, and fires the waiting entries at their time (see due).
+//
+// Unlike client-go's loop, which holds its queue until ShutDown, it holds
+// the Tracer only weakly, taking it for the moment of each tick: a queue a
+// test or a controller drops without ShutDown is collected, its loop ends
+// at the next tick, and its cleanup takes it out of [Alive] (otherwise
+// every handler call in the process would go on registering for a queue
+// nobody can Get from: TestHandlerCallsRegisterOnlyWhileATracedQueueIsAlive
+// failed on the queues of earlier tests that set a MeterProvider).
+func unfinishedLoop[T comparable](wq weak.Pointer[Tracer[T]], stop <-chan struct{}, wake <-chan struct{}, m *metrics.Queue) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
+		tick := false
 		select {
 		case <-t.C:
+			tick = true
+		case <-stop:
+			return
+		case <-wake:
+		case <-timer.C:
+		}
+		q := wq.Value()
+		if q == nil {
+			return // dropped without ShutDown and collected
+		}
+		if tick {
 			q.updateUnfinished(m)
 			continue
-		case <-q.stop:
-			return
-		case <-q.wake:
-		case <-timer.C:
 		}
 		if next := q.fireDue(time.Now()); !next.IsZero() {
 			timer.Reset(time.Until(next))
