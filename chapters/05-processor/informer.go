@@ -185,8 +185,8 @@ type SharedIndexInformerOptions struct {
 	Observer Observer
 	// ReflectorBackoff, if set, replaces the reflector's default retry
 	// pacing (chapter 4's Config.ReflectorBackoff). Ours: client-go's
-	// ReflectorOptions.Backoff is not reachable from a shared informer (a
-	// TODO in its reflector.go, kubernetes#136943); tests of a whole
+	// ReflectorOptions.Backoff is not reachable from a shared informer
+	// (reflector.go leaves that open, citing kubernetes#136943); tests of a whole
 	// informer set it so as not to wait out the 800ms-doubling default.
 	ReflectorBackoff *reflector.Backoff
 }
