@@ -16,12 +16,12 @@
 // with an error after 20 s) and reports what happened, read from the spans
 // and the handlers' own records. [RunScript] (trace-demo without --ui) and
 // the live view's lesson script (demo/livecontrols) read the same
-// table, so adding a lesson is adding a file. In script order: basic,
-// coalesce, order, slow-handler, relist, fallback, late-handler, resync;
-// and controller and handoff, which run only when named (--scenario
-// controller, or the live view's button; --scenario handoff: one
-// controller's reconcile writes an object, the next controller's informer
-// links its trace of that write to the writer's span).
+// table, so adding a lesson is adding a file, and nothing else lists them:
+// the lessons are the lesson_*.go files, the script runs them by their
+// Order ([Names]), and those with OptIn only when named ([OptInNames]);
+// `go run ./cmd/trace-demo --help` lists both under --scenario. The tests
+// read the files (TestALessonIsOneFile): each registers one lesson named
+// after it, and no other file registers one.
 //
 // The coalesce and order lessons compare queues, so they run informers of
 // their own (queue_lessons.go) in namespace lessons, whatever queue the
