@@ -101,7 +101,7 @@ func DrawShortSummary(w io.Writer, r *Report, pastLimit int, main string) {
 			total[s.Name] += s.Duration()
 			count[s.Name]++
 		}
-		if waitStages[s.Name] && (main == "" || s.Attr(tracing.KeyInformerName) == main) && (longest == nil || s.Duration() > longest.Duration()) {
+		if tracing.IsInformerWait(s.Name) && (main == "" || s.Attr(tracing.KeyInformerName) == main) && (longest == nil || s.Duration() > longest.Duration()) {
 			longest = s
 		}
 	}
@@ -334,11 +334,11 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// stageOrder is the contract's per-object path, top to bottom.
+// stageOrder is the contract's per-object path, top to bottom. Which of
+// its stages are waits is tracing.IsInformerWait's, the list the live
+// view's page marks its waits by too.
 var stageOrder = []string{tracing.SpanQueued, tracing.SpanRealFIFOQueued, tracing.SpanHandleDeltas, "Indexer.*", tracing.SpanDistribute,
 	tracing.SpanAddCh, tracing.SpanPop, tracing.SpanNextCh, "On* (handler)"}
-
-var waitStages = map[string]bool{tracing.SpanQueued: true, tracing.SpanRealFIFOQueued: true, tracing.SpanAddCh: true, tracing.SpanPop: true, tracing.SpanNextCh: true}
 
 func stageOf(name string) string {
 	switch {
@@ -405,7 +405,7 @@ func summarise(r *Report) summary {
 			sum.stages[stage] = &stat{}
 		}
 		sum.stages[stage].add(s.Duration())
-		if waitStages[s.Name] {
+		if tracing.IsInformerWait(s.Name) {
 			sum.waits = append(sum.waits, s)
 		}
 		if spancheck.IsHandlerCall(s) {

@@ -68,3 +68,40 @@ func TestReconcilesListsProcessSpans(t *testing.T) {
 	assert.Equal(t, 1, rs[0].Links)
 	assert.Len(t, store.Reconciles(1), 1)
 }
+
+// The waterfall says, per span, what its row shows (attributes by key,
+// without informer.name, informer. cut off) and whether it is a wait:
+// app.js draws both as given (TestAppNamesNoSpan keeps the names out of
+// it), so a wait or a key the page did not know of is drawn right.
+func TestWaterfallSaysWhatTheRowShows(t *testing.T) {
+	store := NewSpanStore(10)
+	tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(store)).Tracer("test")
+	ctx, root := tr.Start(context.Background(), tracing.SpanRootPrefix+"watch", trace.WithAttributes(
+		tracing.KeyInformerName.String("pods"), tracing.KeyObjectKey.String("demo/web-1"), tracing.KeyEventType.String("ADDED")))
+	_, queued := tr.Start(ctx, tracing.SpanRealFIFOQueued, trace.WithAttributes(tracing.KeyInformerName.String("pods")))
+	queued.End()
+	hctx, hd := tr.Start(ctx, tracing.SpanHandleDeltas)
+	actx, add := tr.Start(hctx, tracing.SpanAddCh, trace.WithAttributes(tracing.KeyListener.String("*demo.fast#1"), tracing.KeyNamespace.String("demo")))
+	_, pop := tr.Start(actx, tracing.SpanPop)
+	pop.End()
+	add.End()
+	hd.End()
+	root.End()
+
+	wf, ok := store.Waterfall(root.SpanContext().TraceID())
+	require.True(t, ok)
+	byName := map[string]WaterfallSpan{}
+	for _, s := range wf.Spans {
+		byName[s.Name] = s
+	}
+	require.Len(t, byName, 5)
+	for name, wait := range map[string]bool{tracing.SpanRootPrefix + "watch": false, tracing.SpanRealFIFOQueued: true,
+		tracing.SpanHandleDeltas: false, tracing.SpanAddCh: true, tracing.SpanPop: true} {
+		assert.Equal(t, wait, byName[name].Wait, "%s is a wait: %v", name, wait)
+	}
+	assert.Equal(t, "event.type=ADDED object.key=demo/web-1", byName[tracing.SpanRootPrefix+"watch"].AttrText)
+	assert.Equal(t, "", byName[tracing.SpanRealFIFOQueued].AttrText, "informer.name alone shows nothing")
+	assert.Equal(t, "listener=*demo.fast#1 k8s.namespace.name=demo", byName[tracing.SpanAddCh].AttrText,
+		"by full key, as the page drew them from the JSON map; test/browser reads listener= off the addCh row")
+	assert.Equal(t, "pods", byName[tracing.SpanRealFIFOQueued].Attrs[string(tracing.KeyInformerName)], "Attrs still has every attribute")
+}

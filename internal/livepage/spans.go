@@ -2,6 +2,7 @@ package livepage
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -252,8 +253,34 @@ type WaterfallSpan struct {
 	OffsetMicros int64             `json:"offsetMicros"` // from the trace's first start
 	Micros       int64             `json:"micros"`
 	Attrs        map[string]string `json:"attrs"`
-	Links        []Link            `json:"links,omitempty"`
+	// AttrText is Attrs as the span's row shows them (attrText below),
+	// and Wait marks a span that times a wait, drawn as such
+	// (tracing.IsInformerWait): the page takes both from here, so that
+	// no span name or attribute key is spelled in app.js, where no Go
+	// test would see it change (TestAppNamesNoSpan).
+	AttrText string `json:"attrText"`
+	Wait     bool   `json:"wait,omitempty"`
+	Links    []Link `json:"links,omitempty"`
 }
+
+// attrText is a span's attributes as its row on the page shows them:
+// key=value by key, without informer.name (every span of an informer's
+// trace carries the same one) and with the contract's informer. prefix cut
+// off (every other key of the per-object path would repeat it).
+func attrText(attrs map[attribute.Key]string) string {
+	keys := slices.Sorted(maps.Keys(attrs))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k == tracing.KeyInformerName {
+			continue
+		}
+		parts = append(parts, strings.TrimPrefix(string(k), informerKeyPrefix)+"="+attrs[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// informerKeyPrefix is the namespace of the contract's informer.* keys.
+const informerKeyPrefix = "informer."
 
 // Link is a span link, with the linked span when it is still kept.
 type Link struct {
@@ -294,6 +321,8 @@ func (s *SpanStore) Waterfall(id trace.TraceID) (wf Waterfall, ok bool) {
 		for k, v := range sp.Attrs {
 			ws.Attrs[string(k)] = v
 		}
+		ws.AttrText = attrText(sp.Attrs)
+		ws.Wait = tracing.IsInformerWait(sp.Name)
 		for _, l := range sp.Links {
 			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
 				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}

@@ -6,6 +6,7 @@ package tracing
 
 import (
 	"reflect"
+	"slices"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,6 +53,23 @@ const (
 	SpanWorkqueueQueued  = "workqueue.queued"
 	SpanWorkqueueProcess = "workqueue.process"
 )
+
+// informerWaits are the spans of the informer's per-object path that time
+// a wait rather than work: the delta in its queue, the notification on
+// the listener's addCh, in its buffer (pop) and on its nextCh.
+var informerWaits = []string{SpanQueued, SpanRealFIFOQueued, SpanAddCh, SpanPop, SpanNextCh}
+
+// IsInformerWait reports whether a span named name is one of the
+// informer's path, from the queue to the handler, that times a wait rather
+// than work: the contract's wait spans but the workqueue's
+// (workqueue.delayed, workqueue.queued), which come after the handler and
+// which neither waterfall has marked as a wait. Ours: client-go records no
+// spans. It is the one list both waterfalls mark waits by, the terminal's
+// summary (demo/terminal) and the live view's page (internal/livepage
+// sends the mark with each span, so app.js names no span): with a list in
+// each, the page would colour as a wait what the summary counts as work
+// once one of them gained a span.
+func IsInformerWait(name string) bool { return slices.Contains(informerWaits, name) }
 
 // Span names, an event name and attribute keys of the RealFIFO (chapter 4)
 // beyond SpanRealFIFOQueued: one span per atomic relist or resync entry,

@@ -30,3 +30,19 @@ func TestEnabled(t *testing.T) {
 		t.Fatal("the global provider with an SDK installed is on")
 	}
 }
+
+// The informer's waits are the queue's and the listener's, not the work
+// around them nor the workqueue's after the handler.
+func TestIsInformerWait(t *testing.T) {
+	for _, wait := range []string{SpanQueued, SpanRealFIFOQueued, SpanAddCh, SpanPop, SpanNextCh} {
+		if !IsInformerWait(wait) {
+			t.Errorf("IsInformerWait(%q) is false: it times a wait", wait)
+		}
+	}
+	for _, work := range []string{SpanHandleDeltas, SpanDistribute, SpanOnAdd, SpanIndexerPrefix + "Add", SpanRootPrefix + "watch",
+		SpanWorkqueueQueued, SpanWorkqueueDelayed, ""} {
+		if IsInformerWait(work) {
+			t.Errorf("IsInformerWait(%q) is true: not a wait of the informer's path", work)
+		}
+	}
+}

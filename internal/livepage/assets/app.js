@@ -504,19 +504,21 @@ async function openWaterfall(e) {
     (kids[s.parentID || ""] = kids[s.parentID || ""] || []).push(s);
     total = Math.max(total, s.offsetMicros + s.micros);
   }
-  const waits = new Set(["DeltaFIFO.queued", "RealFIFO.queued", "addCh", "pop", "nextCh"]);
   const draw = (parent, s) => {
     const d = document.createElement("details");
     d.open = true;
     d.dataset.span = s.name;
     const sum = document.createElement("summary");
-    const attrs = Object.entries(s.attrs).filter(([k]) => k !== "informer.name").map(([k, v]) => `${k.replace("informer.", "")}=${v}`).join(" ");
-    sum.textContent = `${s.name} +${fmtMicros(s.offsetMicros)} ${fmtMicros(s.micros)}  ${attrs}`;
+    // The server says which attributes to show, and which spans are
+    // waits (internal/livepage's WaterfallSpan): the waterfall names no
+    // span and no attribute key, so that renaming one in internal/tracing
+    // cannot leave the page behind (TestAppNamesNoSpan).
+    sum.textContent = `${s.name} +${fmtMicros(s.offsetMicros)} ${fmtMicros(s.micros)}  ${s.attrText}`;
     sum.title = sum.textContent;
     // The bars share one time axis: a track of 30em at the right of the
     // box (see app.css), whatever the indentation and length of the text.
     const bar = document.createElement("span");
-    bar.className = "wbar" + (waits.has(s.name) ? " wait" : "");
+    bar.className = "wbar" + (s.wait ? " wait" : "");
     bar.style.left = `calc(100% - 31em + ${30 * s.offsetMicros / total}em)`;
     bar.style.width = Math.max(0.1, 30 * s.micros / total) + "em";
     sum.appendChild(bar);
