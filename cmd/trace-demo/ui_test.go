@@ -213,6 +213,12 @@ func waterfallChains(t *testing.T, url, traceID string) []spancheck.Chain {
 		for k, v := range ws.Attrs {
 			s.Attrs[attribute.Key(k)] = v
 		}
+		// What the page draws as given: the wait mark and the row's
+		// attributes (test/browser reads listener= off each addCh row).
+		assert.Equal(t, tracing.IsInformerWait(ws.Name), ws.Wait, "%s's wait mark", ws.Name)
+		if ws.Name == tracing.SpanAddCh {
+			assert.Contains(t, ws.AttrText, "listener="+ws.Attrs[string(tracing.KeyListener)], "the addCh row names its listener")
+		}
 		spans = append(spans, s)
 	}
 	return spancheck.NewIndex(spans).HandlerChains()
