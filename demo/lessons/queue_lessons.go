@@ -185,9 +185,11 @@ func (w *hookedWatch) Stop() { w.stopOnce.Do(func() { close(w.stop); w.inner.Sto
 // would hold off the reflector's writes too.
 //
 // It lets go early when the hook wrote nothing or failed (the lesson
-// reports the hook's error), when the informer stops, or after limit; the
-// last is an error the lesson reports (err), since the lesson's queue then
-// popped before its writes were queued.
+// reports the hook's error) and when the informer stops; and holdLimit
+// after the hook has written, with an error the lesson reports (err): the
+// queue then pops without the writes. The wait for the hook itself is not
+// bounded here: the hook bounds its own waits, and without an initial
+// state it never runs, which the lesson's caughtUp reports.
 type popHold struct {
 	// inf is the informer whose reflector it watches; set before the
 	// informer runs.
@@ -204,6 +206,11 @@ type popHold struct {
 	err      error
 }
 
+// holdLimit is how long a popHold waits at most for the reflector to
+// queue the lesson's writes, once they are made: their events come in
+// milliseconds.
+const holdLimit = 5 * time.Second
+
 func newPopHold(limit time.Duration) *popHold {
 	return &popHold{limit: limit, written: make(chan struct{})}
 }
@@ -219,14 +226,9 @@ func (h *popHold) write(hook func() (lastRV string, err error)) func() {
 	}
 }
 
-// queued reports whether the hook has written and the reflector has
-// queued its last write.
+// queued reports whether the reflector has queued the hook's last write
+// (call it once written is closed).
 func (h *popHold) queued() bool {
-	select {
-	case <-h.written:
-	default:
-		return false
-	}
 	if h.rv == "" {
 		return true
 	}
@@ -245,15 +247,15 @@ func (h *popHold) beforePop(ctx context.Context) {
 		return
 	}
 	h.released = true
+	select {
+	case <-h.written:
+	case <-ctx.Done():
+		return
+	}
 	if demo.Poll(ctx, "the lesson's writes to be queued", h.limit, 0, nil, h.queued) == nil || ctx.Err() != nil {
 		return
 	}
-	select {
-	case <-h.written:
-		h.err = fmt.Errorf("the lesson informer's pop loop was held for %v, and the lesson's writes (up to resourceVersion %s) were still not in its queue (its reflector was at %q): it popped without them", h.limit, h.rv, h.inf.LastSyncResourceVersion())
-	default:
-		h.err = fmt.Errorf("the lesson informer's pop loop was held for %v, and the lesson had not yet written (no initial state yet?): it popped without the writes", h.limit)
-	}
+	h.err = fmt.Errorf("the lesson informer's pop loop waited %v after the lesson's writes, and the last of them (resourceVersion %s) was still not in its queue (its reflector was at %q): it popped without them", h.limit, h.rv, h.inf.LastSyncResourceVersion())
 }
 
 // lessonInformer is one informer of a queue lesson: pods in lessonNamespace
@@ -277,11 +279,7 @@ func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector s
 	if err != nil {
 		return nil, err
 	}
-	// The hold's bound covers the initial state, the hook (the order
-	// lesson's waits for the other informer's, within stepTimeout) and
-	// the watch: more than a step, so that a failing hook is reported as
-	// such, not as a hold that ran out.
-	hold := newPopHold(2 * e.stepTimeout)
+	hold := newPopHold(holdLimit)
 	lw := reflector.NewFilteredListWatchFromClient(rc, "pods", lessonNamespace, func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	inf := processor.NewSharedIndexInformerWithOptions(afterInitialState(lw, hold.write(hook)), &corev1.Pod{}, processor.SharedIndexInformerOptions{
 		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
