@@ -70,6 +70,18 @@ type Config struct {
 	// keys per lock hold (DeltaFIFO.PopKeys) from a queue that is not a
 	// QueueWithBatch or when ProcessBatch is nil. Not in client-go's Config.
 	KeysPerPop int
+	// BeforePop, if set, is called by processLoop before each Pop, PopKeys
+	// or PopBatch, with processLoop's context, and the loop pops only once
+	// it returns; if ctx is done by then, the loop ends without popping.
+	// It runs where the loop holds no lock, so while it blocks the
+	// reflector keeps queueing and nothing is popped: a caller can hold
+	// the queue's consumer back until the queue holds what it wants popped
+	// together (the demo's queue lessons do, to make a DeltaFIFO coalesce
+	// on every run). It should return soon after ctx is done, or the
+	// informer cannot stop. nil costs nothing. Ours, not in client-go's
+	// Config: there a test that wants deltas queued together can only
+	// race the pop loop.
+	BeforePop func(ctx context.Context)
 	// Name is the informer's name in spans; default ObjectDescription.
 	Name string
 	// TracerProvider for the reflector's spans.
@@ -176,6 +188,12 @@ func (c *controller) RunWithContext(ctx context.Context) {
 //     own batching of the DeltaFIFO path;
 //   - otherwise Pop, one entry (or one key's Deltas) per call.
 //
+// Before each pop it calls Config.BeforePop, if set (ours): between two
+// pops is the one place the loop holds no lock, so the only place a caller
+// can hold it back without also holding off the reflector's writes (both
+// queues' pops take the queue's lock, and the DeltaFIFO's keeps it while
+// process runs).
+//
 // A process error is dropped, as upstream does since the queue stopped
 // requeueing on error: the consumer is expected to handle its own failures
 // (chapter 5's handlers cannot fail).
@@ -190,6 +208,14 @@ func (c *controller) processLoop(ctx context.Context) {
 	})
 	keyBatched = keyBatched && c.config.KeysPerPop > 1
 	for ctx.Err() == nil {
+		if c.config.BeforePop != nil {
+			c.config.BeforePop(ctx)
+			// A hook released by the stop: no pop after it, or a closed
+			// DeltaFIFO would still hand out what it holds.
+			if ctx.Err() != nil {
+				return
+			}
+		}
 		var err error
 		switch {
 		case realBatched:

@@ -146,7 +146,8 @@ func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRe
 // SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedIndexInformerOptions] (shared_informer.go),
-// with Name, TracerProvider, Queue and TraceFilter, which are ours.
+// with Name, TracerProvider, Queue, TraceFilter, Observer, ReflectorBackoff and
+// BeforePop, which are ours.
 type SharedIndexInformerOptions struct {
 	// ResyncPeriod is the default resync period of handlers (0: none).
 	ResyncPeriod time.Duration
@@ -189,6 +190,14 @@ type SharedIndexInformerOptions struct {
 	// (reflector.go leaves that open, citing kubernetes#136943); tests of a whole
 	// informer set it so as not to wait out the 800ms-doubling default.
 	ReflectorBackoff *reflector.Backoff
+	// BeforePop, if set, is called before each pop of the informer's queue
+	// and holds the pop loop while it runs (chapter 4's Config.BeforePop:
+	// the reflector keeps queueing meanwhile). It must return soon after
+	// its ctx is done, or the informer cannot stop. Ours: client-go's
+	// informer has no such hook. The demo's queue lessons hold their
+	// informers' loops until the lesson's writes are queued, so that a
+	// DeltaFIFO coalesces them on every run.
+	BeforePop func(ctx context.Context)
 }
 
 // QueueKind selects the queue a shared informer runs on. Not in client-go:
@@ -284,6 +293,7 @@ func NewSharedIndexInformerWithOptions(lw reflector.ListerWatcher, exampleObject
 		traceFilter:                     options.TraceFilter,
 		observer:                        options.Observer,
 		reflectorBackoff:                options.ReflectorBackoff,
+		beforePop:                       options.BeforePop,
 	}
 	s.consumer = deltafifo.Consumer{
 		Store:   s.indexer,
@@ -314,6 +324,8 @@ type sharedIndexInformer struct {
 	observer    Observer
 	// reflectorBackoff is the reflector's pacing; nil: its default.
 	reflectorBackoff *reflector.Backoff
+	// beforePop holds the pop loop (SharedIndexInformerOptions.BeforePop).
+	beforePop func(ctx context.Context)
 	// queueKind is the queue RunWithContext builds.
 	queueKind QueueKind
 	// consumer writes popped deltas to the indexer and calls notify for
@@ -406,6 +418,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		Process:           s.timedProcess(s.HandleDeltas),
 		TracerProvider:    s.tp,
 		ReflectorBackoff:  s.reflectorBackoff,
+		BeforePop:         s.beforePop,
 
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
 	}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
-	"github.com/informer-anatomy/informer-anatomy/demo/lessons"
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -21,52 +20,17 @@ import (
 // The coalesce lesson teaches the DeltaFIFO, so it runs on one whatever
 // --queue says: on the default (RealFIFO) run its HandleDeltas spans belong
 // to a DeltaFIFO informer of its own, and the lesson says so. Its
-// coalescing is a race the lesson arranges to win (ensureFillers,
-// hookedWatch) but cannot rule out under load; when it loses it says so
-// and asks to be run again, and so does this test, up to three runs.
-//
-// Nothing outside chapter 4 can make the win certain: DeltaFIFO.PopKeys
-// calls process under the queue's lock, so a gate in anything the lesson
-// reaches from the pop side (HandleDeltas, the Observer, the transformer,
-// the key function) also holds off the reflector's writes, and once it
-// opens, which of the two waiting Locks wins is the mutex's choice. The
-// pop loop holds no lock only while the queue is empty and between two
-// PopKeys calls in chapter 4's processLoop, where nothing calls out. A
-// hook there (before each pop) would let the lesson hold the loop until
-// hookedWatch has delivered the writes: no filler pods, no retry.
+// informer's pop loop is held until both watch events are queued (chapter
+// 4's Config.BeforePop, the lessons' popHold), so the listed delta and the
+// two watch deltas are popped together on every run: one run, exactly 3.
 func TestCoalesceLessonAlwaysRunsOnADeltaFIFO(t *testing.T) {
-	for run := 1; ; run++ {
-		r, n := runCoalesceLesson(t, run == 1)
-		if n >= 2 {
-			assert.Contains(t, r.stdout, "· coalesce (on a DeltaFIFO informer, whatever --queue says): ")
-			assert.Contains(t, r.stdout, "HandleDeltas  Updated, ")
-			return
-		}
-		assert.Contains(t, r.stdout, "· coalesce: "+lessons.LostCoalesceRace+": ", "one delta popped, and the lesson must say it lost")
-		require.Less(t, run, 3, "the lesson lost its race %d times in a row", run)
-		t.Logf("run %d lost the race; running the lesson again", run)
-	}
-}
-
-// runCoalesceLesson runs the coalesce lesson alone (first: the shared run
-// of it, else a new one) and checks what holds whether or not it won its
-// race; n is the most deltas of its object popped together.
-func runCoalesceLesson(t *testing.T, first bool) (r runResult, n int) {
-	t.Helper()
-	var rep *terminal.Report
-	if first {
-		s := scenarioRun(t, "coalesce")
-		r, rep = s.r, s.rep
-	} else {
-		var h hooks
-		h.report = func(_ *options, r *terminal.Report) { rep = r }
-		r = runDemoWith(t, h, context.Background(), "--scenario", "coalesce")
-	}
+	s := scenarioRun(t, "coalesce")
+	r, rep := s.r, s.rep
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "queue realfifo")
 	assert.Contains(t, r.stdout, "on a DeltaFIFO")
 	require.NotNil(t, rep)
-	queued := 0
+	queued, n := 0, 0
 	for i := range rep.Spans {
 		s := &rep.Spans[i]
 		if s.Attr(tracing.KeyObjectKey) != "lessons/web-coalesced" {
@@ -82,7 +46,9 @@ func runCoalesceLesson(t *testing.T, first bool) (r runResult, n int) {
 		}
 	}
 	assert.Equal(t, 3, queued, "the listed delta and two watch deltas, each waiting in a DeltaFIFO")
-	return r, n
+	assert.Equal(t, 3, n, "popped together")
+	assert.Contains(t, r.stdout, "· coalesce (on a DeltaFIFO informer, whatever --queue says): 3 deltas of lessons/web-coalesced were popped together")
+	assert.Contains(t, r.stdout, "HandleDeltas  Updated, 3 popped together")
 }
 
 // The relist lesson on the default queue shows the atomic relist: the

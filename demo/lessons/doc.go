@@ -25,5 +25,7 @@
 //
 // The coalesce and order lessons compare queues, so they run informers of
 // their own (queue_lessons.go) in namespace lessons, whatever queue the
-// main informer runs on.
+// main informer runs on. Their pop loops wait until the lesson's writes
+// are queued (popHold, through chapter 5's BeforePop), so they show the
+// same on every run.
 package lessons

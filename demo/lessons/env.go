@@ -96,16 +96,14 @@ type Env struct {
 
 	// State that outlives one lesson: the late handler (the late-handler
 	// and resync lessons'), the controller lesson's controller (nil until
-	// it runs), the filler pods of the queue lessons, and how many
-	// ConfigMaps ForceRelist made.
+	// it runs), and how many ConfigMaps ForceRelist made.
 	late     demo.Handler
 	lateReg  processor.ResourceEventHandlerRegistration
 	lateName string // its listener's name, *demo.lateHandler#N
 	// controller is read by the live view's page while a control may
 	// start it.
-	controller  atomic.Pointer[demoController]
-	fillersMade bool
-	bumps       int
+	controller atomic.Pointer[demoController]
+	bumps      int
 }
 
 // Start starts the embedded API server with one pod, demo/web-1, which the

@@ -15,29 +15,27 @@ import (
 )
 
 // coalesce: lessons/web-coalesced changes twice as a DeltaFIFO informer's
-// initial state completes (at its stream's bookmark), behind the filler
-// pods; the watch's two MODIFIED deltas join the Replaced delta of the
-// initial state still queued for the key, and Pop returns three deltas at
-// once. The lesson teaches that queue, so its informer is a DeltaFIFO one
-// of its own whatever --queue says.
+// initial state completes (at its stream's bookmark); the informer's pop
+// loop is held until both watch events are queued (popHold), so the watch's
+// two MODIFIED deltas join the Replaced delta of the initial state still
+// queued for the key, and Pop returns three deltas at once, on every run.
+// The lesson teaches that queue, so its informer is a DeltaFIFO one of its
+// own whatever --queue says.
 func init() {
 	register(Lesson{
 		Name:  "coalesce",
 		Order: 20,
 		Text: func(*Env) string {
-			return "lessons/web-coalesced changes twice as its initial state arrives, behind " + fmt.Sprint(FillerPods) + " queued pods, on a DeltaFIFO."
+			return "lessons/web-coalesced changes twice as its initial state arrives, on a DeltaFIFO whose pop loop waits until both changes are queued."
 		},
-		LookFor: "  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together; 2 if\n" +
-			"  the queue reached it between the two watch events); each delta keeps its own trace, and\n" +
-			"  HandleDeltas links to the others' roots. The RealFIFO (client-go's queue since 1.33) never does this.",
+		LookFor: "  Look for: HandleDeltas with informer.deltas.count 3 (Replaced, Updated, Updated popped together);\n" +
+			"  each delta keeps its own trace, and HandleDeltas links to the others' roots.\n" +
+			"  The RealFIFO (client-go's queue since 1.33) never does this.",
 		Run: coalesce,
 	})
 }
 
 func coalesce(e *Env) (Outcome, error) {
-	if err := e.ensureFillers(); err != nil {
-		return Outcome{}, err
-	}
 	key := lessonNamespace + "/web-coalesced"
 	started := time.Now()
 	// The lesson's informer is its own and lists afresh: a pod left by an
@@ -49,7 +47,6 @@ func coalesce(e *Env) (Outcome, error) {
 	if _, err := e.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: lessonNamespace, Name: "web-coalesced"}}); err != nil {
 		return Outcome{}, err
 	}
-	var hookErr error
 	l, err := e.startLessonInformer("pods-coalesce", processor.DeltaFIFOQueue, "", func() (string, error) {
 		var last string
 		for _, v := range []string{"1", "2"} {
@@ -60,34 +57,26 @@ func coalesce(e *Env) (Outcome, error) {
 			last = p.ResourceVersion
 		}
 		return last, nil
-	}, &hookErr)
+	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer l.stop() // stop waits for the informer; a second call is a no-op
-	if err := l.caughtUp(e, "the coalesce lesson's informer to see every change"); err != nil {
+	caughtUp := l.caughtUp(e, "the coalesce lesson's informer to see every change")
+	l.stop()
+	if err := l.err(); err != nil {
 		return Outcome{}, err
 	}
-	if hookErr != nil {
-		return Outcome{}, hookErr
+	if caughtUp != nil {
+		return Outcome{}, caughtUp
 	}
-	l.stop()
 	out := Outcome{Show: []result.Showcase{result.Show("changed as the initial state arrived: deltas coalesced in a DeltaFIFO", key, result.RootIs("ListAndWatch watch", "MODIFIED"))}}
-	switch n := maxPoppedTogether(e.tel.Collector, key, started); {
-	case n == 0 && e.filter != nil:
+	if n := maxPoppedTogether(e.tel.Collector, key, started); n == 0 && e.filter != nil {
 		out.Line = "coalesce: " + key + " is not among the traced objects, so the spans cannot tell how many of its deltas were popped together"
-	case n < 2:
-		out.Line = "coalesce: " + LostCoalesceRace + ": the DeltaFIFO reached " + key + " before the watch delivered its changes (run it again)"
-	default:
+	} else {
 		out.Line = fmt.Sprintf("coalesce (on a DeltaFIFO informer, whatever --queue says): %d deltas of %s were popped together", n, key)
 	}
 	return out, nil
 }
-
-// LostCoalesceRace starts the coalesce lesson's line when the queue
-// popped the key before the watch's changes reached it: a race the lesson
-// arranges to win (ensureFillers, hookedWatch) but cannot rule out.
-const LostCoalesceRace = "this run lost the race"
 
 // maxPoppedTogether is the largest informer.deltas.count among key's
 // HandleDeltas spans that started at since or later.

@@ -42,17 +42,18 @@ func init() {
 			return Outcome{Line: res.summary(), Detail: res.table(), order: res, Show: []result.Showcase{
 				result.Show("order lesson, DeltaFIFO: the initial state's delta popped with the key's later changes", lessonNamespace+"/order-a",
 					func(r *spancheck.Span) bool {
-						return result.RootIs("ListAndWatch watchlist", "LISTED")(r) && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
+						// Streamed, or LISTed where the informer cannot stream.
+						listed := result.RootIs("ListAndWatch watchlist", "LISTED")(r) || result.RootIs("ListAndWatch list", "LISTED")(r)
+						return listed && r.Attr(tracing.KeyInformerName) == "pods-order-deltafifo"
 					}),
 			}}, nil
 		},
 	})
 }
 
-// orderPods are the order lesson's pods, listed before its writes. Their
-// names sort after the filler pods, so on the DeltaFIFO their listed deltas
-// wait behind every filler: the watch events for them arrive while they are
-// still queued.
+// orderPods are the order lesson's pods, listed before its writes. Both
+// informers' pop loops are held until the writes are queued (popHold), so
+// on the DeltaFIFO every write joins its key's listed delta, still queued.
 var orderPods = []string{"order-a", "order-b", "order-c"}
 
 // orderWrite is one write of the order lesson, in the order it is sent.
@@ -74,13 +75,11 @@ type orderResult struct {
 
 // orderLesson fetches the order pods with two informers, one per queue;
 // once both initial states are in (and before either informer queues its
-// own), it sends orderWrites; both watches then deliver the same events. Every
-// column is read back from what really happened: the server's write
-// responses and each handler's recorded calls.
+// own), it sends orderWrites; both watches then deliver the same events,
+// and neither informer pops before they are queued. Every column is read
+// back from what really happened: the server's write responses and each
+// handler's recorded calls.
 func (e *Env) orderLesson() (*orderResult, error) {
-	if err := e.ensureFillers(); err != nil {
-		return nil, err
-	}
 	res := &orderResult{}
 	keys := map[string]bool{}
 	for _, n := range orderPods {
@@ -121,27 +120,27 @@ func (e *Env) orderLesson() (*orderResult, error) {
 			return "", fmt.Errorf("gave up after %v waiting for the other informer's initial state", e.stepTimeout)
 		}
 	}
-	var rErr, dErr error
-	rf, err := e.startLessonInformer("pods-order-realfifo", processor.RealFIFOQueue, orderLabel+"=true", barrier, &rErr)
+	rf, err := e.startLessonInformer("pods-order-realfifo", processor.RealFIFOQueue, orderLabel+"=true", barrier)
 	if err != nil {
 		return nil, err
 	}
-	defer rf.stop()
-	df, err := e.startLessonInformer("pods-order-deltafifo", processor.DeltaFIFOQueue, "", barrier, &dErr)
+	defer rf.stop() // stop waits for the informer; a second call is a no-op
+	df, err := e.startLessonInformer("pods-order-deltafifo", processor.DeltaFIFOQueue, orderLabel+"=true", barrier)
 	if err != nil {
 		return nil, err
 	}
 	defer df.stop()
+	var caughtUp error
 	for _, l := range []*lessonInformer{rf, df} {
-		if err := l.caughtUp(e, "the order lesson's writes to reach both informers"); err != nil {
-			return nil, err
+		if caughtUp = l.caughtUp(e, "the order lesson's writes to reach both informers"); caughtUp != nil {
+			break
 		}
-	}
-	if err := errors.Join(rErr, dErr); err != nil {
-		return nil, err
 	}
 	rf.stop()
 	df.stop()
+	if err := errors.Join(rf.err(), df.err(), caughtUp); err != nil {
+		return nil, err
+	}
 	res.realFIFO = rf.handler.recorded(keys)
 	res.deltaFIFO = df.handler.recorded(keys)
 	return res, nil
@@ -171,7 +170,7 @@ func (e *Env) orderWrites(res *orderResult) error {
 
 // lastWrittenRV is the resourceVersion of the last write whose event
 // carries one (a DELETED is recorded without): what the lesson informers'
-// streams wait for behind their bookmarks (hookedWatch).
+// pop loops wait for their reflectors to reach (popHold).
 func (r *orderResult) lastWrittenRV() string {
 	for i := len(r.server) - 1; i >= 0; i-- {
 		if c := r.server[i]; c.op != "LISTED" && c.rv != "" {
@@ -254,7 +253,7 @@ func (r *orderResult) summary() string {
 	}
 	df := "merged each key's changes: " + strings.Join(parts, " ")
 	if !r.merged() {
-		df = "merged nothing this time (the queue popped each key before its next change arrived; run it again)"
+		df = "merged nothing (it popped each key before the key's next change was queued)"
 	}
 	return fmt.Sprintf("order: RealFIFO: %d handler calls %s; DeltaFIFO %s", len(r.realFIFO), rf, df)
 }

@@ -30,13 +30,8 @@ import (
 
 const (
 	lessonNamespace = "lessons"
-	// FillerPods is how many pods the coalesce and order lessons' DeltaFIFO
-	// informers list ahead of the lesson's own pods; see ensureFillers.
-	FillerPods = 600
-	// fillerLabel marks the filler pods.
-	fillerLabel = "demo.informer-anatomy.io/filler"
-	// orderLabel marks the order lesson's pods; its RealFIFO informer
-	// selects them only, so it does not also trace the filler pods.
+	// orderLabel marks the order lesson's pods; its informers select them
+	// only, so that they do not also list the coalesce lesson's pod.
 	orderLabel = "demo.informer-anatomy.io/order"
 )
 
@@ -93,26 +88,15 @@ func (h *recordingHandler) recorded(keep map[string]bool) []call {
 // afterInitialState wraps lw so that fn runs once, right after the
 // informer's initial state is complete and before the reflector hands it to
 // the queue: when the stream's initial-events-end bookmark arrives (fn runs
-// before the reflector receives it), or, where the informer LISTs instead,
-// when the first LIST has returned its last page. Either way the watch
-// that follows (the same stream, or the WATCH from the list's
-// resourceVersion) delivers every change fn made, after the initial state.
-// fn returns the resourceVersion of its last write; on a stream the
-// bookmark is held back until that write's event has arrived behind it
-// (see hookedWatch). fn's error is kept in *errp for the lesson to report;
-// the request itself still succeeds.
-func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() (lastRV string, err error)) *reflector.ListWatch {
+// before the reflector receives it; see hookedWatch), or, where the
+// informer LISTs instead, when the first LIST has returned its last page.
+// Either way the watch that follows (the same stream, or the WATCH from
+// the list's resourceVersion) delivers every change fn made, after the
+// initial state.
+func afterInitialState(lw *reflector.ListWatch, fn func()) *reflector.ListWatch {
 	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
 	var once sync.Once
-	run := func() (rv string) {
-		once.Do(func() {
-			rv, *errp = fn()
-			if *errp != nil {
-				rv = ""
-			}
-		})
-		return rv
-	}
+	run := func() { once.Do(fn) }
 	return &reflector.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := watchFn(ctx, opts)
@@ -135,16 +119,11 @@ func afterInitialState(lw *reflector.ListWatch, errp *error, fn func() (lastRV s
 }
 
 // hookedWatch relays a stream's events, calling atEnd before it passes on
-// the initial-events-end bookmark. atEnd returns the resourceVersion of
-// the last write it made ("": none, or it failed); the bookmark is then
-// held until that write's event has arrived, and passed on with every
-// event up to it right behind. So the reflector reads the lesson's changes
-// the moment it has handed the initial state to the queue, with no trip
-// through the server and the HTTP stream in between: the queue lessons'
-// race against the pop loop (ensureFillers) is then the reflector's next
-// read against hundreds of pops. That narrows the race without closing
-// it: on a machine starved of CPU the pop loop can still win.
-// holdLimit bounds the hold, should the event never come.
+// the initial-events-end bookmark: the server has sent the whole initial
+// state by then, so what atEnd writes comes on the stream after it, as
+// watch events, whatever the server's timing. When the reflector reads
+// them does not matter: the lesson informer's pop loop is held until they
+// are queued (popHold).
 type hookedWatch struct {
 	inner    watch.Interface
 	out      chan watch.Event
@@ -152,10 +131,7 @@ type hookedWatch struct {
 	stopOnce sync.Once
 }
 
-// holdLimit is how long a hookedWatch holds the bookmark at most.
-const holdLimit = 5 * time.Second
-
-func newHookedWatch(inner watch.Interface, atEnd func() string) *hookedWatch {
+func newHookedWatch(inner watch.Interface, atEnd func()) *hookedWatch {
 	w := &hookedWatch{inner: inner, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(w.out)
@@ -170,16 +146,12 @@ func newHookedWatch(inner watch.Interface, atEnd func() string) *hookedWatch {
 					return
 				}
 			}
-			batch := []watch.Event{ev}
 			if isInitialEventsEnd(ev) {
-				var open bool
-				batch, open = w.holdUntil(batch, atEnd())
-				if !open {
-					w.send(batch)
-					return
-				}
+				atEnd()
 			}
-			if !w.send(batch) {
+			select {
+			case w.out <- ev:
+			case <-w.stop: // the reflector stops reading after Stop
 				return
 			}
 		}
@@ -196,73 +168,120 @@ func isInitialEventsEnd(ev watch.Event) bool {
 	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }
 
-// holdUntil reads inner's events onto held until one at resourceVersion rv
-// or later has come (none when rv is ""), the stream ends (open false), an
-// error event comes, the watch is stopped, or holdLimit passes.
-func (w *hookedWatch) holdUntil(held []watch.Event, rv string) (_ []watch.Event, open bool) {
-	want, err := strconv.ParseUint(rv, 10, 64)
-	if rv == "" || err != nil {
-		return held, true
-	}
-	limit := time.NewTimer(holdLimit)
-	defer limit.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return held, true
-		case <-limit.C:
-			return held, true
-		case ev, ok := <-w.inner.ResultChan():
-			if !ok {
-				return held, false
-			}
-			held = append(held, ev)
-			if ev.Type == watch.Error {
-				return held, true
-			}
-			if m, err := meta.Accessor(ev.Object); err == nil {
-				if got, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64); err == nil && got >= want {
-					return held, true
-				}
-			}
-		}
-	}
-}
-
-// send passes evs on in order; false when the watch was stopped.
-func (w *hookedWatch) send(evs []watch.Event) bool {
-	for _, ev := range evs {
-		select {
-		case w.out <- ev:
-		case <-w.stop: // the reflector stops reading after Stop
-			return false
-		}
-	}
-	return true
-}
-
 func (w *hookedWatch) ResultChan() <-chan watch.Event { return w.out }
 
 func (w *hookedWatch) Stop() { w.stopOnce.Do(func() { close(w.stop); w.inner.Stop() }) }
 
+// popHold holds a lesson informer's pop loop (its BeforePop, chapter 4's
+// Config.BeforePop) from the first pop until the lesson's writes are in
+// its queue: until the lesson's hook has written (afterInitialState) and
+// the reflector's LastSyncResourceVersion has reached the resourceVersion
+// of its last write, which the reflector sets only after it has queued
+// that write's event (and every one before it: a watch delivers in
+// resourceVersion order). So the initial state's delta of a lesson's key
+// and the watch's deltas of it are queued together on every run, and the
+// DeltaFIFO pops them together. Nothing on the pop side could do this:
+// DeltaFIFO.PopKeys calls process under the queue's lock, so a gate there
+// would hold off the reflector's writes too.
+//
+// It lets go early when the hook wrote nothing or failed (the lesson
+// reports the hook's error) and when the informer stops; and holdLimit
+// after the hook has written, with an error the lesson reports (err): the
+// queue then pops without the writes. The wait for the hook itself is not
+// bounded here: the hook bounds its own waits, and without an initial
+// state it never runs, which the lesson's caughtUp reports.
+type popHold struct {
+	// inf is the informer whose reflector it watches; set before the
+	// informer runs.
+	inf   interface{ LastSyncResourceVersion() string }
+	limit time.Duration
+	// written is closed once the hook has returned; rv and hookErr are
+	// set before.
+	written chan struct{}
+	rv      string // the hook's last write's resourceVersion; "": none
+	hookErr error
+	// released and err belong to the pop loop's goroutine; err is read
+	// once the informer has stopped.
+	released bool
+	err      error
+}
+
+// holdLimit is how long a popHold waits at most for the reflector to
+// queue the lesson's writes, once they are made: their events come in
+// milliseconds.
+const holdLimit = 5 * time.Second
+
+func newPopHold(limit time.Duration) *popHold {
+	return &popHold{limit: limit, written: make(chan struct{})}
+}
+
+// write runs the lesson's hook, once, and records what it did.
+func (h *popHold) write(hook func() (lastRV string, err error)) func() {
+	return func() {
+		defer close(h.written)
+		h.rv, h.hookErr = hook()
+		if h.hookErr != nil {
+			h.rv = ""
+		}
+	}
+}
+
+// queued reports whether the reflector has queued the hook's last write
+// (call it once written is closed).
+func (h *popHold) queued() bool {
+	if h.rv == "" {
+		return true
+	}
+	want, err := strconv.ParseUint(h.rv, 10, 64)
+	if err != nil {
+		return true // not a number: nothing to compare it with; let go
+	}
+	got, err := strconv.ParseUint(h.inf.LastSyncResourceVersion(), 10, 64)
+	return err == nil && got >= want
+}
+
+// beforePop is the informer's BeforePop: it holds the first pop, and lets
+// every later one through at once.
+func (h *popHold) beforePop(ctx context.Context) {
+	if h.released {
+		return
+	}
+	h.released = true
+	select {
+	case <-h.written:
+	case <-ctx.Done():
+		return
+	}
+	if demo.Poll(ctx, "the lesson's writes to be queued", h.limit, 0, nil, h.queued) == nil || ctx.Err() != nil {
+		return
+	}
+	h.err = fmt.Errorf("the lesson informer's pop loop waited %v after the lesson's writes, and the last of them (resourceVersion %s) was still not in its queue (its reflector was at %q): it popped without them", h.limit, h.rv, h.inf.LastSyncResourceVersion())
+}
+
 // lessonInformer is one informer of a queue lesson: pods in lessonNamespace
 // (only selector's, if any) on queue q, with one recordingHandler, traced
-// like the main one. stop ends it and waits until it has returned.
+// like the main one, its pop loop held until the lesson's writes are
+// queued (popHold). stop ends it and waits until it has returned.
 type lessonInformer struct {
 	inf     processor.SharedIndexInformer
 	handler *recordingHandler
+	hold    *popHold
 	stop    func()
 	ns      string
 	sel     string
 }
 
-func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector string, hook func() (lastRV string, err error), hookErr *error) (*lessonInformer, error) {
+// startLessonInformer starts a lesson informer; hook writes the lesson's
+// changes once the informer's initial state is complete
+// (afterInitialState) and returns the resourceVersion of its last write.
+func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector string, hook func() (lastRV string, err error)) (*lessonInformer, error) {
 	rc, err := e.client.RESTClient(corev1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
 	}
+	hold := newPopHold(holdLimit)
 	lw := reflector.NewFilteredListWatchFromClient(rc, "pods", lessonNamespace, func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	inf := processor.NewSharedIndexInformerWithOptions(afterInitialState(lw, hookErr, hook), &corev1.Pod{}, processor.SharedIndexInformerOptions{
+	inf := processor.NewSharedIndexInformerWithOptions(afterInitialState(lw, hold.write(hook)), &corev1.Pod{}, processor.SharedIndexInformerOptions{
 		Indexers:       store.Indexers{store.NamespaceIndex: store.MetaNamespaceIndexFunc},
 		Name:           name,
 		TracerProvider: e.tp,
@@ -270,7 +289,9 @@ func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector s
 		Queue:          q,
 		// The run's pacing, as the main informer's.
 		ReflectorBackoff: e.backoff,
+		BeforePop:        hold.beforePop,
 	})
+	hold.inf = inf
 	h := newRecordingHandler()
 	if _, err := inf.AddEventHandler(h); err != nil {
 		return nil, err
@@ -278,7 +299,21 @@ func (e *Env) startLessonInformer(name string, q processor.QueueKind, selector s
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.RunWithContext(ctx) })
-	return &lessonInformer{inf: inf, handler: h, stop: func() { cancel(); wg.Wait() }, ns: lessonNamespace, sel: selector}, nil
+	return &lessonInformer{inf: inf, handler: h, hold: hold, stop: func() { cancel(); wg.Wait() }, ns: lessonNamespace, sel: selector}, nil
+}
+
+// err is why the lesson's run of this informer went wrong: its hook's
+// error, or a hold that ran out. Call it once the informer has stopped,
+// or after caughtUp.
+func (l *lessonInformer) err() error {
+	select {
+	case <-l.hold.written:
+		if l.hold.hookErr != nil {
+			return l.hold.hookErr
+		}
+	default:
+	}
+	return l.hold.err
 }
 
 // caughtUp waits until the lesson informer's handler has seen exactly the
@@ -296,28 +331,5 @@ func (e *Env) deleteIfThere(res apiserver.Resource, ns, name string) error {
 	if err := e.srv.Delete(res, ns, name); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return nil
-}
-
-// ensureFillers creates the filler pods once: the queue of a DeltaFIFO
-// lesson informer holds them all at once after its initial state, and a lesson's
-// own pods, listed after them, are still queued when the watch delivers
-// their changes. It is a race, not a certainty: the DeltaFIFO pops under
-// its lock (up to 100 keys per hold in our informer), so nothing can hold
-// the pop loop back while the watch enqueues (delta_fifo.go: Pop). Six pop
-// batches ahead of the lesson's pods, against a reflector whose next read
-// is already waiting (hookedWatch), is a race the reflector nearly always
-// wins; the lessons say so when it does not, and ask to be run again.
-func (e *Env) ensureFillers() error {
-	if e.fillersMade {
-		return nil
-	}
-	for i := range FillerPods {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: lessonNamespace, Name: fmt.Sprintf("batch-%03d", i), Labels: map[string]string{fillerLabel: "true"}}}
-		if _, err := e.srv.Create(p); err != nil {
-			return err
-		}
-	}
-	e.fillersMade = true
 	return nil
 }

@@ -79,8 +79,8 @@ func countChainErrs(r *Report) int {
 // verdict, the mean time in each queue and the longest wait, in five lines.
 // The longest wait is main's, the informer the lessons are about: the
 // coalesce and order lessons' own informers wait longer by design (their
-// DeltaFIFO holds 600 filler pods at once), and a headline about a filler
-// pod would teach nothing. "" considers every informer.
+// pop loops are held until the lesson's writes are queued), and a headline
+// about that hold would teach nothing. "" considers every informer.
 func DrawShortSummary(w io.Writer, r *Report, pastLimit int, main string) {
 	fmt.Fprintf(w, "\n━━ Summary: %d spans", len(r.Spans))
 	if pastLimit > 0 {
@@ -88,7 +88,7 @@ func DrawShortSummary(w io.Writer, r *Report, pastLimit int, main string) {
 	}
 	fmt.Fprintf(w, ", %d deltas traced through the queue\n   %s\n", r.Roots, r.contractLine())
 	// Per queue: the main informer's, and the DeltaFIFO of the coalesce and
-	// order lessons (whose filler pods wait long by design), apart.
+	// order lessons (whose pop loops are held by design), apart.
 	total := map[string]time.Duration{}
 	count := map[string]int{}
 	var longest *spancheck.Span
