@@ -30,7 +30,7 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
 		require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/a")))
 		q := dropin.NewTracedQueue("pods", newClientGoQueue())

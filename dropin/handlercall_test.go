@@ -94,7 +94,7 @@ func TestHandlerCallsRegisterOnlyWhileATracedQueueIsAlive(t *testing.T) {
 				require.True(t, queuetrace.Alive())
 			}
 			synctest.Test(t, func(t *testing.T) {
-				inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+				inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 				require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(c.tp))
 				require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/b")))
 				r := &registrations{got: map[string]string{}}
@@ -147,7 +147,7 @@ func TestSampledOutHandlerCallsAddIsARoot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(informerRootsDropped{}), sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
 		q := dropin.NewTracedQueue("pods", newClientGoQueue())
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)

@@ -146,7 +146,7 @@ func TestNamedHandler(t *testing.T) {
 	s := newServer(t, "a")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
 		var added []string
 		_, err := inf.AddEventHandler(dropin.NamedHandler("pods-to-queue", cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {

@@ -524,7 +524,7 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
 		q := dropin.NewTracedQueue("pods", newClientGoQueue())
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
