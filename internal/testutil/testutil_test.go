@@ -1,11 +1,16 @@
 package testutil_test
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
@@ -29,4 +34,29 @@ func TestWaitForSaysWhetherTheConditionCameTrue(t *testing.T) {
 	var n atomic.Int32
 	assert.True(t, testutil.WaitFor(func() bool { return n.Add(1) == 3 }))
 	assert.Equal(t, int32(3), n.Load(), "polled until true, not after")
+}
+
+func TestRefusingListerWatcherRecordsTheGapsBetweenAttempts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := &testutil.RefusingListerWatcher{}
+		var returned bool
+		testutil.RunFor(10*time.Second, func(ctx context.Context) {
+			defer func() { returned = true }()
+			for {
+				// One attempt: a refused stream, then a refused LIST at once.
+				_, werr := lw.WatchWithContext(ctx, metav1.ListOptions{})
+				_, lerr := lw.List(metav1.ListOptions{})
+				require.Error(t, werr)
+				require.Error(t, lerr)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(3 * time.Second):
+				}
+			}
+		})
+		assert.True(t, returned, "RunFor waits for run to return")
+		assert.Equal(t, []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}, lw.Gaps(),
+			"attempts at 0, 3, 6 and 9s; the LIST right after each WATCH is no gap")
+	})
 }
