@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
@@ -59,4 +60,14 @@ func TestRefusingListerWatcherRecordsTheGapsBetweenAttempts(t *testing.T) {
 		assert.Equal(t, []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}, lw.Gaps(),
 			"attempts at 0, 3, 6 and 9s; the LIST right after each WATCH is no gap")
 	})
+}
+
+func TestWaitForLinesNamesTheLineThatCalledWaitFor(t *testing.T) {
+	lines := testutil.WaitForLines(t, cache.WaitFor)
+	var msgs []string
+	for _, l := range lines {
+		msgs = append(msgs, l.Msg)
+		assert.Zero(t, l.Line, "client-go's %q names its caller", l.Msg)
+	}
+	assert.Equal(t, []string{"Waiting", "Done waiting", "Timed out waiting"}, msgs)
 }
