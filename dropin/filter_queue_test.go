@@ -14,6 +14,7 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -63,17 +64,17 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 		<-done
 		require.Zero(t, handlerctx.Active(), "every registration ended")
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		var keys []string
 		for _, s := range all {
-			if v := attr(s, tracing.KeyWorkqueueKey); v.AsString() != "" {
+			if v := spantest.Attr(s, tracing.KeyWorkqueueKey); v.AsString() != "" {
 				require.Equal(t, "ns/a", v.AsString(), "%s of a key the informer's filter left out", s.Name())
 				keys = append(keys, s.Name())
 			}
 		}
 		require.ElementsMatch(t, []string{tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess}, keys)
-		process := all.named(tracing.SpanWorkqueueProcess)[0]
-		require.Equal(t, all.named("OnAdd")[0].SpanContext().TraceID(), process.SpanContext().TraceID(),
+		process := all.Named(tracing.SpanWorkqueueProcess)[0]
+		require.Equal(t, all.Named("OnAdd")[0].SpanContext().TraceID(), process.SpanContext().TraceID(),
 			"the traced key's process is in its object's trace")
 	})
 }
@@ -88,8 +89,8 @@ func TestAddOutsideAHandlerCallIsStillTraced(t *testing.T) {
 	q.Add("ns/b")
 	item, _ := q.Get()
 	q.Done(item)
-	all := spans(rec.Ended())
-	require.Len(t, all.named(tracing.SpanWorkqueueAdd), 1)
-	require.Len(t, all.named(tracing.SpanWorkqueueProcess), 1)
-	require.False(t, all.named(tracing.SpanWorkqueueAdd)[0].Parent().IsValid(), "a root")
+	all := spantest.Spans(rec.Ended())
+	require.Len(t, all.Named(tracing.SpanWorkqueueAdd), 1)
+	require.Len(t, all.Named(tracing.SpanWorkqueueProcess), 1)
+	require.False(t, all.Named(tracing.SpanWorkqueueAdd)[0].Parent().IsValid(), "a root")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -173,18 +174,18 @@ func TestSampledOutHandlerCallsAddIsARoot(t *testing.T) {
 		require.Equal(t, map[string]string{"ns/a": "none", "ns/b": "none"}, r.got, "a sampled-out call registers nothing")
 		require.Zero(t, handlerctx.Active())
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		for _, sp := range all {
 			require.True(t, strings.HasPrefix(sp.Name(), "workqueue."), "%s: the informer's traces were sampled out", sp.Name())
 		}
-		adds := all.named(tracing.SpanWorkqueueAdd)
+		adds := all.Named(tracing.SpanWorkqueueAdd)
 		require.Len(t, adds, 2)
 		for _, add := range adds {
 			require.False(t, add.Parent().IsValid(), "the add is a root")
-			key := attr(add, tracing.KeyWorkqueueKey).AsString()
+			key := spantest.Attr(add, tracing.KeyWorkqueueKey).AsString()
 			var process sdktrace.ReadOnlySpan
-			for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-				if attr(p, tracing.KeyWorkqueueKey).AsString() == key {
+			for _, p := range all.Named(tracing.SpanWorkqueueProcess) {
+				if spantest.Attr(p, tracing.KeyWorkqueueKey).AsString() == key {
 					process = p
 				}
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -99,12 +100,12 @@ func TestTracedQueueAddAfterReachesInnerAsAddAfter(t *testing.T) {
 			require.EqualValues(t, 4, m.retries.Load(), "none after the shutdown")
 		})
 	}
-	adds := spans(rec.Ended()).named(tracing.SpanWorkqueueAdd)
+	adds := spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueAdd)
 	require.Len(t, adds, 8, "the traced runs' four AddAfter calls each (none after the shutdown)")
-	require.Len(t, spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed), 2, "only the hour's delay waits")
+	require.Len(t, spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueDelayed), 2, "only the hour's delay waits")
 	var coalesced []bool
 	for _, a := range adds {
-		coalesced = append(coalesced, attr(a, tracing.KeyWorkqueueCoalesced).AsBool())
+		coalesced = append(coalesced, spantest.Attr(a, tracing.KeyWorkqueueCoalesced).AsBool())
 	}
 	require.Equal(t, []bool{false, false, false, true, false, false, false, true}, coalesced, "a delay of zero is an immediate add: merged while the key waits")
 }
@@ -278,18 +279,18 @@ func TestTracedPlainAndDelayingQueuesMatchClientGo(t *testing.T) {
 				for _, q := range queues {
 					q.ShutDown()
 				}
-				all := spans(rec.Ended())
+				all := spantest.Spans(rec.Ended())
 				require.Len(t, all, len(rec.Started()), "every span ended")
-				require.NotEmpty(t, all.named(tracing.SpanWorkqueueProcess))
-				for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-					require.Equal(t, attribute.EMPTY, attr(p, tracing.KeyWorkqueueRequeues).Type(), "no requeues counted")
+				require.NotEmpty(t, all.Named(tracing.SpanWorkqueueProcess))
+				for _, p := range all.Named(tracing.SpanWorkqueueProcess) {
+					require.Equal(t, attribute.EMPTY, spantest.Attr(p, tracing.KeyWorkqueueRequeues).Type(), "no requeues counted")
 				}
 				if delaying {
-					require.NotEmpty(t, all.named(tracing.SpanWorkqueueDelayed))
+					require.NotEmpty(t, all.Named(tracing.SpanWorkqueueDelayed))
 				} else {
-					require.Empty(t, all.named(tracing.SpanWorkqueueDelayed))
+					require.Empty(t, all.Named(tracing.SpanWorkqueueDelayed))
 				}
-				checkAccounting(t, all, true)
+				spantest.CheckWorkqueueAccounting(t, all, true)
 			})
 		})
 	}
@@ -368,12 +369,12 @@ func TestTracedQueuesConcurrentWithAReentrantProcessor(t *testing.T) {
 			work.Wait()
 
 			st := q.(statser).Stats()
-			all := spans(rec.Ended())
+			all := spantest.Spans(rec.Ended())
 			require.Len(t, all, len(rec.Started()), "every span ended")
 			require.EqualValues(t, len(all), reads.Load(), "the processor read the queue at every end")
 			require.EqualValues(t, processed.Load(), st.Processed)
-			require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-			require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
+			require.Len(t, all.Named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
+			require.EqualValues(t, len(all.Named(tracing.SpanWorkqueueAdd)), st.Adds)
 			require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
 			require.Zero(t, handlerctx.Active(), "every registration ended")
 		})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -63,11 +64,11 @@ func TestTracedPriorityQueueConcurrent(t *testing.T) {
 	work.Wait()
 
 	st := tq.Stats()
-	all := spans(rec.Ended())
+	all := spantest.Spans(rec.Ended())
 	require.Len(t, all, len(rec.Started()), "every span ended")
 	require.EqualValues(t, processed.Load(), st.Processed)
-	require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-	require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
+	require.Len(t, all.Named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
+	require.EqualValues(t, len(all.Named(tracing.SpanWorkqueueAdd)), st.Adds)
 	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
 	require.Zero(t, st.Processing)
 	require.Zero(t, handlerctx.Active(), "every registration ended")

@@ -10,15 +10,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -101,14 +99,14 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 						return
 					}
 					latency2, work2 := m.read()
-					now := spans(rec.Ended()[ended:])
+					now := spantest.Spans(rec.Ended()[ended:])
 					if len(latency2) > len(latency) {
-						q := now.named(tracing.SpanWorkqueueQueued)
+						q := now.Named(tracing.SpanWorkqueueQueued)
 						require.Len(t, q, 1, "%s: a queued span for the Get", desc)
 						require.Equal(t, latency2[len(latency)], q[0].EndTime().Sub(q[0].StartTime()), "%s: queued lasts as long as the key was ready", desc)
 					}
 					if len(work2) > len(work) {
-						p := now.named(tracing.SpanWorkqueueProcess)
+						p := now.Named(tracing.SpanWorkqueueProcess)
 						require.Len(t, p, 1, "%s: the process span ends at Done", desc)
 						require.Equal(t, work2[len(work)], p[0].EndTime().Sub(p[0].StartTime()), "%s: process lasts from Get to Done", desc)
 					}
@@ -193,80 +191,26 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 				for _, q := range queues {
 					q.ShutDown()
 				}
-				all := spans(rec.Ended())
+				all := spantest.Spans(rec.Ended())
 				require.Len(t, all, len(rec.Started()), "every span ended")
 				if strict {
 					latency, work := m.read()
-					require.Len(t, all.named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
-					require.Len(t, all.named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
+					require.Len(t, all.Named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
+					require.Len(t, all.Named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
 				}
 				merged := 0
-				for _, a := range all.named(tracing.SpanWorkqueueAdd) {
-					if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
+				for _, a := range all.Named(tracing.SpanWorkqueueAdd) {
+					if spantest.Attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
 						merged++
 					}
 				}
-				t.Logf("%d adds (%d merged), %d delayed, %d processed", len(all.named(tracing.SpanWorkqueueAdd)), merged,
-					len(all.named(tracing.SpanWorkqueueDelayed)), len(all.named(tracing.SpanWorkqueueProcess)))
+				t.Logf("%d adds (%d merged), %d delayed, %d processed", len(all.Named(tracing.SpanWorkqueueAdd)), merged,
+					len(all.Named(tracing.SpanWorkqueueDelayed)), len(all.Named(tracing.SpanWorkqueueProcess)))
 				require.Greater(t, merged, 100, "the run merged adds")
-				require.Greater(t, len(all.named(tracing.SpanWorkqueueDelayed)), 50, "the run waited for delays")
-				require.Greater(t, len(all.named(tracing.SpanWorkqueueProcess)), 100, "the run processed keys")
-				checkAccounting(t, all, strict)
+				require.Greater(t, len(all.Named(tracing.SpanWorkqueueDelayed)), 50, "the run waited for delays")
+				require.Greater(t, len(all.Named(tracing.SpanWorkqueueProcess)), 100, "the run processed keys")
+				spantest.CheckWorkqueueAccounting(t, all, strict)
 			})
 		})
-	}
-}
-
-// checkAccounting requires every add to be accounted for exactly once: one
-// not merged is the start of exactly one process's chain, one merged is
-// linked from exactly one process; and every process to hang under a
-// queued span of its own key. With rate-limited adds (strict false) an
-// entry the wrapper never saw fire is ended by the shutdown, and it and the
-// adds merged into it are left unaccounted.
-func checkAccounting(t *testing.T, all spans, strict bool) {
-	t.Helper()
-	servedBy := map[trace.SpanID]int{}
-	for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-		queued := all.byID(p.Parent().SpanID())
-		require.NotNil(t, queued, "process without a queued parent")
-		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
-		key := attr(p, tracing.KeyWorkqueueKey).AsString()
-		require.Equal(t, key, attr(queued, tracing.KeyWorkqueueKey).AsString())
-		servedBy[queued.Parent().SpanID()]++
-		for _, l := range p.Links() {
-			linked := all.byID(l.SpanContext.SpanID())
-			require.NotNil(t, linked)
-			require.Equal(t, tracing.SpanWorkqueueAdd, linked.Name())
-			require.Equal(t, key, attr(linked, tracing.KeyWorkqueueKey).AsString(), "a process links adds of its own key")
-			servedBy[l.SpanContext.SpanID()]++
-		}
-	}
-	delayedOf := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-	for _, d := range all.named(tracing.SpanWorkqueueDelayed) {
-		delayedOf[d.Parent().SpanID()] = d
-	}
-	for _, a := range all.named(tracing.SpanWorkqueueAdd) {
-		id := a.SpanContext().SpanID()
-		if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
-			if strict {
-				require.Equal(t, 1, servedBy[id], "a merged add is linked from one process")
-			} else {
-				require.LessOrEqual(t, servedBy[id], 1, "a merged add is linked from one process at most")
-			}
-			continue
-		}
-		d, isDelayed := delayedOf[id]
-		if !isDelayed {
-			require.Equal(t, 1, servedBy[id], "an add not merged starts one process's chain")
-			continue
-		}
-		switch v := attr(d, tracing.KeyWorkqueueCoalesced); {
-		case v.Type() == attribute.EMPTY:
-			require.False(t, strict, "a delayed span ended by the shutdown, though every delay was over")
-		case v.AsBool():
-			require.Equal(t, 1, servedBy[id], "a delay that fired into a waiting key: its add is linked")
-		default:
-			require.Equal(t, 1, servedBy[d.SpanContext().SpanID()], "a delay that fired starts one process's chain")
-		}
 	}
 }
