@@ -1,15 +1,12 @@
 package dropin_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -30,22 +27,9 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 	s := newServer(t, "a", "b", "c")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/a")))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), func(inf *dropin.Informer) {
+			require.NoError(t, inf.SetTraceFilter(deltafifo.TraceKeys("ns/a")))
+		}, nil)
 
 		retried := false
 		for q.Len() > 0 {
@@ -60,8 +44,7 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 			}
 		}
 		require.True(t, retried)
-		cancel()
-		<-done
+		stop()
 		require.Zero(t, handlerctx.Active(), "every registration ended")
 
 		all := spantest.Spans(rec.Ended())

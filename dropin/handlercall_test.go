@@ -147,30 +147,15 @@ func TestSampledOutHandlerCallsAddIsARoot(t *testing.T) {
 	s := newServer(t, "a", "b")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(informerRootsDropped{}), sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
 		r := &registrations{got: map[string]string{}}
 		record := r.handler()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			record.OnAdd(obj, false)
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSampler(informerRootsDropped{}), sdktrace.WithSpanProcessor(rec)),
+			nil, func(obj any) { record.OnAdd(obj, false) })
 		for q.Len() > 0 {
 			item, _ := q.Get()
 			q.Done(item)
 		}
-		cancel()
-		<-done
+		stop()
 		require.Equal(t, map[string]string{"ns/a": "none", "ns/b": "none"}, r.got, "a sampled-out call registers nothing")
 		require.Zero(t, handlerctx.Active())
 

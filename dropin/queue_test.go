@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -29,6 +30,38 @@ import (
 func newClientGoQueue() workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "oracle"})
+}
+
+// startTracedPipeline starts, in the calling synctest bubble, what a
+// controller builds: a dropin informer on srv's pods whose handler adds each
+// pod's key to a traced client-go queue, both traced by tp. configure (nil:
+// nothing) sets the informer up before it runs; onAdd (nil: nothing) sees
+// each added pod before its key is queued. It returns once the informer has
+// delivered what it listed; stop cancels the informer and waits for it. The
+// queue shuts down when the test ends.
+func startTracedPipeline(t *testing.T, srv *apiserver.Server, tp trace.TracerProvider, configure func(*dropin.Informer), onAdd func(obj any)) (q workqueue.TypedRateLimitingInterface[string], stop func()) {
+	t.Helper()
+	inf := dropin.NewSharedIndexInformer(inProcessLW(srv), &corev1.Pod{}, 0, nil).(*dropin.Informer)
+	require.NoError(t, inf.SetTracerProvider(tp))
+	if configure != nil {
+		configure(inf)
+	}
+	q = dropin.NewTracedQueue("pods", newClientGoQueue())
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	t.Cleanup(q.ShutDown)
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if onAdd != nil {
+			onAdd(obj)
+		}
+		key, _ := cache.MetaNamespaceKeyFunc(obj)
+		q.Add(key)
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.RunWithContext(ctx) }()
+	synctest.Wait()
+	return q, func() { cancel(); <-done }
 }
 
 // tracedQueue returns a traced queue over client-go's, recording into rec
@@ -428,25 +461,10 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 	s := newServer(t, "a")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), nil, nil)
 		item, _ := q.Get()
 		q.Done(item)
-		cancel()
-		<-done
+		stop()
 
 		all := spantest.Spans(rec.Ended())
 		process := all.Named(tracing.SpanWorkqueueProcess)
@@ -459,7 +477,9 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 		slices.Reverse(chain)
 		require.Equal(t, []string{"ListAndWatch watchlist", "HandleDeltas", "distribute", "addCh", "pop", "nextCh", "OnAdd",
 			"workqueue.add", "workqueue.queued", "workqueue.process"}, chain)
-		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.TestAddFromATracedHandlerIsItsChild.func1#0",
+		// The handler is startTracedPipeline's closure: named for the
+		// function that wrote it, not for this test.
+		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.startTracedPipeline#0",
 			spantest.Attr(all.Named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
 	})
 }
