@@ -167,6 +167,18 @@ func (e *env) createPods(ns string, n int) {
 	}
 }
 
+// watchingListFirst runs, for t, a list-first test reflector on lw with a
+// recording store and an error log, and returns once its WATCH is open: how
+// most tests of what the reflector does with a watch begin.
+func (e *env) watchingListFirst(t *testing.T, lw ListerWatcher) (*Reflector, *recordingStore, *errorLog) {
+	t.Helper()
+	s, errs := newRecordingStore(), &errorLog{}
+	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
+	run(t, r)
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	return r, s, errs
+}
+
 // run starts r and stops it when the test ends.
 func run(t *testing.T, r *Reflector) {
 	t.Helper()
