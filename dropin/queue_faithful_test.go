@@ -369,13 +369,8 @@ func TestTracedQueuesConcurrentWithAReentrantProcessor(t *testing.T) {
 			work.Wait()
 
 			st := q.(statser).Stats()
-			all := spantest.Spans(rec.Ended())
-			require.Len(t, all, len(rec.Started()), "every span ended")
-			require.EqualValues(t, len(all), reads.Load(), "the processor read the queue at every end")
-			require.EqualValues(t, processed.Load(), st.Processed)
-			require.Len(t, all.Named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-			require.EqualValues(t, len(all.Named(tracing.SpanWorkqueueAdd)), st.Adds)
-			require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
+			spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
+			require.EqualValues(t, len(rec.Ended()), reads.Load(), "the processor read the queue at every end")
 			require.Zero(t, handlerctx.Active(), "every registration ended")
 		})
 	}

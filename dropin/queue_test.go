@@ -649,12 +649,6 @@ func TestTracedQueueConcurrent(t *testing.T) {
 	work.Wait()
 
 	st := tq.Stats()
-	all := spantest.Spans(rec.Ended())
-	require.Len(t, all, len(rec.Started()), "every span ended")
-	require.EqualValues(t, processed.Load(), st.Processed)
-	require.Len(t, all.Named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-	require.EqualValues(t, len(all.Named(tracing.SpanWorkqueueAdd)), st.Adds)
-	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
-	require.Zero(t, st.Processing)
+	spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
 	require.Zero(t, handlerctx.Active(), "every registration ended")
 }

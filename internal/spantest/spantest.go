@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -127,4 +128,32 @@ func CheckWorkqueueAccounting(t testing.TB, all Spans, strict bool) {
 			require.Equal(t, 1, servedBy[d.SpanContext().SpanID()], "a delay that fired starts one process's chain")
 		}
 	}
+}
+
+// QueueCounts is what a traced queue counted over a run: dropin's
+// QueueStats Adds, Processed and Processing.
+//
+// Ours: a test helper.
+type QueueCounts struct {
+	Adds, Processed uint64
+	Processing      int
+}
+
+// CheckQueueRun requires a traced queue's spans, once its run is over (shut
+// down, workers returned), to agree with what it counted and with what the
+// test did: every span that started ended; one workqueue.process span per
+// item the workers processed, which is what the queue counted; one
+// workqueue.add span per add it counted, at least minAdds (the test's own
+// adds; its workers' retries come on top); and nothing left in process.
+//
+// Ours: a test helper for the concurrency tests of dropin's traced queues.
+func CheckQueueRun(t testing.TB, rec *tracetest.SpanRecorder, counted QueueCounts, processed int64, minAdds int) {
+	t.Helper()
+	all := Spans(rec.Ended())
+	require.Len(t, all, len(rec.Started()), "every span ended")
+	require.EqualValues(t, processed, counted.Processed)
+	require.Len(t, all.Named(tracing.SpanWorkqueueProcess), int(processed), "a process span per Get")
+	require.EqualValues(t, len(all.Named(tracing.SpanWorkqueueAdd)), counted.Adds)
+	require.GreaterOrEqual(t, counted.Adds, uint64(minAdds))
+	require.Zero(t, counted.Processing)
 }

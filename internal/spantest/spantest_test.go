@@ -20,7 +20,10 @@ import (
 // record records one key's add → queued → process chain, and a second add
 // of the key, merged into the first and linked from the process. queuedKey
 // is the key the queued span says.
-func record(queuedKey string) spantest.Spans {
+func record(queuedKey string) spantest.Spans { return spantest.Spans(recorder(queuedKey).Ended()) }
+
+// recorder is record's recorder.
+func recorder(queuedKey string) *tracetest.SpanRecorder {
 	rec := tracetest.NewSpanRecorder()
 	tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("spantest")
 	key := attribute.String(string(tracing.KeyWorkqueueKey), "ns/a")
@@ -35,7 +38,7 @@ func record(queuedKey string) spantest.Spans {
 	process.End()
 	queued.End()
 	add.End()
-	return spantest.Spans(rec.Ended())
+	return rec
 }
 
 func TestSpansFindByNameIDAndParent(t *testing.T) {
@@ -77,4 +80,23 @@ func TestCheckWorkqueueAccountingPassesAWholeChainAndFailsAProcessUnderAnotherKe
 	assert.False(t, failures(func(t testing.TB) { spantest.CheckWorkqueueAccounting(t, record("ns/a"), true) }))
 	assert.True(t, failures(func(t testing.TB) { spantest.CheckWorkqueueAccounting(t, record("ns/b"), true) }),
 		"a process under a queued span of another key")
+}
+
+func TestCheckQueueRunComparesTheSpansWithTheCounts(t *testing.T) {
+	counted := spantest.QueueCounts{Adds: 2, Processed: 1}
+	assert.False(t, failures(func(t testing.TB) { spantest.CheckQueueRun(t, recorder("ns/a"), counted, 1, 2) }))
+	for name, check := range map[string]func(t testing.TB){
+		"an add the spans miss": func(t testing.TB) {
+			spantest.CheckQueueRun(t, recorder("ns/a"), spantest.QueueCounts{Adds: 3, Processed: 1}, 1, 2)
+		},
+		"a Get without a process span": func(t testing.TB) {
+			spantest.CheckQueueRun(t, recorder("ns/a"), spantest.QueueCounts{Adds: 2, Processed: 2}, 2, 2)
+		},
+		"fewer adds than the test made": func(t testing.TB) { spantest.CheckQueueRun(t, recorder("ns/a"), counted, 1, 3) },
+		"still in process": func(t testing.TB) {
+			spantest.CheckQueueRun(t, recorder("ns/a"), spantest.QueueCounts{Adds: 2, Processed: 1, Processing: 1}, 1, 2)
+		},
+	} {
+		assert.True(t, failures(check), name)
+	}
 }
