@@ -20,29 +20,9 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// retriesMetrics is a workqueue.MetricsProvider that counts only what the
-// delaying queue reports as retries (delaying_queue.go: AddAfter counts one
-// for every call made before the shutdown, whatever its delay).
-type retriesMetrics struct{ retries atomic.Int64 }
-
-func (m *retriesMetrics) NewDepthMetric(string) workqueue.GaugeMetric       { return metricFunc(nil) }
-func (m *retriesMetrics) NewAddsMetric(string) workqueue.CounterMetric      { return metricFunc(nil) }
-func (m *retriesMetrics) NewLatencyMetric(string) workqueue.HistogramMetric { return metricFunc(nil) }
-func (m *retriesMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewRetriesMetric(string) workqueue.CounterMetric {
-	return metricFunc(func(float64) { m.retries.Add(1) })
-}
 
 // TestTracedQueueAddAfterReachesInnerAsAddAfter: the same AddAfter calls,
 // with delays of zero, less and more, on client-go's rate-limiting and
@@ -80,13 +60,13 @@ func TestTracedQueueAddAfterReachesInnerAsAddAfter(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := &retriesMetrics{}
+			m := &testutil.QueueMetrics{}
 			q := mk(m)
 			q.AddAfter("ns/a", 0)
 			q.AddAfter("ns/b", -time.Second)
 			q.AddAfter("ns/c", time.Hour)
 			q.AddAfter("ns/a", 0) // merged into the waiting ns/a, still a retry
-			require.EqualValues(t, 4, m.retries.Load(), "a retry for every AddAfter, as client-go's delaying queue counts")
+			require.Equal(t, 4, m.Retries(), "a retry for every AddAfter, as client-go's delaying queue counts")
 			require.Equal(t, 2, q.Len(), "delays of zero and less add at once")
 			var got []string
 			for q.Len() > 0 {
@@ -97,7 +77,7 @@ func TestTracedQueueAddAfterReachesInnerAsAddAfter(t *testing.T) {
 			require.Equal(t, []string{"ns/a", "ns/b"}, got)
 			q.ShutDown()
 			q.AddAfter("ns/d", 0)
-			require.EqualValues(t, 4, m.retries.Load(), "none after the shutdown")
+			require.Equal(t, 4, m.Retries(), "none after the shutdown")
 		})
 	}
 	adds := spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueAdd)

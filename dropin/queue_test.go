@@ -24,6 +24,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -80,63 +81,6 @@ func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingIn
 	return q
 }
 
-// queueMetrics is a workqueue.MetricsProvider that keeps what client-go's
-// queue itself reports: an add it did not merge (adds), for every Get how
-// long the key had been dirty (latency), for every Done how long since its
-// Get (work). These are the oracle for the traced queue's verdicts: an add
-// is merged exactly when client-go counted no add, a queued span lasts
-// exactly the latency, a process span exactly the work.
-type queueMetrics struct {
-	mu            sync.Mutex
-	adds          int
-	latency, work []time.Duration
-}
-
-// metricFunc is a metric of any kind calling f on Inc and Observe (nil:
-// one that is kept nowhere).
-type metricFunc func(float64)
-
-func (f metricFunc) Inc()        { f.Observe(1) }
-func (f metricFunc) Dec()        {}
-func (f metricFunc) Set(float64) {}
-func (f metricFunc) Observe(v float64) {
-	if f != nil {
-		f(v)
-	}
-}
-
-func (m *queueMetrics) observe(to *[]time.Duration) metricFunc {
-	return func(v float64) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		*to = append(*to, time.Duration(v*float64(time.Second)))
-	}
-}
-
-func (m *queueMetrics) NewAddsMetric(string) workqueue.CounterMetric {
-	return metricFunc(func(float64) { m.mu.Lock(); m.adds++; m.mu.Unlock() })
-}
-func (m *queueMetrics) NewLatencyMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.latency)
-}
-func (m *queueMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.work)
-}
-func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return metricFunc(nil) }
-func (m *queueMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *queueMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *queueMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return metricFunc(nil) }
-
-func (m *queueMetrics) read() (adds int, latency, work []time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.adds, slices.Clone(m.latency), slices.Clone(m.work)
-}
-
 // oracleOps says which operations a run draws from.
 type oracleOps struct {
 	// rateLimited: AddRateLimited too. Its delay is the limiter's, which
@@ -156,7 +100,7 @@ type oracleOps struct {
 func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		metrics := &queueMetrics{}
+		metrics := &testutil.QueueMetrics{}
 		traced := traceQueue(rec, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "traced", MetricsProvider: metrics}))
 		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), traced, tracedQueue(nil)}
@@ -169,13 +113,13 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 		// compare checks the spans the last call on traced ended against
 		// client-go's metrics.
 		compare := func(desc string, delayed bool, call func()) {
-			adds, latency, work := metrics.read()
+			adds, latency, work := metrics.Read()
 			ended := len(rec.Ended())
 			call()
 			if !strict {
 				return
 			}
-			adds2, latency2, work2 := metrics.read()
+			adds2, latency2, work2 := metrics.Read()
 			now := spantest.Spans(rec.Ended()[ended:])
 			// An immediate add's verdict shows at once in client-go's count;
 			// a delayed one's only when its delay is over, as the latency.
@@ -289,7 +233,7 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 		traced.ShutDown()
 		require.Len(t, rec.Ended(), len(rec.Started()), "every span ended by the shutdown")
 		if strict {
-			adds, latency, work := metrics.read()
+			adds, latency, work := metrics.Read()
 			all := spantest.Spans(rec.Ended())
 			require.Len(t, all.Named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
 			require.Len(t, all.Named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")

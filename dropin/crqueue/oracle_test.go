@@ -4,69 +4,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// pqMetrics keeps what the priority queue reports of itself (metrics.go):
-// for every Get how long the key had been ready (latency: from the moment
-// it became ready, merges not counting), for every Done how long since its
-// Get (work). These are the oracle for the spans: a queued span lasts the
-// latency, a process span the work.
-type pqMetrics struct {
-	mu            sync.Mutex
-	latency, work []time.Duration
-}
-
-type metricFunc func(float64)
-
-func (f metricFunc) Inc()        { f.Observe(1) }
-func (f metricFunc) Dec()        {}
-func (f metricFunc) Set(float64) {}
-func (f metricFunc) Observe(v float64) {
-	if f != nil {
-		f(v)
-	}
-}
-
-func (m *pqMetrics) observe(to *[]time.Duration) metricFunc {
-	return func(v float64) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		*to = append(*to, time.Duration(v*float64(time.Second)))
-	}
-}
-func (m *pqMetrics) NewDepthMetric(string) workqueue.GaugeMetric       { return metricFunc(nil) }
-func (m *pqMetrics) NewAddsMetric(string) workqueue.CounterMetric      { return metricFunc(nil) }
-func (m *pqMetrics) NewLatencyMetric(string) workqueue.HistogramMetric { return m.observe(&m.latency) }
-func (m *pqMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.work)
-}
-func (m *pqMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *pqMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *pqMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return metricFunc(nil) }
-
-func (m *pqMetrics) read() (latency, work []time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.latency), slices.Clone(m.work)
-}
 
 // TestTracedPriorityQueueMatchesBare: 1,500 random calls (fixed seed) on a
 // bare priority queue and a traced one, AddWithOpts with random
@@ -81,7 +32,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 		t.Run(fmt.Sprintf("rateLimited=%v", rateLimited), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := tracetest.NewSpanRecorder()
-				m := &pqMetrics{}
+				m := &testutil.QueueMetrics{}
 				bare := newPQ()
 				tq := traced(rec, priorityqueue.New("traced", func(o *priorityqueue.Opts[reconcile.Request]) { o.MetricProvider = m }))
 				queues := []priorityqueue.PriorityQueue[reconcile.Request]{bare, tq}
@@ -91,14 +42,14 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 				priorities := []*int{nil, new(handler.LowPriority), new(10)}
 				var processing []reconcile.Request
 				check := func(desc string, call func()) {
-					latency, work := m.read()
+					_, latency, work := m.Read()
 					ended := len(rec.Ended())
 					call()
 					synctest.Wait()
 					if !strict {
 						return
 					}
-					latency2, work2 := m.read()
+					_, latency2, work2 := m.Read()
 					now := spantest.Spans(rec.Ended()[ended:])
 					if len(latency2) > len(latency) {
 						q := now.Named(tracing.SpanWorkqueueQueued)
@@ -194,7 +145,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 				all := spantest.Spans(rec.Ended())
 				require.Len(t, all, len(rec.Started()), "every span ended")
 				if strict {
-					latency, work := m.read()
+					_, latency, work := m.Read()
 					require.Len(t, all.Named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
 					require.Len(t, all.Named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
 				}

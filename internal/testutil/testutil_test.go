@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
@@ -70,4 +71,22 @@ func TestWaitForLinesNamesTheLineThatCalledWaitFor(t *testing.T) {
 		assert.Zero(t, l.Line, "client-go's %q names its caller", l.Msg)
 	}
 	assert.Equal(t, []string{"Waiting", "Done waiting", "Timed out waiting"}, msgs)
+}
+
+func TestQueueMetricsKeepWhatClientGosQueueReports(t *testing.T) {
+	m := &testutil.QueueMetrics{}
+	// A name, or client-go's queue reports to no provider.
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "testutil", MetricsProvider: m})
+	defer q.ShutDown()
+	q.Add("a")
+	q.Add("a") // merged: no add counted
+	item, _ := q.Get()
+	q.Done(item)
+	q.AddAfter("b", time.Hour)
+	adds, latency, work := m.Read()
+	assert.Equal(t, 1, adds)
+	assert.Len(t, latency, 1)
+	assert.Len(t, work, 1)
+	assert.Equal(t, 1, m.Retries())
 }
