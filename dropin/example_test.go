@@ -28,7 +28,7 @@ func ExampleNewSharedIndexInformer() {
 			panic(err)
 		}
 	}
-	lw := inProcessLW{srv}
+	lw := srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll)
 
 	var informer cache.SharedIndexInformer = dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,

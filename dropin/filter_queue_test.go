@@ -1,19 +1,17 @@
 package dropin_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -29,22 +27,9 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 	s := newServer(t, "a", "b", "c")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/a")))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), func(inf *dropin.Informer) {
+			require.NoError(t, inf.SetTraceFilter(deltafifo.TraceKeys("ns/a")))
+		}, nil)
 
 		retried := false
 		for q.Len() > 0 {
@@ -59,21 +44,20 @@ func TestTracedQueueFollowsTheInformersTraceFilter(t *testing.T) {
 			}
 		}
 		require.True(t, retried)
-		cancel()
-		<-done
+		stop()
 		require.Zero(t, handlerctx.Active(), "every registration ended")
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		var keys []string
 		for _, s := range all {
-			if v := attr(s, tracing.KeyWorkqueueKey); v.AsString() != "" {
+			if v := spantest.Attr(s, tracing.KeyWorkqueueKey); v.AsString() != "" {
 				require.Equal(t, "ns/a", v.AsString(), "%s of a key the informer's filter left out", s.Name())
 				keys = append(keys, s.Name())
 			}
 		}
 		require.ElementsMatch(t, []string{tracing.SpanWorkqueueAdd, tracing.SpanWorkqueueQueued, tracing.SpanWorkqueueProcess}, keys)
-		process := all.named(tracing.SpanWorkqueueProcess)[0]
-		require.Equal(t, all.named("OnAdd")[0].SpanContext().TraceID(), process.SpanContext().TraceID(),
+		process := all.Named(tracing.SpanWorkqueueProcess)[0]
+		require.Equal(t, all.Named("OnAdd")[0].SpanContext().TraceID(), process.SpanContext().TraceID(),
 			"the traced key's process is in its object's trace")
 	})
 }
@@ -88,8 +72,8 @@ func TestAddOutsideAHandlerCallIsStillTraced(t *testing.T) {
 	q.Add("ns/b")
 	item, _ := q.Get()
 	q.Done(item)
-	all := spans(rec.Ended())
-	require.Len(t, all.named(tracing.SpanWorkqueueAdd), 1)
-	require.Len(t, all.named(tracing.SpanWorkqueueProcess), 1)
-	require.False(t, all.named(tracing.SpanWorkqueueAdd)[0].Parent().IsValid(), "a root")
+	all := spantest.Spans(rec.Ended())
+	require.Len(t, all.Named(tracing.SpanWorkqueueAdd), 1)
+	require.Len(t, all.Named(tracing.SpanWorkqueueProcess), 1)
+	require.False(t, all.Named(tracing.SpanWorkqueueAdd)[0].Parent().IsValid(), "a root")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -94,7 +95,7 @@ func TestHandlerCallsRegisterOnlyWhileATracedQueueIsAlive(t *testing.T) {
 				require.True(t, queuetrace.Alive())
 			}
 			synctest.Test(t, func(t *testing.T) {
-				inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+				inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 				require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(c.tp))
 				require.NoError(t, inf.(*dropin.Informer).SetTraceFilter(deltafifo.TraceKeys("ns/b")))
 				r := &registrations{got: map[string]string{}}
@@ -146,45 +147,30 @@ func TestSampledOutHandlerCallsAddIsARoot(t *testing.T) {
 	s := newServer(t, "a", "b")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(informerRootsDropped{}), sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
 		r := &registrations{got: map[string]string{}}
 		record := r.handler()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			record.OnAdd(obj, false)
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSampler(informerRootsDropped{}), sdktrace.WithSpanProcessor(rec)),
+			nil, func(obj any) { record.OnAdd(obj, false) })
 		for q.Len() > 0 {
 			item, _ := q.Get()
 			q.Done(item)
 		}
-		cancel()
-		<-done
+		stop()
 		require.Equal(t, map[string]string{"ns/a": "none", "ns/b": "none"}, r.got, "a sampled-out call registers nothing")
 		require.Zero(t, handlerctx.Active())
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		for _, sp := range all {
 			require.True(t, strings.HasPrefix(sp.Name(), "workqueue."), "%s: the informer's traces were sampled out", sp.Name())
 		}
-		adds := all.named(tracing.SpanWorkqueueAdd)
+		adds := all.Named(tracing.SpanWorkqueueAdd)
 		require.Len(t, adds, 2)
 		for _, add := range adds {
 			require.False(t, add.Parent().IsValid(), "the add is a root")
-			key := attr(add, tracing.KeyWorkqueueKey).AsString()
+			key := spantest.Attr(add, tracing.KeyWorkqueueKey).AsString()
 			var process sdktrace.ReadOnlySpan
-			for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-				if attr(p, tracing.KeyWorkqueueKey).AsString() == key {
+			for _, p := range all.Named(tracing.SpanWorkqueueProcess) {
+				if spantest.Attr(p, tracing.KeyWorkqueueKey).AsString() == key {
 					process = p
 				}
 			}

@@ -59,7 +59,7 @@ func historySeries(a livepage.HistoryAnswer, metric string, labels map[string]st
 // returns the queue and how many keys the worker has done.
 func startController(t *testing.T, srv *apiserver.Server, desc, queue string, tp *sdktrace.TracerProvider) (*dropin.Informer, func() int) {
 	t.Helper()
-	inf := dropin.NewSharedIndexInformerWithOptions(resourceLW{srv, apiserver.ConfigMaps}, &corev1.ConfigMap{},
+	inf := dropin.NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{},
 		cache.SharedIndexInformerOptions{ObjectDescription: desc}).(*dropin.Informer)
 	require.NoError(t, inf.SetTracerProvider(tp))
 	q := dropin.NewTracedQueue(queue, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))

@@ -91,7 +91,7 @@ func TestLiveViewHandlerShowsTheProcessControllers(t *testing.T) {
 		require.NoError(t, err)
 	}
 	tp := sdktrace.NewTracerProvider()
-	inf := dropin.NewSharedIndexInformer(resourceLW{srv, apiserver.ConfigMaps}, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	q := dropin.NewTracedQueue("liveview-test-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp) // the queue counts while tracing
 	_, err = inf.AddEventHandler(configMapEnqueuer{q})
@@ -252,7 +252,7 @@ func TestLiveViewWhyDidThisRun(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
-	inf := dropin.NewSharedIndexInformer(resourceLW{srv, apiserver.ConfigMaps}, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
 	q := dropin.NewTracedQueue("why-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)

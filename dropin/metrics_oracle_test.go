@@ -73,10 +73,10 @@ func TestInformerMetricsMatchClientGo(t *testing.T) {
 			return n.WithResource(podsGVR)
 		}
 		rec := &informerRecorder{}
-		theirs := cache.NewSharedIndexInformerWithOptions(inProcessLW{srv}, &corev1.Pod{},
+		theirs := cache.NewSharedIndexInformerWithOptions(inProcessLW(srv), &corev1.Pod{},
 			cache.SharedIndexInformerOptions{Identifier: identifier("client-go"), InformerMetricsProvider: rec})
 		oursID := identifier("dropin")
-		ours := dropin.NewSharedIndexInformerWithOptions(inProcessLW{srv}, &corev1.Pod{}, cache.SharedIndexInformerOptions{Identifier: oursID})
+		ours := dropin.NewSharedIndexInformerWithOptions(inProcessLW(srv), &corev1.Pod{}, cache.SharedIndexInformerOptions{Identifier: oursID})
 		for _, inf := range []cache.SharedIndexInformer{theirs, ours} {
 			_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 			require.NoError(t, err)

@@ -137,7 +137,7 @@ func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, que
 		opts.Identifier = n.WithResource(podsGVR)
 	}
 	c := &meteredController{
-		informer: dropin.NewSharedIndexInformerWithOptions(inProcessLW{srv}, &corev1.Pod{}, opts),
+		informer: dropin.NewSharedIndexInformerWithOptions(inProcessLW(srv), &corev1.Pod{}, opts),
 	}
 	var mp workqueue.MetricsProvider
 	if innerProvider {
@@ -215,7 +215,7 @@ func TestMetricsReported(t *testing.T) {
 		run := metricsRuns.Add(1)
 		informerName, queueName := fmt.Sprintf("metrics-test-%d", run), fmt.Sprintf("metrics-test-queue-%d", run)
 		named := newMeteredController(t, srv, informerName, queueName, true)
-		unnamed := dropin.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, cache.Indexers{})
+		unnamed := dropin.NewSharedIndexInformer(inProcessLW(srv), &corev1.Pod{}, 0, cache.Indexers{})
 		ctx, cancel := context.WithCancel(context.Background())
 		named.start(ctx)
 		go unnamed.RunWithContext(ctx)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -67,7 +68,7 @@ func TestUnstructuredInformersAreNamedByTheirGVK(t *testing.T) {
 		names := map[string]string{} // object key -> informer.name of its HandleDeltas
 		for _, s := range rec.Ended() {
 			if s.Name() == "HandleDeltas" {
-				names[attr(s, tracing.KeyObjectKey).AsString()] = attr(s, tracing.KeyInformerName).AsString()
+				names[spantest.Attr(s, tracing.KeyObjectKey).AsString()] = spantest.Attr(s, tracing.KeyInformerName).AsString()
 			}
 		}
 		require.Equal(t, map[string]string{"ns/w": "example.com/v1, Kind=Widget", "ns/g": "example.com/v2, Kind=Gadget"}, names)
@@ -117,7 +118,7 @@ func TestInformerNamesBesideTheGVK(t *testing.T) {
 			var got []string
 			for _, s := range rec.Ended() {
 				if s.Name() == "HandleDeltas" {
-					got = append(got, attr(s, tracing.KeyInformerName).AsString())
+					got = append(got, spantest.Attr(s, tracing.KeyInformerName).AsString())
 				}
 			}
 			require.Equal(t, []string{c.want}, got)
@@ -146,7 +147,7 @@ func TestNamedHandler(t *testing.T) {
 	s := newServer(t, "a")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+		inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
 		var added []string
 		_, err := inf.AddEventHandler(dropin.NamedHandler("pods-to-queue", cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
@@ -164,7 +165,7 @@ func TestNamedHandler(t *testing.T) {
 		var listeners []string
 		for _, s := range rec.Ended() {
 			if s.Name() == "OnAdd" {
-				listeners = append(listeners, attr(s, tracing.KeyListener).AsString())
+				listeners = append(listeners, spantest.Attr(s, tracing.KeyListener).AsString())
 			}
 		}
 		require.ElementsMatch(t, []string{"pods-to-queue#0",

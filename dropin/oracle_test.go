@@ -21,8 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -30,18 +28,12 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
-// inProcessLW lists and watches the embedded server without HTTP, so both
-// informers can run in a synctest bubble. It does not opt out of
+// inProcessLW lists and watches the embedded server's pods without HTTP, so
+// both informers can run in a synctest bubble. It does not opt out of
 // watch-list: both informers stream their initial state, as they do by
 // default in v0.37.2.
-type inProcessLW struct{ srv *apiserver.Server }
-
-func (l inProcessLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.srv.List(context.Background(), apiserver.Pods, "", o)
-}
-
-func (l inProcessLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.srv.Watch(context.Background(), apiserver.Pods, "", o)
+func inProcessLW(srv *apiserver.Server) *apiserver.ListerWatcher {
+	return srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll)
 }
 
 // recorder is a client-go handler that logs its calls. A delete whose
@@ -200,8 +192,8 @@ func newServer(t *testing.T, pods ...string) server {
 // pair makes both informers with build (given the ListerWatcher; nil: the
 // plain constructors), n handlers each, and does not start them.
 func pair(t *testing.T, s server, n int) (ours, theirs *side) {
-	ours = &side{name: "dropin", inf: dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, cache.Indexers{})}
-	theirs = &side{name: "client-go", inf: cache.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, cache.Indexers{})}
+	ours = &side{name: "dropin", inf: dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, cache.Indexers{})}
+	theirs = &side{name: "client-go", inf: cache.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, cache.Indexers{})}
 	for range n {
 		ours.add(t, &recorder{})
 		theirs.add(t, &recorder{})
@@ -331,10 +323,10 @@ func TestRegistrationCheckerClosesAfterTheInitialAddsReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		for _, mk := range []func() cache.SharedIndexInformer{
 			func() cache.SharedIndexInformer {
-				return dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+				return dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 			},
 			func() cache.SharedIndexInformer {
-				return cache.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+				return cache.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 			},
 		} {
 			inf := mk()
@@ -412,9 +404,9 @@ func TestIndexersAndTransform(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		s.t = t
-		ours := &side{name: "dropin", inf: dropin.NewSharedIndexInformerWithOptions(inProcessLW{s.srv}, &corev1.Pod{},
+		ours := &side{name: "dropin", inf: dropin.NewSharedIndexInformerWithOptions(inProcessLW(s.srv), &corev1.Pod{},
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{"app": byApp}})}
-		theirs := &side{name: "client-go", inf: cache.NewSharedIndexInformerWithOptions(inProcessLW{s.srv}, &corev1.Pod{},
+		theirs := &side{name: "client-go", inf: cache.NewSharedIndexInformerWithOptions(inProcessLW(s.srv), &corev1.Pod{},
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{"app": byApp}})}
 		for _, sd := range []*side{ours, theirs} {
 			require.NoError(t, sd.inf.SetTransform(strip))
@@ -560,8 +552,8 @@ func TestHandlerOptionsResyncPeriod(t *testing.T) {
 	s := newServer(t, "a", "b")
 	synctest.Test(t, func(t *testing.T) {
 		s.t = t
-		ours := &side{name: "dropin", inf: dropin.NewSharedInformer(inProcessLW{s.srv}, &corev1.Pod{}, time.Minute).(cache.SharedIndexInformer)}
-		theirs := &side{name: "client-go", inf: cache.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, time.Minute, nil)}
+		ours := &side{name: "dropin", inf: dropin.NewSharedInformer(inProcessLW(s.srv), &corev1.Pod{}, time.Minute).(cache.SharedIndexInformer)}
+		theirs := &side{name: "client-go", inf: cache.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, time.Minute, nil)}
 		period := 10 * time.Second
 		for _, sd := range []*side{ours, theirs} {
 			r := &recorder{}
@@ -586,9 +578,9 @@ func TestAddIndexersWithNilIndexers(t *testing.T) {
 	s := newServer(t)
 	byApp := cache.Indexers{"app": func(obj any) ([]string, error) { return []string{obj.(*corev1.Pod).Labels["app"]}, nil }}
 	require.Panics(t, func() {
-		_ = cache.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil).AddIndexers(byApp)
+		_ = cache.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil).AddIndexers(byApp)
 	}, "client-go's behaviour this test documents")
-	inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
+	inf := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
 	require.NoError(t, inf.AddIndexers(byApp))
 	require.Contains(t, inf.GetIndexer().GetIndexers(), "app")
 }

@@ -19,29 +19,10 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// retriesMetrics is a workqueue.MetricsProvider that counts only what the
-// delaying queue reports as retries (delaying_queue.go: AddAfter counts one
-// for every call made before the shutdown, whatever its delay).
-type retriesMetrics struct{ retries atomic.Int64 }
-
-func (m *retriesMetrics) NewDepthMetric(string) workqueue.GaugeMetric       { return metricFunc(nil) }
-func (m *retriesMetrics) NewAddsMetric(string) workqueue.CounterMetric      { return metricFunc(nil) }
-func (m *retriesMetrics) NewLatencyMetric(string) workqueue.HistogramMetric { return metricFunc(nil) }
-func (m *retriesMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *retriesMetrics) NewRetriesMetric(string) workqueue.CounterMetric {
-	return metricFunc(func(float64) { m.retries.Add(1) })
-}
 
 // TestTracedQueueAddAfterReachesInnerAsAddAfter: the same AddAfter calls,
 // with delays of zero, less and more, on client-go's rate-limiting and
@@ -79,13 +60,13 @@ func TestTracedQueueAddAfterReachesInnerAsAddAfter(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := &retriesMetrics{}
+			m := &testutil.QueueMetrics{}
 			q := mk(m)
 			q.AddAfter("ns/a", 0)
 			q.AddAfter("ns/b", -time.Second)
 			q.AddAfter("ns/c", time.Hour)
 			q.AddAfter("ns/a", 0) // merged into the waiting ns/a, still a retry
-			require.EqualValues(t, 4, m.retries.Load(), "a retry for every AddAfter, as client-go's delaying queue counts")
+			require.Equal(t, 4, m.Retries(), "a retry for every AddAfter, as client-go's delaying queue counts")
 			require.Equal(t, 2, q.Len(), "delays of zero and less add at once")
 			var got []string
 			for q.Len() > 0 {
@@ -96,15 +77,15 @@ func TestTracedQueueAddAfterReachesInnerAsAddAfter(t *testing.T) {
 			require.Equal(t, []string{"ns/a", "ns/b"}, got)
 			q.ShutDown()
 			q.AddAfter("ns/d", 0)
-			require.EqualValues(t, 4, m.retries.Load(), "none after the shutdown")
+			require.Equal(t, 4, m.Retries(), "none after the shutdown")
 		})
 	}
-	adds := spans(rec.Ended()).named(tracing.SpanWorkqueueAdd)
+	adds := spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueAdd)
 	require.Len(t, adds, 8, "the traced runs' four AddAfter calls each (none after the shutdown)")
-	require.Len(t, spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed), 2, "only the hour's delay waits")
+	require.Len(t, spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueDelayed), 2, "only the hour's delay waits")
 	var coalesced []bool
 	for _, a := range adds {
-		coalesced = append(coalesced, attr(a, tracing.KeyWorkqueueCoalesced).AsBool())
+		coalesced = append(coalesced, spantest.Attr(a, tracing.KeyWorkqueueCoalesced).AsBool())
 	}
 	require.Equal(t, []bool{false, false, false, true, false, false, false, true}, coalesced, "a delay of zero is an immediate add: merged while the key waits")
 }
@@ -278,18 +259,18 @@ func TestTracedPlainAndDelayingQueuesMatchClientGo(t *testing.T) {
 				for _, q := range queues {
 					q.ShutDown()
 				}
-				all := spans(rec.Ended())
+				all := spantest.Spans(rec.Ended())
 				require.Len(t, all, len(rec.Started()), "every span ended")
-				require.NotEmpty(t, all.named(tracing.SpanWorkqueueProcess))
-				for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-					require.Equal(t, attribute.EMPTY, attr(p, tracing.KeyWorkqueueRequeues).Type(), "no requeues counted")
+				require.NotEmpty(t, all.Named(tracing.SpanWorkqueueProcess))
+				for _, p := range all.Named(tracing.SpanWorkqueueProcess) {
+					require.Equal(t, attribute.EMPTY, spantest.Attr(p, tracing.KeyWorkqueueRequeues).Type(), "no requeues counted")
 				}
 				if delaying {
-					require.NotEmpty(t, all.named(tracing.SpanWorkqueueDelayed))
+					require.NotEmpty(t, all.Named(tracing.SpanWorkqueueDelayed))
 				} else {
-					require.Empty(t, all.named(tracing.SpanWorkqueueDelayed))
+					require.Empty(t, all.Named(tracing.SpanWorkqueueDelayed))
 				}
-				checkAccounting(t, all, true)
+				spantest.CheckWorkqueueAccounting(t, all, true)
 			})
 		})
 	}
@@ -368,13 +349,8 @@ func TestTracedQueuesConcurrentWithAReentrantProcessor(t *testing.T) {
 			work.Wait()
 
 			st := q.(statser).Stats()
-			all := spans(rec.Ended())
-			require.Len(t, all, len(rec.Started()), "every span ended")
-			require.EqualValues(t, len(all), reads.Load(), "the processor read the queue at every end")
-			require.EqualValues(t, processed.Load(), st.Processed)
-			require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-			require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
-			require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
+			spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
+			require.EqualValues(t, len(rec.Ended()), reads.Load(), "the processor read the queue at every end")
 			require.Zero(t, handlerctx.Active(), "every registration ended")
 		})
 	}

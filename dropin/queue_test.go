@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -22,13 +21,48 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 func newClientGoQueue() workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "oracle"})
+}
+
+// startTracedPipeline starts, in the calling synctest bubble, what a
+// controller builds: a dropin informer on srv's pods whose handler adds each
+// pod's key to a traced client-go queue, both traced by tp. configure (nil:
+// nothing) sets the informer up before it runs; onAdd (nil: nothing) sees
+// each added pod before its key is queued. It returns once the informer has
+// delivered what it listed; stop cancels the informer and waits for it. The
+// queue shuts down when the test ends.
+func startTracedPipeline(t *testing.T, srv *apiserver.Server, tp trace.TracerProvider, configure func(*dropin.Informer), onAdd func(obj any)) (q workqueue.TypedRateLimitingInterface[string], stop func()) {
+	t.Helper()
+	inf := dropin.NewSharedIndexInformer(inProcessLW(srv), &corev1.Pod{}, 0, nil).(*dropin.Informer)
+	require.NoError(t, inf.SetTracerProvider(tp))
+	if configure != nil {
+		configure(inf)
+	}
+	q = dropin.NewTracedQueue("pods", newClientGoQueue())
+	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
+	t.Cleanup(q.ShutDown)
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if onAdd != nil {
+			onAdd(obj)
+		}
+		key, _ := cache.MetaNamespaceKeyFunc(obj)
+		q.Add(key)
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.RunWithContext(ctx) }()
+	synctest.Wait()
+	return q, func() { cancel(); <-done }
 }
 
 // tracedQueue returns a traced queue over client-go's, recording into rec
@@ -45,63 +79,6 @@ func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingIn
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(noop.NewTracerProvider())
 	}
 	return q
-}
-
-// queueMetrics is a workqueue.MetricsProvider that keeps what client-go's
-// queue itself reports: an add it did not merge (adds), for every Get how
-// long the key had been dirty (latency), for every Done how long since its
-// Get (work). These are the oracle for the traced queue's verdicts: an add
-// is merged exactly when client-go counted no add, a queued span lasts
-// exactly the latency, a process span exactly the work.
-type queueMetrics struct {
-	mu            sync.Mutex
-	adds          int
-	latency, work []time.Duration
-}
-
-// metricFunc is a metric of any kind calling f on Inc and Observe (nil:
-// one that is kept nowhere).
-type metricFunc func(float64)
-
-func (f metricFunc) Inc()        { f.Observe(1) }
-func (f metricFunc) Dec()        {}
-func (f metricFunc) Set(float64) {}
-func (f metricFunc) Observe(v float64) {
-	if f != nil {
-		f(v)
-	}
-}
-
-func (m *queueMetrics) observe(to *[]time.Duration) metricFunc {
-	return func(v float64) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		*to = append(*to, time.Duration(v*float64(time.Second)))
-	}
-}
-
-func (m *queueMetrics) NewAddsMetric(string) workqueue.CounterMetric {
-	return metricFunc(func(float64) { m.mu.Lock(); m.adds++; m.mu.Unlock() })
-}
-func (m *queueMetrics) NewLatencyMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.latency)
-}
-func (m *queueMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.work)
-}
-func (m *queueMetrics) NewDepthMetric(string) workqueue.GaugeMetric { return metricFunc(nil) }
-func (m *queueMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *queueMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *queueMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return metricFunc(nil) }
-
-func (m *queueMetrics) read() (adds int, latency, work []time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.adds, slices.Clone(m.latency), slices.Clone(m.work)
 }
 
 // oracleOps says which operations a run draws from.
@@ -123,7 +100,7 @@ type oracleOps struct {
 func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		metrics := &queueMetrics{}
+		metrics := &testutil.QueueMetrics{}
 		traced := traceQueue(rec, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "traced", MetricsProvider: metrics}))
 		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), traced, tracedQueue(nil)}
@@ -136,27 +113,27 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 		// compare checks the spans the last call on traced ended against
 		// client-go's metrics.
 		compare := func(desc string, delayed bool, call func()) {
-			adds, latency, work := metrics.read()
+			adds, latency, work := metrics.Read()
 			ended := len(rec.Ended())
 			call()
 			if !strict {
 				return
 			}
-			adds2, latency2, work2 := metrics.read()
-			now := spans(rec.Ended()[ended:])
+			adds2, latency2, work2 := metrics.Read()
+			now := spantest.Spans(rec.Ended()[ended:])
 			// An immediate add's verdict shows at once in client-go's count;
 			// a delayed one's only when its delay is over, as the latency.
-			if a := now.named(tracing.SpanWorkqueueAdd); len(a) == 1 && len(now.named(tracing.SpanWorkqueueDelayed)) == 0 && !delayed {
-				require.Equal(t, adds2 == adds, attr(a[0], tracing.KeyWorkqueueCoalesced).AsBool(),
+			if a := now.Named(tracing.SpanWorkqueueAdd); len(a) == 1 && len(now.Named(tracing.SpanWorkqueueDelayed)) == 0 && !delayed {
+				require.Equal(t, adds2 == adds, spantest.Attr(a[0], tracing.KeyWorkqueueCoalesced).AsBool(),
 					"%s: merged exactly when client-go counted no add", desc)
 			}
 			if len(latency2) > len(latency) {
-				q := now.named(tracing.SpanWorkqueueQueued)
+				q := now.Named(tracing.SpanWorkqueueQueued)
 				require.Len(t, q, 1, "%s: a queued span for the Get", desc)
 				require.Equal(t, latency2[len(latency)], q[0].EndTime().Sub(q[0].StartTime()), "%s: queued lasts as long as client-go says the key waited", desc)
 			}
 			if len(work2) > len(work) {
-				p := now.named(tracing.SpanWorkqueueProcess)
+				p := now.Named(tracing.SpanWorkqueueProcess)
 				require.Len(t, p, 1, "%s: the process span ends at Done", desc)
 				require.Equal(t, work2[len(work)], p[0].EndTime().Sub(p[0].StartTime()), "%s: process lasts from Get to Done", desc)
 			}
@@ -256,74 +233,14 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 		traced.ShutDown()
 		require.Len(t, rec.Ended(), len(rec.Started()), "every span ended by the shutdown")
 		if strict {
-			adds, latency, work := metrics.read()
-			all := spans(rec.Ended())
-			require.Len(t, all.named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
-			require.Len(t, all.named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
+			adds, latency, work := metrics.Read()
+			all := spantest.Spans(rec.Ended())
+			require.Len(t, all.Named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
+			require.Len(t, all.Named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
 			require.Equal(t, adds, len(latency), "every add client-go did not merge was served")
 		}
-		checkAccounting(t, spans(rec.Ended()), strict)
+		spantest.CheckWorkqueueAccounting(t, spantest.Spans(rec.Ended()), strict)
 	})
-}
-
-// checkAccounting requires every add to be accounted for exactly once:
-// one not merged is the start of exactly one process's chain, one merged
-// is linked from exactly one process; and every process to hang under a
-// queued span of its own key (this queue is traced from its first call).
-// When strict is false (rate-limited adds among the calls), a rate-limited
-// entry the wrapper never saw fire is ended by the shutdown, and it and the
-// adds merged into it are left unaccounted.
-func checkAccounting(t *testing.T, all spans, strict bool) {
-	t.Helper()
-	servedBy := map[trace.SpanID]int{} // add or delayed span → processes serving it
-	for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-		queued := parentOf(all, p)
-		require.NotNil(t, queued, "process without a queued parent")
-		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
-		key := attr(p, tracing.KeyWorkqueueKey).AsString()
-		require.Equal(t, key, attr(queued, tracing.KeyWorkqueueKey).AsString())
-		servedBy[queued.Parent().SpanID()]++
-		for _, l := range p.Links() {
-			linked := all.byID(l.SpanContext.SpanID())
-			require.NotNil(t, linked)
-			require.Equal(t, tracing.SpanWorkqueueAdd, linked.Name())
-			require.Equal(t, key, attr(linked, tracing.KeyWorkqueueKey).AsString(), "a process links adds of its own key")
-			servedBy[l.SpanContext.SpanID()]++
-		}
-	}
-	delayedOf := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-	for _, d := range all.named(tracing.SpanWorkqueueDelayed) {
-		delayedOf[d.Parent().SpanID()] = d
-	}
-	for _, a := range all.named(tracing.SpanWorkqueueAdd) {
-		id := a.SpanContext().SpanID()
-		if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
-			if strict {
-				require.Equal(t, 1, servedBy[id], "a merged add is linked from one process")
-			} else {
-				// merged into a rate-limited entry the wrapper never saw
-				// fire, ended by the shutdown
-				require.LessOrEqual(t, servedBy[id], 1, "a merged add is linked from one process at most")
-			}
-			for _, s := range all {
-				require.NotEqual(t, id, s.Parent().SpanID(), "a merged add ends its trace")
-			}
-			continue
-		}
-		d, isDelayed := delayedOf[id]
-		if !isDelayed {
-			require.Equal(t, 1, servedBy[id], "an add not merged starts one process's chain")
-			continue
-		}
-		switch v := attr(d, tracing.KeyWorkqueueCoalesced); {
-		case v.Type() == attribute.EMPTY:
-			require.False(t, strict, "a delayed span ended by the shutdown, though every delay was over")
-		case v.AsBool():
-			require.Equal(t, 1, servedBy[id], "a delay that fired into a waiting key: its add is linked")
-		default:
-			require.Equal(t, 1, servedBy[d.SpanContext().SpanID()], "a delay that fired starts one process's chain")
-		}
-	}
 }
 
 // TestTracedQueueMatchesClientGo: 2,000 random operations with a fixed
@@ -362,41 +279,6 @@ func FuzzTracedQueueMatchesClientGo(f *testing.F) {
 	})
 }
 
-// spans indexes recorded spans.
-type spans []sdktrace.ReadOnlySpan
-
-func (ss spans) named(name string) spans {
-	var out spans
-	for _, s := range ss {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (ss spans) byID(id trace.SpanID) sdktrace.ReadOnlySpan {
-	for _, s := range ss {
-		if s.SpanContext().SpanID() == id {
-			return s
-		}
-	}
-	return nil
-}
-
-func attr(s sdktrace.ReadOnlySpan, key attribute.Key) attribute.Value {
-	for _, kv := range s.Attributes() {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return attribute.Value{}
-}
-
-func parentOf(ss spans, s sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
-	return ss.byID(s.Parent().SpanID())
-}
-
 // TestTracedQueueSpans: the chain add → queued → process, a merged add
 // linked from the process that served it, a delay as its own span, and a
 // re-add during processing under that process.
@@ -416,22 +298,22 @@ func TestTracedQueueSpans(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		q.Done(item)
 
-		all := spans(rec.Ended())
-		adds := all.named(tracing.SpanWorkqueueAdd)
+		all := spantest.Spans(rec.Ended())
+		adds := all.Named(tracing.SpanWorkqueueAdd)
 		require.Len(t, adds, 3)
-		require.False(t, attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool())
-		require.True(t, attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), "the second Add was merged")
-		require.Equal(t, "ns/a", attr(adds[0], tracing.KeyWorkqueueKey).AsString())
-		require.Equal(t, "ns/a", attr(adds[0], tracing.KeyObjectKey).AsString())
-		require.Equal(t, "test", attr(adds[0], tracing.KeyWorkqueueName).AsString())
-		require.EqualValues(t, 1, attr(adds[1], tracing.KeyWorkqueueDepth).AsInt64(), "Len when the merged add came")
+		require.False(t, spantest.Attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool())
+		require.True(t, spantest.Attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), "the second Add was merged")
+		require.Equal(t, "ns/a", spantest.Attr(adds[0], tracing.KeyWorkqueueKey).AsString())
+		require.Equal(t, "ns/a", spantest.Attr(adds[0], tracing.KeyObjectKey).AsString())
+		require.Equal(t, "test", spantest.Attr(adds[0], tracing.KeyWorkqueueName).AsString())
+		require.EqualValues(t, 1, spantest.Attr(adds[1], tracing.KeyWorkqueueDepth).AsInt64(), "Len when the merged add came")
 
-		process := all.named(tracing.SpanWorkqueueProcess)
+		process := all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 1)
 		p := process[0]
 		require.Equal(t, trace.SpanKindConsumer, p.SpanKind())
 		require.Equal(t, 3*time.Second, p.EndTime().Sub(p.StartTime()), "Get to Done")
-		queued := parentOf(all, p)
+		queued := all.ParentOf(p)
 		require.NotNil(t, queued)
 		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
 		require.Equal(t, 2*time.Second, queued.EndTime().Sub(queued.StartTime()), "from the first Add to Get")
@@ -439,17 +321,17 @@ func TestTracedQueueSpans(t *testing.T) {
 		require.Len(t, p.Links(), 1)
 		require.Equal(t, adds[1].SpanContext(), p.Links()[0].SpanContext, "the process links to the add it absorbed")
 		require.Equal(t, p.SpanContext().SpanID(), adds[2].Parent().SpanID(), "a re-add during processing is the process's child")
-		require.False(t, attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool())
+		require.False(t, spantest.Attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool())
 		require.Zero(t, handlerctx.Active())
 
 		// The re-added key comes out again, its queued span from the re-add.
 		item, _ = q.Get()
 		q.Done(item)
-		all = spans(rec.Ended())
-		process = all.named(tracing.SpanWorkqueueProcess)
+		all = spantest.Spans(rec.Ended())
+		process = all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 2)
-		require.Equal(t, adds[2].SpanContext().SpanID(), parentOf(all, process[1]).Parent().SpanID())
-		require.EqualValues(t, 0, attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
+		require.Equal(t, adds[2].SpanContext().SpanID(), all.ParentOf(process[1]).Parent().SpanID())
+		require.EqualValues(t, 0, spantest.Attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
 
 		st := q.(*dropin.TracedQueue[string]).Stats()
 		require.Equal(t, dropin.QueueStats{Adds: 3, Processed: 2, Merged: 1, ProcessTotal: 3 * time.Second}, st)
@@ -475,21 +357,21 @@ func TestTracedQueueDelays(t *testing.T) {
 		item, _ = q.Get() // blocks until the limiter's 5 ms are over
 		q.Done(item)
 
-		all := spans(rec.Ended())
-		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		all := spantest.Spans(rec.Ended())
+		delayed := all.Named(tracing.SpanWorkqueueDelayed)
 		require.Len(t, delayed, 2)
 		require.Equal(t, 10*time.Second, delayed[0].EndTime().Sub(delayed[0].StartTime()), "AddAfter's delay")
-		process := all.named(tracing.SpanWorkqueueProcess)
+		process := all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 2)
-		queued := parentOf(all, process[0])
+		queued := all.ParentOf(process[0])
 		require.Equal(t, 5*time.Second, queued.EndTime().Sub(queued.StartTime()), "ready at 10 s, taken at 15 s")
 		require.Equal(t, delayed[0].SpanContext().SpanID(), queued.Parent().SpanID())
 
-		add := parentOf(all, delayed[1])
+		add := all.ParentOf(delayed[1])
 		require.Equal(t, tracing.SpanWorkqueueAdd, add.Name())
 		require.Equal(t, process[0].SpanContext().SpanID(), add.Parent().SpanID(), "the retry's add is the failed process's child")
-		require.Equal(t, delayed[1].SpanContext().SpanID(), parentOf(all, process[1]).Parent().SpanID())
-		require.EqualValues(t, 1, attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
+		require.Equal(t, delayed[1].SpanContext().SpanID(), all.ParentOf(process[1]).Parent().SpanID())
+		require.EqualValues(t, 1, spantest.Attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
 	})
 }
 
@@ -523,39 +405,26 @@ func TestAddFromATracedHandlerIsItsChild(t *testing.T) {
 	s := newServer(t, "a")
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		inf := dropin.NewSharedIndexInformer(inProcessLW{s.srv}, &corev1.Pod{}, 0, nil)
-		require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-		q := dropin.NewTracedQueue("pods", newClientGoQueue())
-		q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-		defer q.ShutDown()
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			key, _ := cache.MetaNamespaceKeyFunc(obj)
-			q.Add(key)
-		}})
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); inf.RunWithContext(ctx) }()
-		synctest.Wait()
+		q, stop := startTracedPipeline(t, s.srv, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), nil, nil)
 		item, _ := q.Get()
 		q.Done(item)
-		cancel()
-		<-done
+		stop()
 
-		all := spans(rec.Ended())
-		process := all.named(tracing.SpanWorkqueueProcess)
+		all := spantest.Spans(rec.Ended())
+		process := all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 1)
 		var chain []string
-		for s := sdktrace.ReadOnlySpan(process[0]); s != nil; s = parentOf(all, s) {
+		for s := sdktrace.ReadOnlySpan(process[0]); s != nil; s = all.ParentOf(s) {
 			chain = append(chain, s.Name())
 			require.Equal(t, process[0].SpanContext().TraceID(), s.SpanContext().TraceID(), "%s is in the object's trace", s.Name())
 		}
 		slices.Reverse(chain)
 		require.Equal(t, []string{"ListAndWatch watchlist", "HandleDeltas", "distribute", "addCh", "pop", "nextCh", "OnAdd",
 			"workqueue.add", "workqueue.queued", "workqueue.process"}, chain)
-		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.TestAddFromATracedHandlerIsItsChild.func1#0",
-			attr(all.named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
+		// The handler is startTracedPipeline's closure: named for the
+		// function that wrote it, not for this test.
+		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.startTracedPipeline#0",
+			spantest.Attr(all.Named("OnAdd")[0], tracing.KeyListener).AsString(), "the listener is named for the user's handler")
 	})
 }
 
@@ -581,19 +450,19 @@ func TestTracedQueueDelayedAddsMergeAsTheDelayingQueueDoes(t *testing.T) {
 		synctest.Wait()
 		require.Zero(t, q.Len(), "nothing fires at 5 s: the entry was moved, not doubled")
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		require.Len(t, all, len(rec.Started()), "every span ended")
-		adds := all.named(tracing.SpanWorkqueueAdd)
+		adds := all.Named(tracing.SpanWorkqueueAdd)
 		require.Len(t, adds, 3)
-		require.Equal(t, []bool{false, true, true}, []bool{attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool(),
-			attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool()})
-		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		require.Equal(t, []bool{false, true, true}, []bool{spantest.Attr(adds[0], tracing.KeyWorkqueueCoalesced).AsBool(),
+			spantest.Attr(adds[1], tracing.KeyWorkqueueCoalesced).AsBool(), spantest.Attr(adds[2], tracing.KeyWorkqueueCoalesced).AsBool()})
+		delayed := all.Named(tracing.SpanWorkqueueDelayed)
 		require.Len(t, delayed, 1, "a merged delayed add has no wait of its own")
 		require.Equal(t, adds[0].SpanContext().SpanID(), delayed[0].Parent().SpanID())
 		require.Equal(t, start.Add(2*time.Second), delayed[0].EndTime(), "the entry was ready at 2 s")
-		process := all.named(tracing.SpanWorkqueueProcess)
+		process := all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 1)
-		queued := parentOf(all, process[0])
+		queued := all.ParentOf(process[0])
 		require.Equal(t, delayed[0].SpanContext().SpanID(), queued.Parent().SpanID())
 		require.Equal(t, time.Second, queued.EndTime().Sub(queued.StartTime()), "waiting from 2 s to the Get at 3 s")
 		var linked []trace.SpanID
@@ -628,7 +497,7 @@ func TestTracedQueueShutDownEndsDelayedSpans(t *testing.T) {
 			// drops them); ShutDown stops it before the bubble ends.
 			defer q.ShutDown()
 			require.Len(t, rec.Ended(), len(rec.Started()))
-			delayed := spans(rec.Ended()).named(tracing.SpanWorkqueueDelayed)
+			delayed := spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueDelayed)
 			require.Len(t, delayed, 2)
 			// The AddAfter's entry never fired: it ends at the shutdown.
 			// The AddRateLimited's fired at the rate limiter's first delay
@@ -667,8 +536,8 @@ func TestTracedQueueObjectKey(t *testing.T) {
 	pairs.Add(pair{1, 2})
 
 	got := map[string]string{}
-	for _, s := range spans(rec.Ended()).named(tracing.SpanWorkqueueAdd) {
-		got[attr(s, tracing.KeyWorkqueueKey).AsString()] = attr(s, tracing.KeyObjectKey).AsString()
+	for _, s := range spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueAdd) {
+		got[spantest.Attr(s, tracing.KeyWorkqueueKey).AsString()] = spantest.Attr(s, tracing.KeyObjectKey).AsString()
 	}
 	require.Equal(t, map[string]string{
 		"ns/a": "ns/a", "node-1": "node-1", "Pod/ns/a": "", "/a": "", "ns/": "", "": "",
@@ -724,12 +593,6 @@ func TestTracedQueueConcurrent(t *testing.T) {
 	work.Wait()
 
 	st := tq.Stats()
-	all := spans(rec.Ended())
-	require.Len(t, all, len(rec.Started()), "every span ended")
-	require.EqualValues(t, processed.Load(), st.Processed)
-	require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-	require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
-	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
-	require.Zero(t, st.Processing)
+	spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
 	require.Zero(t, handlerctx.Active(), "every registration ended")
 }

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -26,21 +25,6 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// resourceLW lists and watches one resource of the embedded server
-// in-process.
-type resourceLW struct {
-	srv *apiserver.Server
-	res apiserver.Resource
-}
-
-func (l resourceLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.srv.List(context.Background(), l.res, "", o)
-}
-
-func (l resourceLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.srv.Watch(context.Background(), l.res, "", o)
-}
 
 // controllerUnderTest is a client-go style controller on our informer: a
 // handler that puts the keys it wants on a traced queue, and workers that
@@ -55,7 +39,7 @@ type controllerUnderTest struct {
 func newControllerUnderTest(t *testing.T, name string, srv *apiserver.Server, res apiserver.Resource, example runtime.Object,
 	tp trace.TracerProvider, wants func(metav1.Object) bool) *controllerUnderTest {
 	t.Helper()
-	inf := dropin.NewSharedIndexInformer(resourceLW{srv, res}, example, 0, cache.Indexers{}).(*dropin.Informer)
+	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(res, metav1.NamespaceAll), example, 0, cache.Indexers{}).(*dropin.Informer)
 	require.NoError(t, inf.SetTracerProvider(tp))
 	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)

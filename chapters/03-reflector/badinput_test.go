@@ -28,10 +28,7 @@ func TestBadResourceVersionOnAWatchEventIsRefusedAndRelists(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			e.createPods("a", 2)
-			s, errs := newRecordingStore(), &errorLog{}
-			r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-			run(t, r)
-			testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+			r, s, errs := e.watchingListFirst(t, e.lw)
 			synced := r.LastSyncResourceVersion()
 
 			// The next watch request is held, so the delete below happens
@@ -73,10 +70,7 @@ func TestBadResourceVersionOnAWatchEventIsRefusedAndRelists(t *testing.T) {
 func TestNamelessWatchEventIsRefusedAndReported(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	_, s, errs := e.watchingListFirst(t, e.lw)
 
 	for _, typ := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
 		nameless := pod("a", "")
@@ -112,13 +106,8 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 		}
 		e.createPods("a", 1)
 		// A ListerWatcher whose LIST is for the wrong resource.
-		lw := listWith(e, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return e.srv.List(ctx, apiserver.ConfigMaps, "", o)
-		})
-		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-		run(t, r)
-		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		lw := listWith(e, e.srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll).ListWithContext)
+		_, s, errs := e.watchingListFirst(t, lw)
 		_, err := e.srv.Create(pod("a", "live"))
 		require.NoError(t, err)
 		testutil.Eventually(t, "watch event applied", func() bool { return len(s.keys()) > 0 })
@@ -144,10 +133,7 @@ func TestBadListItemsAreRefusedWithOneReportPerList(t *testing.T) {
 			list.Items = append(list.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", ResourceVersion: "2"}})
 			return list, nil
 		})
-		s, errs := newRecordingStore(), &errorLog{}
-		r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-		run(t, r)
-		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		_, s, errs := e.watchingListFirst(t, lw)
 
 		assert.Equal(t, []string{"a/p0", "a/p1"}, s.keys())
 		require.Len(t, errs.all(), 1, "%v", errs.all())
@@ -203,10 +189,7 @@ func TestListWithABadResourceVersionIsNotRecordedAndRelists(t *testing.T) {
 		}
 		return obj, err
 	})
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	r, s, errs := e.watchingListFirst(t, lw)
 
 	assert.Equal(t, []string{"a/p0", "a/p1"}, s.keys())
 	assert.Len(t, e.requests("list"), 2, "the bad LIST was followed by a relist")

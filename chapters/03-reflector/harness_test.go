@@ -13,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -143,16 +141,18 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, srv: srv, lw: NewListWatchFromClient(client, "pods", metav1.NamespaceAll, fields.Everything())}
 }
 
-// direct returns a ListWatch that calls the server in process (for synctest).
+// The embedded server's in-process ListerWatcher serves this chapter's
+// reflector as it serves client-go's.
+var (
+	_ ListerWatcher            = (*apiserver.ListerWatcher)(nil)
+	_ ListerWatcherWithContext = (*apiserver.ListerWatcher)(nil)
+)
+
+// directLW returns the server's in-process pod ListerWatcher (for synctest)
+// as a ListWatch, whose functions a test may wrap to count or hold calls.
 func directLW(srv *apiserver.Server) *ListWatch {
-	return &ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return srv.List(ctx, apiserver.Pods, "", o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return srv.Watch(ctx, apiserver.Pods, "", o)
-		},
-	}
+	lw := srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll)
+	return &ListWatch{ListWithContextFunc: lw.ListWithContext, WatchFuncWithContext: lw.WatchWithContext}
 }
 
 func pod(ns, name string) *corev1.Pod {
@@ -165,6 +165,18 @@ func (e *env) createPods(ns string, n int) {
 		_, err := e.srv.Create(pod(ns, "p"+strconv.Itoa(i)))
 		require.NoError(e.t, err)
 	}
+}
+
+// watchingListFirst runs, for t, a list-first test reflector on lw with a
+// recording store and an error log, and returns once its WATCH is open: how
+// most tests of what the reflector does with a watch begin.
+func (e *env) watchingListFirst(t *testing.T, lw ListerWatcher) (*Reflector, *recordingStore, *errorLog) {
+	t.Helper()
+	s, errs := newRecordingStore(), &errorLog{}
+	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
+	run(t, r)
+	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	return r, s, errs
 }
 
 // run starts r and stops it when the test ends.

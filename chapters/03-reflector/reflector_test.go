@@ -257,9 +257,7 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 	st := internal.Status()
 	t.Run("relist by default", func(t *testing.T) {
 		e := newEnv(t)
-		s, errs := newRecordingStore(), &errorLog{}
-		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-		testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+		_, _, errs := e.watchingListFirst(t, e.lw)
 		e.srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
 		testutil.Eventually(t, "relisted", func() bool { return len(e.requests("list")) == 2 })
 		err := errs.find(apierrors.IsInternalError)
@@ -283,10 +281,7 @@ func TestErrorEventBecomesAnAPIError(t *testing.T) {
 func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	r, s, _ := e.watchingListFirst(t, e.lw)
 	_, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other-resource"}})
 	require.NoError(t, err) // moves the server's RV to 3 without a pod event
 	e.srv.SendBookmarks()
@@ -297,9 +292,7 @@ func TestBookmarksOnlyAdvanceTheRV(t *testing.T) {
 
 func TestWrongTypeIsDroppedAndReported(t *testing.T) {
 	e := newEnv(t)
-	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	_, s, errs := e.watchingListFirst(t, e.lw)
 	e.srv.InjectWatchEvent(apiserver.Pods, watch.Added,
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "intruder", ResourceVersion: "1"}})
 	testutil.Eventually(t, "reported", func() bool { return len(errs.all()) == 1 })
@@ -314,9 +307,7 @@ func TestWrongTypeIsDroppedAndReported(t *testing.T) {
 
 func TestMalformedWatchDataIsReportedAndRecovered(t *testing.T) {
 	e := newEnv(t)
-	s, errs := newRecordingStore(), &errorLog{}
-	run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst}))
-	testutil.Eventually(t, "watching", func() bool { return e.srv.WatchCount() == 1 })
+	_, s, errs := e.watchingListFirst(t, e.lw)
 	e.srv.InjectRawWatchData(apiserver.Pods, []byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":12}}}`+"\n"))
 	testutil.Eventually(t, "reported", func() bool { return len(errs.all()) > 0 })
 	assert.Contains(t, errs.all()[0].Error(), "unable to decode an event from the watch stream")

@@ -15,12 +15,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
-	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -161,17 +158,10 @@ type informerSide struct {
 	batches func() int // -1: not counted
 }
 
-// A minimal in-process ListerWatcher on the embedded server for each
-// library: no HTTP, so the informers can run in a synctest bubble.
-func ourLW(srv *apiserver.Server) *reflector.ListWatch {
-	return &reflector.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return srv.List(ctx, apiserver.Pods, "", o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return srv.Watch(ctx, apiserver.Pods, "", o)
-		},
-	}
+// The embedded server's in-process ListerWatcher for each library: no HTTP,
+// so the informers can run in a synctest bubble.
+func ourLW(srv *apiserver.Server) *apiserver.ListerWatcher {
+	return srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll)
 }
 
 // theirLW refuses watch-list (IsWatchListSemanticsUnSupported), so that
@@ -182,20 +172,11 @@ func ourLW(srv *apiserver.Server) *reflector.ListWatch {
 // order, which is the LIST's order: so the two deliver the initial adds
 // alike, and what this file compares is the consumer. The two reflectors'
 // streams are compared in chapter 3 (watchlist_oracle_test.go).
-type theirLW struct{ kcache.ListWatch }
+type theirLW struct{ *apiserver.ListerWatcher }
 
 func (theirLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func newTheirLW(srv *apiserver.Server) *theirLW {
-	return &theirLW{kcache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return srv.List(ctx, apiserver.Pods, "", o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return srv.Watch(ctx, apiserver.Pods, "", o)
-		},
-	}}
-}
+func newTheirLW(srv *apiserver.Server) theirLW { return theirLW{ourLW(srv)} }
 
 const processResync = time.Hour
 

@@ -2,8 +2,6 @@ package deltafifo
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,11 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // Config.ReflectorBackoff reaches the controller's reflector: against a
@@ -28,22 +24,7 @@ func TestConfigReflectorBackoffPacesTheControllersReflector(t *testing.T) {
 	gaps := func(b *reflector.Backoff) []time.Duration {
 		var got []time.Duration
 		synctest.Test(t, func(t *testing.T) {
-			var mu sync.Mutex
-			var at []time.Time
-			refuse := func() error {
-				mu.Lock()
-				defer mu.Unlock()
-				at = append(at, time.Now())
-				return errors.New("refused")
-			}
-			lw := &reflector.ListWatch{
-				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-					return nil, refuse()
-				},
-				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-					return nil, refuse()
-				},
-			}
+			lw := &testutil.RefusingListerWatcher{}
 			c := New(&Config{
 				Queue:            NewDeltaFIFOWithOptions(DeltaFIFOOptions{}),
 				ListerWatcher:    lw,
@@ -55,19 +36,8 @@ func TestConfigReflectorBackoffPacesTheControllersReflector(t *testing.T) {
 				// would sleep for years of fake time.
 				WatchErrorHandlerWithContext: func(context.Context, *reflector.Reflector, error) {},
 			})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { defer close(done); c.RunWithContext(ctx) }()
-			time.Sleep(10 * delay)
-			cancel()
-			<-done
-			mu.Lock()
-			defer mu.Unlock()
-			for i := 1; i < len(at); i++ {
-				if d := at[i].Sub(at[i-1]); d > 0 {
-					got = append(got, d)
-				}
-			}
+			testutil.RunFor(10*delay, c.RunWithContext)
+			got = lw.Gaps()
 		})
 		return got
 	}

@@ -758,19 +758,7 @@ func TestRealFIFONoSpansWithoutARecordingProvider(t *testing.T) {
 // report ours' time over client-go's with tracing off, from rounds that
 // alternate the two so that both see the same machine.
 func BenchmarkRealFIFO(b *testing.B) {
-	objs := make([]*corev1.Pod, benchDeltas)
-	for i := range objs {
-		objs[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p" + strconv.Itoa(i%benchKeys), ResourceVersion: strconv.Itoa(i)}}
-	}
-	fill := func(q benchQueue) {
-		for i, o := range objs {
-			if i < benchKeys {
-				_ = q.Add(o)
-			} else {
-				_ = q.Update(o)
-			}
-		}
-	}
+	fill := benchFill()
 	noop := func(any, bool) error { return nil }
 	newOurs := func(tp trace.TracerProvider) *RealFIFO {
 		return NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, TracerProvider: tp})

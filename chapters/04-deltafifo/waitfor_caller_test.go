@@ -1,7 +1,6 @@
 package deltafifo
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,28 +14,10 @@ import (
 // client-go's and ours alike (upstream's WithCallStackHelper); before, ours
 // named its own lines in done.go.
 func TestWaitForLogsTheCallersLine(t *testing.T) {
-	closed := make(chan struct{})
-	close(closed)
-	done := queueChecker{name: "done", done: closed}
-	never := queueChecker{name: "never", done: make(chan struct{})}
-	canceled := func(ctx context.Context) context.Context {
-		ctx, cancel := context.WithCancel(ctx)
-		cancel()
-		return ctx
-	}
-	theirs := testutil.CallerLines(t, func(ctx context.Context) (string, int) {
-		file, line := testutil.Here(0)
-		cache.WaitFor(canceled(ctx), "sync", done, never)
-		return file, line + 1
-	})
-	ours := testutil.CallerLines(t, func(ctx context.Context) (string, int) {
-		file, line := testutil.Here(0)
-		WaitFor(canceled(ctx), "sync", done, never)
-		return file, line + 1
-	})
+	theirs := testutil.WaitForLines(t, cache.WaitFor)
 	require.Len(t, theirs, 3, "Waiting, Done waiting, Timed out waiting")
 	for _, l := range theirs {
 		require.Zero(t, l.Line, "client-go's %q names the call", l.Msg)
 	}
-	require.Equal(t, theirs, ours)
+	require.Equal(t, theirs, testutil.WaitForLines(t, WaitFor))
 }

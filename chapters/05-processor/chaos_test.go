@@ -36,7 +36,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
@@ -115,15 +114,7 @@ func chaosRun(t *testing.T, queue processor.QueueKind, seed uint64) []int {
 	used := make([]int, faultKinds)
 	synctest.Test(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 10))
-		lw := &reflector.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return srv.List(ctx, apiserver.Pods, "", o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return srv.Watch(ctx, apiserver.Pods, "", o)
-			},
-		}
-		inf := processor.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, processor.SharedIndexInformerOptions{Queue: queue})
+		inf := processor.NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll), &corev1.Pod{}, processor.SharedIndexInformerOptions{Queue: queue})
 		var reportMu sync.Mutex
 		var reports []string
 		require.NoError(t, inf.SetWatchErrorHandler(func(_ *reflector.Reflector, err error) {

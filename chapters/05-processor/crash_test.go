@@ -29,8 +29,8 @@ func TestSecondRunWarnsAsUpstream(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	synctest.Test(t, func(t *testing.T) {
-		theirs := cache.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, nil)
-		ours := NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, nil)
+		theirs := cache.NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, 0, nil)
+		ours := NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, 0, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		defer func() { cancel(); wg.Wait() }()
@@ -87,7 +87,7 @@ func runWithPanickingIndex(t *testing.T, build func(lw inProcessLW, index func(o
 	}
 	synctest.Test(t, func(t *testing.T) {
 		panicked := false
-		inf, add, keys := build(inProcessLW{srv}, func(obj any) ([]string, error) {
+		inf, add, keys := build(newInProcessLW(srv), func(obj any) ([]string, error) {
 			p := obj.(*corev1.Pod)
 			if p.Name == "bad" && !panicked {
 				panicked = true

@@ -119,7 +119,7 @@ func TestHandlerPanicIsHandledAsUpstream(t *testing.T) {
 		// In fake time: the second's wait after the panic costs nothing,
 		// and is exactly upstream's.
 		synctest.Test(t, func(t *testing.T) {
-			inf := NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, 0, nil)
+			inf := NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, 0, nil)
 			h := &panicky{}
 			_, err := inf.AddEventHandler(h)
 			require.NoError(t, err)

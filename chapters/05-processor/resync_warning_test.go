@@ -39,8 +39,8 @@ func TestResyncPeriodWarningsAsUpstream(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				theirs := cache.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, tc.informerResync, nil)
-				ours := NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, tc.informerResync, nil)
+				theirs := cache.NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, tc.informerResync, nil)
+				ours := NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, tc.informerResync, nil)
 				// A handler with no resync of its own is there first, as
 				// in a controller: refitting it logs nothing on either.
 				_, err := theirs.AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{}, cache.HandlerOptions{ResyncPeriod: new(time.Duration)})

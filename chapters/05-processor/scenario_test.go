@@ -484,19 +484,15 @@ func (b serverBackend) relist(t *testing.T, during func()) {
 	}
 }
 
-// inProcessLW lists and watches the embedded server without HTTP, so the
+// inProcessLW is the embedded server's pod ListerWatcher, without HTTP, so the
 // informers can run in a synctest bubble; it serves both libraries, and
 // refuses watch-list as scriptLW does.
-type inProcessLW struct{ srv *apiserver.Server }
+type inProcessLW struct{ *apiserver.ListerWatcher }
 
 func (inProcessLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (l inProcessLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.srv.List(context.Background(), apiserver.Pods, "", o)
-}
-
-func (l inProcessLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.srv.Watch(context.Background(), apiserver.Pods, "", o)
+func newInProcessLW(srv *apiserver.Server) inProcessLW {
+	return inProcessLW{srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll)}
 }
 
 // TestEmbeddedServerScenarioMatchesClientGo runs the same scenario against
@@ -510,7 +506,7 @@ func TestEmbeddedServerScenarioMatchesClientGo(t *testing.T) {
 		b.create(t, n)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		p := startSideBySide(t, inProcessLW{srv}, inProcessLW{srv}, 2)
+		p := startSideBySide(t, newInProcessLW(srv), newInProcessLW(srv), 2)
 		runScenario(t, b, p)
 	})
 }
@@ -655,8 +651,8 @@ func TestResyncDeliversSameRVUpdatesOnlyToDueHandlers(t *testing.T) {
 	t.Cleanup(srv.Stop)
 	_, _ = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
 	synctest.Test(t, func(t *testing.T) {
-		ours := NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, time.Second, nil)
-		theirs := kcache.NewSharedIndexInformer(inProcessLW{srv}, &corev1.Pod{}, time.Second, kcache.Indexers{})
+		ours := NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, time.Second, nil)
+		theirs := kcache.NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, time.Second, kcache.Indexers{})
 		due, theirDue, quiet := newRecorder(), newRecorder(), newRecorder()
 		_, err := ours.AddEventHandler(due)
 		require.NoError(t, err)

@@ -86,7 +86,7 @@ func testContractChain(t *testing.T, queue QueueKind) {
 		_ = mkPod("doomed")
 		_ = mkPod("doomed-by-relist")
 
-		inf := NewSharedIndexInformerWithOptions(inProcessLW{srv},
+		inf := NewSharedIndexInformerWithOptions(newInProcessLW(srv),
 			&corev1.Pod{}, SharedIndexInformerOptions{Name: "pods", ResyncPeriod: time.Second, TracerProvider: tp, Queue: queue})
 		const sleep = 150 * time.Millisecond
 		handlers := []*recorder{newRecorder(), newRecorder()}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
-	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 )
 
 // TestTracedPriorityQueueConcurrent: producers adding at random priorities
@@ -63,12 +63,6 @@ func TestTracedPriorityQueueConcurrent(t *testing.T) {
 	work.Wait()
 
 	st := tq.Stats()
-	all := spans(rec.Ended())
-	require.Len(t, all, len(rec.Started()), "every span ended")
-	require.EqualValues(t, processed.Load(), st.Processed)
-	require.Len(t, all.named(tracing.SpanWorkqueueProcess), int(processed.Load()), "a process span per Get")
-	require.EqualValues(t, len(all.named(tracing.SpanWorkqueueAdd)), st.Adds)
-	require.GreaterOrEqual(t, st.Adds, uint64(producers*addsEach))
-	require.Zero(t, st.Processing)
+	spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
 	require.Zero(t, handlerctx.Active(), "every registration ended")
 }

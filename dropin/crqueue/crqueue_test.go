@@ -22,6 +22,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -99,25 +100,25 @@ func TestInitialListQueuedBehindLiveChange(t *testing.T) {
 	defer tq.ShutDown()
 	feed(tq)
 	require.Equal(t, want, drain(t, tq, 5), "behind NewTracedPriorityQueue, as bare")
-	process := spans(rec.Ended()).named(tracing.SpanWorkqueueProcess)
+	process := spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueProcess)
 	require.Len(t, process, 5)
 	for _, p := range process {
-		require.NotNil(t, spans(rec.Ended()).byID(p.Parent().SpanID()), "every process under its queued span")
+		require.NotNil(t, spantest.Spans(rec.Ended()).ByID(p.Parent().SpanID()), "every process under its queued span")
 	}
 	// The spans say the priorities: each add the one it asked for, each
 	// process the one it was served at.
 	priorities := func(name string) map[string]int64 {
 		out := map[string]int64{}
-		for _, s := range spans(rec.Ended()).named(name) {
-			out[attr(s, tracing.KeyWorkqueueKey).AsString()] = attr(s, tracing.KeyWorkqueuePriority).AsInt64()
+		for _, s := range spantest.Spans(rec.Ended()).Named(name) {
+			out[spantest.Attr(s, tracing.KeyWorkqueueKey).AsString()] = spantest.Attr(s, tracing.KeyWorkqueuePriority).AsInt64()
 		}
 		return out
 	}
 	wantPriorities := map[string]int64{"ns/a": handler.LowPriority, "ns/b": handler.LowPriority, "ns/c": handler.LowPriority, "ns/d": 0, "ns/e": handler.LowPriority}
 	require.Equal(t, wantPriorities, priorities(tracing.SpanWorkqueueAdd))
 	require.Equal(t, wantPriorities, priorities(tracing.SpanWorkqueueProcess))
-	for _, s := range spans(rec.Ended()).named(tracing.SpanWorkqueueAdd) {
-		require.Equal(t, attribute.INT64, attr(s, tracing.KeyWorkqueuePriority).Type(), "every add says its priority")
+	for _, s := range spantest.Spans(rec.Ended()).Named(tracing.SpanWorkqueueAdd) {
+		require.Equal(t, attribute.INT64, spantest.Attr(s, tracing.KeyWorkqueuePriority).Type(), "every add says its priority")
 	}
 
 	old := dropin.NewTracedQueue[reconcile.Request]("old", newPQ())
@@ -127,41 +128,10 @@ func TestInitialListQueuedBehindLiveChange(t *testing.T) {
 		"behind dropin.NewTracedQueue the handler adds with plain Add: no priorities")
 }
 
-// spans indexes recorded spans.
-type spans []sdktrace.ReadOnlySpan
-
-func (ss spans) named(name string) spans {
-	var out spans
-	for _, s := range ss {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (ss spans) byID(id trace.SpanID) sdktrace.ReadOnlySpan {
-	for _, s := range ss {
-		if s.SpanContext().SpanID() == id {
-			return s
-		}
-	}
-	return nil
-}
-
-func attr(s sdktrace.ReadOnlySpan, key attribute.Key) attribute.Value {
-	for _, kv := range s.Attributes() {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return attribute.Value{}
-}
-
-func coalesced(ss spans) []bool {
+func coalesced(ss spantest.Spans) []bool {
 	var out []bool
 	for _, s := range ss {
-		out = append(out, attr(s, tracing.KeyWorkqueueCoalesced).AsBool())
+		out = append(out, spantest.Attr(s, tracing.KeyWorkqueueCoalesced).AsBool())
 	}
 	return out
 }
@@ -209,22 +179,22 @@ func TestTracedPriorityQueueSpans(t *testing.T) {
 		require.Zero(t, bare.Len(), "nothing more: the delays were merged")
 		require.Zero(t, tq.Len())
 
-		all := spans(rec.Ended())
+		all := spantest.Spans(rec.Ended())
 		require.Len(t, all, len(rec.Started()), "every span ended")
-		adds := all.named(tracing.SpanWorkqueueAdd)
+		adds := all.Named(tracing.SpanWorkqueueAdd)
 		require.Len(t, adds, 6)
 		require.Equal(t, []bool{false, false, false, true, true, true}, coalesced(adds))
-		delayed := all.named(tracing.SpanWorkqueueDelayed)
+		delayed := all.Named(tracing.SpanWorkqueueDelayed)
 		require.Len(t, delayed, 1, "only b waited for a delay")
 		require.Equal(t, adds[1].SpanContext().SpanID(), delayed[0].Parent().SpanID())
 		require.Equal(t, start.Add(time.Second), delayed[0].EndTime(), "b's delay ended at the add that made it ready")
-		require.False(t, attr(delayed[0], tracing.KeyWorkqueueCoalesced).AsBool())
+		require.False(t, spantest.Attr(delayed[0], tracing.KeyWorkqueueCoalesced).AsBool())
 
-		process := all.named(tracing.SpanWorkqueueProcess)
+		process := all.Named(tracing.SpanWorkqueueProcess)
 		require.Len(t, process, 3)
 		byKey := map[string]sdktrace.ReadOnlySpan{}
 		for _, p := range process {
-			byKey[attr(p, tracing.KeyWorkqueueKey).AsString()] = p
+			byKey[spantest.Attr(p, tracing.KeyWorkqueueKey).AsString()] = p
 		}
 		links := func(p sdktrace.ReadOnlySpan) []trace.SpanID {
 			var out []trace.SpanID
@@ -234,7 +204,7 @@ func TestTracedPriorityQueueSpans(t *testing.T) {
 			return out
 		}
 		queuedParent := func(p sdktrace.ReadOnlySpan) trace.SpanID {
-			q := all.byID(p.Parent().SpanID())
+			q := all.ByID(p.Parent().SpanID())
 			require.Equal(t, tracing.SpanWorkqueueQueued, q.Name())
 			return q.Parent().SpanID()
 		}
@@ -244,9 +214,9 @@ func TestTracedPriorityQueueSpans(t *testing.T) {
 		require.Equal(t, []trace.SpanID{adds[4].SpanContext().SpanID()}, links(byKey["ns/b"]))
 		require.Equal(t, adds[2].SpanContext().SpanID(), queuedParent(byKey["ns/c"]))
 		require.Equal(t, []trace.SpanID{adds[5].SpanContext().SpanID()}, links(byKey["ns/c"]), "the delayed add merged into ready c")
-		q := all.byID(byKey["ns/b"].Parent().SpanID())
+		q := all.ByID(byKey["ns/b"].Parent().SpanID())
 		require.Equal(t, time.Second, q.EndTime().Sub(q.StartTime()), "b waited from the add at 1 s to the Get at 2 s")
-		require.EqualValues(t, 0, attr(byKey["ns/a"], tracing.KeyWorkqueueRequeues).AsInt64())
+		require.EqualValues(t, 0, spantest.Attr(byKey["ns/a"], tracing.KeyWorkqueueRequeues).AsInt64())
 	})
 }
 
@@ -265,9 +235,9 @@ func TestRateLimitedWithNegativeAfterIsImmediate(t *testing.T) {
 		time.Sleep(time.Second)
 		item, _ := q.Get()
 		q.Done(item)
-		all := spans(rec.Ended())
-		require.Empty(t, all.named(tracing.SpanWorkqueueDelayed))
-		queued := all.named(tracing.SpanWorkqueueQueued)
+		all := spantest.Spans(rec.Ended())
+		require.Empty(t, all.Named(tracing.SpanWorkqueueDelayed))
+		queued := all.Named(tracing.SpanWorkqueueQueued)
 		require.Len(t, queued, 1)
 		require.Equal(t, time.Second, queued[0].EndTime().Sub(queued[0].StartTime()))
 	})

@@ -4,71 +4,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
-
-// pqMetrics keeps what the priority queue reports of itself (metrics.go):
-// for every Get how long the key had been ready (latency: from the moment
-// it became ready, merges not counting), for every Done how long since its
-// Get (work). These are the oracle for the spans: a queued span lasts the
-// latency, a process span the work.
-type pqMetrics struct {
-	mu            sync.Mutex
-	latency, work []time.Duration
-}
-
-type metricFunc func(float64)
-
-func (f metricFunc) Inc()        { f.Observe(1) }
-func (f metricFunc) Dec()        {}
-func (f metricFunc) Set(float64) {}
-func (f metricFunc) Observe(v float64) {
-	if f != nil {
-		f(v)
-	}
-}
-
-func (m *pqMetrics) observe(to *[]time.Duration) metricFunc {
-	return func(v float64) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		*to = append(*to, time.Duration(v*float64(time.Second)))
-	}
-}
-func (m *pqMetrics) NewDepthMetric(string) workqueue.GaugeMetric       { return metricFunc(nil) }
-func (m *pqMetrics) NewAddsMetric(string) workqueue.CounterMetric      { return metricFunc(nil) }
-func (m *pqMetrics) NewLatencyMetric(string) workqueue.HistogramMetric { return m.observe(&m.latency) }
-func (m *pqMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
-	return m.observe(&m.work)
-}
-func (m *pqMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *pqMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return metricFunc(nil)
-}
-func (m *pqMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return metricFunc(nil) }
-
-func (m *pqMetrics) read() (latency, work []time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.latency), slices.Clone(m.work)
-}
 
 // TestTracedPriorityQueueMatchesBare: 1,500 random calls (fixed seed) on a
 // bare priority queue and a traced one, AddWithOpts with random
@@ -83,7 +32,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 		t.Run(fmt.Sprintf("rateLimited=%v", rateLimited), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := tracetest.NewSpanRecorder()
-				m := &pqMetrics{}
+				m := &testutil.QueueMetrics{}
 				bare := newPQ()
 				tq := traced(rec, priorityqueue.New("traced", func(o *priorityqueue.Opts[reconcile.Request]) { o.MetricProvider = m }))
 				queues := []priorityqueue.PriorityQueue[reconcile.Request]{bare, tq}
@@ -93,22 +42,22 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 				priorities := []*int{nil, new(handler.LowPriority), new(10)}
 				var processing []reconcile.Request
 				check := func(desc string, call func()) {
-					latency, work := m.read()
+					_, latency, work := m.Read()
 					ended := len(rec.Ended())
 					call()
 					synctest.Wait()
 					if !strict {
 						return
 					}
-					latency2, work2 := m.read()
-					now := spans(rec.Ended()[ended:])
+					_, latency2, work2 := m.Read()
+					now := spantest.Spans(rec.Ended()[ended:])
 					if len(latency2) > len(latency) {
-						q := now.named(tracing.SpanWorkqueueQueued)
+						q := now.Named(tracing.SpanWorkqueueQueued)
 						require.Len(t, q, 1, "%s: a queued span for the Get", desc)
 						require.Equal(t, latency2[len(latency)], q[0].EndTime().Sub(q[0].StartTime()), "%s: queued lasts as long as the key was ready", desc)
 					}
 					if len(work2) > len(work) {
-						p := now.named(tracing.SpanWorkqueueProcess)
+						p := now.Named(tracing.SpanWorkqueueProcess)
 						require.Len(t, p, 1, "%s: the process span ends at Done", desc)
 						require.Equal(t, work2[len(work)], p[0].EndTime().Sub(p[0].StartTime()), "%s: process lasts from Get to Done", desc)
 					}
@@ -193,80 +142,26 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 				for _, q := range queues {
 					q.ShutDown()
 				}
-				all := spans(rec.Ended())
+				all := spantest.Spans(rec.Ended())
 				require.Len(t, all, len(rec.Started()), "every span ended")
 				if strict {
-					latency, work := m.read()
-					require.Len(t, all.named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
-					require.Len(t, all.named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
+					_, latency, work := m.Read()
+					require.Len(t, all.Named(tracing.SpanWorkqueueQueued), len(latency), "a queued span per Get")
+					require.Len(t, all.Named(tracing.SpanWorkqueueProcess), len(work), "a process span per Done")
 				}
 				merged := 0
-				for _, a := range all.named(tracing.SpanWorkqueueAdd) {
-					if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
+				for _, a := range all.Named(tracing.SpanWorkqueueAdd) {
+					if spantest.Attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
 						merged++
 					}
 				}
-				t.Logf("%d adds (%d merged), %d delayed, %d processed", len(all.named(tracing.SpanWorkqueueAdd)), merged,
-					len(all.named(tracing.SpanWorkqueueDelayed)), len(all.named(tracing.SpanWorkqueueProcess)))
+				t.Logf("%d adds (%d merged), %d delayed, %d processed", len(all.Named(tracing.SpanWorkqueueAdd)), merged,
+					len(all.Named(tracing.SpanWorkqueueDelayed)), len(all.Named(tracing.SpanWorkqueueProcess)))
 				require.Greater(t, merged, 100, "the run merged adds")
-				require.Greater(t, len(all.named(tracing.SpanWorkqueueDelayed)), 50, "the run waited for delays")
-				require.Greater(t, len(all.named(tracing.SpanWorkqueueProcess)), 100, "the run processed keys")
-				checkAccounting(t, all, strict)
+				require.Greater(t, len(all.Named(tracing.SpanWorkqueueDelayed)), 50, "the run waited for delays")
+				require.Greater(t, len(all.Named(tracing.SpanWorkqueueProcess)), 100, "the run processed keys")
+				spantest.CheckWorkqueueAccounting(t, all, strict)
 			})
 		})
-	}
-}
-
-// checkAccounting requires every add to be accounted for exactly once: one
-// not merged is the start of exactly one process's chain, one merged is
-// linked from exactly one process; and every process to hang under a
-// queued span of its own key. With rate-limited adds (strict false) an
-// entry the wrapper never saw fire is ended by the shutdown, and it and the
-// adds merged into it are left unaccounted.
-func checkAccounting(t *testing.T, all spans, strict bool) {
-	t.Helper()
-	servedBy := map[trace.SpanID]int{}
-	for _, p := range all.named(tracing.SpanWorkqueueProcess) {
-		queued := all.byID(p.Parent().SpanID())
-		require.NotNil(t, queued, "process without a queued parent")
-		require.Equal(t, tracing.SpanWorkqueueQueued, queued.Name())
-		key := attr(p, tracing.KeyWorkqueueKey).AsString()
-		require.Equal(t, key, attr(queued, tracing.KeyWorkqueueKey).AsString())
-		servedBy[queued.Parent().SpanID()]++
-		for _, l := range p.Links() {
-			linked := all.byID(l.SpanContext.SpanID())
-			require.NotNil(t, linked)
-			require.Equal(t, tracing.SpanWorkqueueAdd, linked.Name())
-			require.Equal(t, key, attr(linked, tracing.KeyWorkqueueKey).AsString(), "a process links adds of its own key")
-			servedBy[l.SpanContext.SpanID()]++
-		}
-	}
-	delayedOf := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-	for _, d := range all.named(tracing.SpanWorkqueueDelayed) {
-		delayedOf[d.Parent().SpanID()] = d
-	}
-	for _, a := range all.named(tracing.SpanWorkqueueAdd) {
-		id := a.SpanContext().SpanID()
-		if attr(a, tracing.KeyWorkqueueCoalesced).AsBool() {
-			if strict {
-				require.Equal(t, 1, servedBy[id], "a merged add is linked from one process")
-			} else {
-				require.LessOrEqual(t, servedBy[id], 1, "a merged add is linked from one process at most")
-			}
-			continue
-		}
-		d, isDelayed := delayedOf[id]
-		if !isDelayed {
-			require.Equal(t, 1, servedBy[id], "an add not merged starts one process's chain")
-			continue
-		}
-		switch v := attr(d, tracing.KeyWorkqueueCoalesced); {
-		case v.Type() == attribute.EMPTY:
-			require.False(t, strict, "a delayed span ended by the shutdown, though every delay was over")
-		case v.AsBool():
-			require.Equal(t, 1, servedBy[id], "a delay that fired into a waiting key: its add is linked")
-		default:
-			require.Equal(t, 1, servedBy[d.SpanContext().SpanID()], "a delay that fired starts one process's chain")
-		}
 	}
 }

@@ -47,4 +47,7 @@
 // process: tests that run inside testing/synctest use them, because a
 // goroutine blocked on a socket is never "durably blocked" and would keep a
 // synctest bubble's clock from advancing.
+// [Server.ListerWatcher] wraps the two as one resource's [ListerWatcher],
+// which client-go's reflectors and informers take as they are, and so do
+// the chapters'.
 package apiserver

@@ -102,3 +102,51 @@ func Here(skip int) (file string, line int) {
 	_, path, line, _ := runtime.Caller(skip + 1)
 	return path[strings.LastIndexByte(path, '/')+1:], line
 }
+
+// Checker is a DoneChecker of a channel: it has the methods of client-go's
+// cache.DoneChecker (k8s.io/client-go/tools/cache, synctrack.go) and of
+// chapter 4's, which mirrors it.
+//
+// Ours: a test helper.
+type Checker struct {
+	name string
+	done <-chan struct{}
+}
+
+// NewChecker returns a [Checker] called name, done once done is closed.
+//
+// Ours: a test helper.
+func NewChecker(name string, done <-chan struct{}) Checker { return Checker{name, done} }
+
+// Name is the name the checker was given.
+func (c Checker) Name() string { return c.name }
+
+// Done is the checker's channel.
+func (c Checker) Done() <-chan struct{} { return c.done }
+
+// WaitForLines calls waitFor (client-go's cache.WaitFor or one of ours) once,
+// with what "sync", one checker that is done and one that never is, on a
+// context that is already canceled, and returns what it logged as
+// [CallerLines] does: a Line of 0 names the line that called waitFor. Such a
+// wait logs "Waiting", "Done waiting" for the done checker and "Timed out
+// waiting" for the other.
+//
+// C is waitFor's checker interface; a [Checker] must satisfy it (a C that it
+// does not satisfy panics).
+//
+// Ours: a test helper; the call is made here, so the lines of two waitFors
+// compare as they are.
+func WaitForLines[C any](t testing.TB, waitFor func(ctx context.Context, what string, checkers ...C) bool) []LogLine {
+	t.Helper()
+	closed := make(chan struct{})
+	close(closed)
+	done := any(NewChecker("done", closed)).(C)
+	never := any(NewChecker("never", make(chan struct{}))).(C)
+	return CallerLines(t, func(ctx context.Context) (string, int) {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		file, line := Here(0)
+		waitFor(ctx, "sync", done, never)
+		return file, line + 1
+	})
+}

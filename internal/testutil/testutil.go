@@ -1,10 +1,14 @@
 // Package testutil holds the helpers that the tests of several packages
 // share, so that each is written once: waiting for a condition the code
-// under test converges to, and putting handler-call logs in a comparable
-// order.
+// under test converges to, putting handler-call logs in a comparable
+// order, reading the lines a call logged, an API server that refuses
+// everything (to read a reflector's backoff from), and a workqueue metrics
+// provider that keeps what a queue reports.
 //
 // It sits below the chapters (internal/): any package's tests may import
-// it, and it imports no package of this module.
+// it, and it imports no package of this module (client-go's and
+// apimachinery's types are fine; a helper that needs a chapter's belongs in
+// that chapter's tests).
 package testutil
 
 import (

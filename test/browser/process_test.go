@@ -20,8 +20,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -43,15 +41,6 @@ func (h browserConfigMapHandler) add(obj any) {
 	}
 }
 
-type browserLW struct{ srv *apiserver.Server }
-
-func (l browserLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.srv.List(context.Background(), apiserver.ConfigMaps, "", o)
-}
-func (l browserLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.srv.Watch(context.Background(), apiserver.ConfigMaps, "", o)
-}
-
 // The live view of a user's own process (dropin.LiveViewHandler, mounted
 // under a prefix on the user's mux) in Chromium: the same page as the
 // demo's draws the process's ConfigMap informer with its handler by name
@@ -66,7 +55,7 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
 		require.NoError(t, err)
 	}
-	inf := dropin.NewSharedIndexInformer(browserLW{srv}, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	q := dropin.NewTracedQueue("browser-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
 	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))

@@ -79,6 +79,7 @@ var sameFloor = map[string][]string{
 	"internal/livepage":   {"internal/spancheck", "internal/tracing"},
 	"internal/queuetrace": {"internal/handlerctx", "internal/metrics", "internal/tracing"},
 	"internal/spancheck":  {"internal/tracing"},
+	"internal/spantest":   {"internal/tracing"},
 	// dropin
 	"dropin/crqueue": {"dropin"},
 	// the demo

@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -92,15 +90,7 @@ func (c *Controller) Stats() dropin.QueueStats { return c.Queue.(*dropin.TracedQ
 // with handlers, and waits until they have the initial state.
 func StartDropinInformer(t testing.TB, srv *apiserver.Server, spans *Spans, handlers ...cache.ResourceEventHandler) cache.SharedIndexInformer {
 	t.Helper()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return srv.List(ctx, apiserver.Pods, "", o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return srv.Watch(ctx, apiserver.Pods, "", o)
-		},
-	}
-	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
+	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll), &corev1.Pod{}, 0, nil)
 	if spans != nil {
 		_ = inf.(*dropin.Informer).SetTracerProvider(spans.Provider())
 	}

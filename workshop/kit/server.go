@@ -1,15 +1,12 @@
 package kit
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
@@ -113,14 +110,7 @@ func ListWatch(t testing.TB, srv *apiserver.Server, res apiserver.Resource) refl
 // waits are durably blocking, so the bubble's fake clock can jump over
 // backoffs and the reflector's one-second "very short watch" rule.
 func InProcessListWatch(srv *apiserver.Server, res apiserver.Resource) reflector.ListerWatcher {
-	return &reflector.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return srv.List(ctx, res, metav1.NamespaceAll, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return srv.Watch(ctx, res, metav1.NamespaceAll, o)
-		},
-	}
+	return srv.ListerWatcher(res, metav1.NamespaceAll)
 }
 
 // CountRequests counts the requests of verb (list, watch, ...) for resource

@@ -17,8 +17,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -223,15 +221,7 @@ func NewYourPage(mux *http.ServeMux, processors []sdktrace.SpanProcessor) (yp *Y
 	yp.queue.SetTracerProvider(yp.tp)
 	yp.reaper, yp.auditor, yp.counter = &CartReaper{q: q}, &PriceAuditor{}, &StockCounter{}
 
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return yp.srv.List(ctx, apiserver.Pods, "", o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return yp.srv.Watch(ctx, apiserver.Pods, "", o)
-		},
-	}
-	yp.inf = dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
+	yp.inf = dropin.NewSharedIndexInformer(yp.srv.ListerWatcher(apiserver.Pods, metav1.NamespaceAll), &corev1.Pod{}, 0, nil)
 	_ = yp.inf.(*dropin.Informer).SetTracerProvider(yp.tp)
 	var regs []cache.ResourceEventHandlerRegistration
 	for _, h := range []cache.ResourceEventHandler{yp.reaper, yp.auditor, yp.counter} {

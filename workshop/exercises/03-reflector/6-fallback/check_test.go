@@ -84,7 +84,8 @@ func TestPrediction(t *testing.T) {
 			return kit.InProcessListWatch(srv, apiserver.Pods)
 		}, true)
 	optedOut := requests(t, kit.StartServer(t), func(srv *apiserver.Server) reflector.ListerWatcher {
-		return reflector.ToListWatcherWithWatchListSemantics(kit.InProcessListWatch(srv, apiserver.Pods).(*reflector.ListWatch), optOut{})
+		lw := kit.InProcessListWatch(srv, apiserver.Pods).(reflector.ListerWatcherWithContext)
+		return reflector.ToListWatcherWithWatchListSemantics(&reflector.ListWatch{ListWithContextFunc: lw.ListWithContext, WatchFuncWithContext: lw.WatchWithContext}, optOut{})
 	}, false)
 	var problems []string
 	if p := compare("Refused", Refused, refused, func(i int) int {
