@@ -39,6 +39,16 @@ type testEvent struct {
 // checkTags is the build tag that switches the checkers on.
 const checkTags = "workshop"
 
+// trimpath is given to every go command the runner starts. Without it the
+// go command's build cache keys each package by its directory too, so a
+// course in another folder (the selfcheck's temporary copy, a test's, a
+// second clone in a workshop room) compiles the chapters, the kit and the
+// checkers all over again, under -race for a concurrent checker: minutes.
+// With it the cache is shared by every copy of the same sources. What a
+// participant reads does not change: compile errors still name the file
+// as they see it, and a test's failure lines carry the file's base name.
+const trimpath = "-trimpath"
+
 // Timeouts of a checker's test binary. The checkers give up on an answer
 // that does not return long before (kit.Returns, kit.WaitFor), each with
 // its own message; this is the backstop for what they cannot guard, such
@@ -190,7 +200,7 @@ func hideScratchTests(root string, exs []*Exercise) (string, error) {
 // goTest runs one `go test -json` over exs, the participant's scratch
 // tests hidden (hideScratchTests).
 func goTest(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
-	args := append([]string{"test", "-tags", checkTags, "-json", "-timeout", timeout.String()}, extra...)
+	args := append([]string{"test", trimpath, "-tags", checkTags, "-json", "-timeout", timeout.String()}, extra...)
 	overlay, err := hideScratchTests(root, exs)
 	if err != nil {
 		return nil, err
