@@ -33,7 +33,7 @@ func TestBeforePopHoldsTheInformersPopLoop(t *testing.T) {
 				var mu sync.Mutex
 				var calls int
 				var added []string
-				inf := NewSharedIndexInformerWithOptions(inProcessLW{srv}, &corev1.Pod{}, SharedIndexInformerOptions{
+				inf := NewSharedIndexInformerWithOptions(newInProcessLW(srv), &corev1.Pod{}, SharedIndexInformerOptions{
 					Queue: q,
 					BeforePop: func(ctx context.Context) {
 						mu.Lock()
