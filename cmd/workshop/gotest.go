@@ -62,7 +62,9 @@ var (
 )
 
 // timeoutEnv, a Go duration (e.g. 1m), replaces checkerTimeout: for a
-// room of slow laptops, where a checker may need longer than 30 s.
+// room of slow laptops, where a checker may need longer than 30 s. The
+// checker's binary inherits it, and the kit scales its own limits to it
+// (kit.TimeoutEnv: kit.CallTimeout and kit.InitTimeout).
 const timeoutEnv = "WORKSHOP_TIMEOUT"
 
 func timeoutFor(e *Exercise) time.Duration {

@@ -464,8 +464,11 @@ func ByNode(obj any) ([]string, error) {
 	}
 }
 `)
+	// A shorter checker limit, which the kit scales its call limit to
+	// (a third: 2 s, not 10): the message is the same, sooner.
+	t.Setenv(timeoutEnv, "6s")
 	out, err := runErr(root, "verify", "bynode")
-	if err == nil || !strings.Contains(out, "ByNode (called by the check and by both indexers) did not return within") {
+	if err == nil || !strings.Contains(out, "ByNode (called by the check and by both indexers) did not return within 2s") {
 		t.Errorf("want the checker's message about ByNode, got err %v:\n%s", err, out)
 	}
 	noDump(t, out)
@@ -481,8 +484,11 @@ func TestAnInitialiserThatNeverEndsIsReportedWithoutADump(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, root, e, string(stub)+"\nvar forever = func() int {\n\tfor {\n\t}\n}()\n")
+	// The kit's watchdog gives up after two thirds of the checker's limit
+	// (4 s here, 20 s by default).
+	t.Setenv(timeoutEnv, "6s")
 	out, err := runErr(root, "verify", e.Name())
-	if err == nil || !regexp.MustCompile(`initialising the exercise's package did not finish within \S+ \(exercise\.go:\d+\)`).MatchString(out) {
+	if err == nil || !regexp.MustCompile(`initialising the exercise's package did not finish within 4s \(exercise\.go:\d+\)`).MatchString(out) {
 		t.Errorf("want the kit's words, naming the line, got err %v:\n%s", err, out)
 	}
 	noDump(t, out)
@@ -1382,5 +1388,18 @@ func TestEveryCommandNumbersAnExerciseAlike(t *testing.T) {
 	}
 	if out := runOK(t, root, "01-x/2-b"); !strings.Contains(out, want) {
 		t.Errorf("NAME: want %q in:\n%s", want, out)
+	}
+}
+
+// The runner's setting and the kit's are one name: a checker's binary
+// inherits the runner's environment, and the kit scales its limits to it.
+// (The runner does not import the kit, which builds the chapters.)
+func TestTheKitReadsTheRunnersTimeout(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "workshop", "kit", "check.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "TimeoutEnv = " + strconv.Quote(timeoutEnv); !strings.Contains(string(src), want) {
+		t.Errorf("workshop/kit/check.go must declare %s, the runner's setting", want)
 	}
 }

@@ -2,18 +2,41 @@ package kit
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
 
-// CallTimeout is how long [Returns] waits for an answer's code to return.
-var CallTimeout = 10 * time.Second
+// TimeoutEnv names the runner's setting (cmd/workshop): a Go duration
+// (e.g. 1m) that replaces a checker's 30-second limit, for a room of slow
+// laptops. The kit's own limits below keep their proportions to it, a
+// third for one call and two thirds for initialising, so that raising it
+// raises them too (a slow but correct answer is not cut off by a limit
+// the participant cannot see), and lowering it, as the runner's own tests
+// do, shortens them: each still ends before go test's -timeout, with its
+// message in words instead of a goroutine dump.
+const TimeoutEnv = "WORKSHOP_TIMEOUT"
+
+// CallTimeout is how long [Returns] waits for an answer's code to return:
+// 10 s, or a third of [TimeoutEnv]'s duration when it is set.
+var CallTimeout = timeoutShare(10*time.Second, 1, 3)
 
 // InitTimeout is how long a checker's test binary may spend initialising
 // its packages (the exercise's package-level variables and init
 // functions) before the kit, built with the workshop tag, gives up on it
-// (watchdog.go).
-const InitTimeout = 20 * time.Second
+// (watchdog.go): 20 s, or two thirds of [TimeoutEnv]'s duration when it is
+// set.
+var InitTimeout = timeoutShare(20*time.Second, 2, 3)
+
+// timeoutShare is num/den of TimeoutEnv's duration when it parses as a
+// positive one, else def.
+func timeoutShare(def time.Duration, num, den int64) time.Duration {
+	d, err := time.ParseDuration(os.Getenv(TimeoutEnv))
+	if err != nil || d <= 0 {
+		return def
+	}
+	return d * time.Duration(num) / time.Duration(den)
+}
 
 // Returns runs fn, the part of a checker that calls the participant's
 // code, and fails t with a message naming what (e.g. "BatchLen") if fn
