@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // AnnotationTraceparent is the annotation that carries, on an object, the
@@ -71,11 +72,7 @@ func (c *traceparentCarrier) Keys() []string { return []string{traceparentHeader
 // Ours (the parsing is OTel's W3C propagator, given the value as its
 // traceparent header).
 func Traceparent(obj any) (sc trace.SpanContext, ignored string, present bool) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return trace.SpanContext{}, "", false
-	}
-	value, ok := m.GetAnnotations()[AnnotationTraceparent]
+	value, ok := traceparentOf(obj)
 	if !ok {
 		return trace.SpanContext{}, "", false
 	}
@@ -88,6 +85,32 @@ func Traceparent(obj any) (sc trace.SpanContext, ignored string, present bool) {
 		return trace.SpanContext{}, value, true
 	}
 	return sc, "", true
+}
+
+// traceparentOf is obj's AnnotationTraceparent value, if it has one. An
+// *unstructured.Unstructured (a CRD's object on a dynamic informer, or
+// controller-runtime's unstructured cache) is read in place: its
+// GetAnnotations builds a new map of every annotation on each call, and
+// with tracing on this runs for every watched object, sampled or not: a
+// map allocated and filled per event, to look at one key.
+//
+// Differs from GetAnnotations on malformed input only: an annotations map
+// holding a value that is not a string makes GetAnnotations return none at
+// all; here only our key's value is looked at (an API server never serves
+// such a map: annotations are validated as strings).
+func traceparentOf(obj any) (string, bool) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		md, _ := u.Object["metadata"].(map[string]any)
+		annotations, _ := md["annotations"].(map[string]any)
+		v, ok := annotations[AnnotationTraceparent].(string)
+		return v, ok
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", false
+	}
+	v, ok := m.GetAnnotations()[AnnotationTraceparent]
+	return v, ok
 }
 
 // FormatTraceparent returns sc as a W3C traceparent, the value of an
