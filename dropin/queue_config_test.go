@@ -125,15 +125,17 @@ func TestTracedRateLimitingQueueWithConfigAsksItsLimiter(t *testing.T) {
 				require.Len(t, process, 2)
 				require.Equal(t, delayed[0].SpanContext().SpanID(), all.ParentOf(process[1]).Parent().SpanID(), "the retry's process is the delay's")
 				require.EqualValues(t, 1, spantest.Attr(process[1], tracing.KeyWorkqueueRequeues).AsInt64())
-
-				rm := collectMetrics(t, reader)
-				attrs := map[string]string{"name": name}
-				latency := wqLookup(t, rm, metrics.WorkqueueQueueDuration, attrs)
-				require.True(t, latency.found)
-				require.Equal(t, uint64(2), latency.hist.Count, "the first Add's Get (0 s) and the retry's")
-				require.InDelta(t, tc.queueDur.Seconds(), latency.hist.Sum, 1e-9, "the retry waits from the end of its delay")
-				require.Equal(t, 1.0, wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "one retry")
 			})
+			// Collected outside the bubble: the collection also reads the
+			// process's other instruments, such as the informers of other
+			// tests, whose channels a bubble must not touch.
+			rm := collectMetrics(t, reader)
+			attrs := map[string]string{"name": name}
+			latency := wqLookup(t, rm, metrics.WorkqueueQueueDuration, attrs)
+			require.True(t, latency.found)
+			require.Equal(t, uint64(2), latency.hist.Count, "the first Add's Get (0 s) and the retry's")
+			require.InDelta(t, tc.queueDur.Seconds(), latency.hist.Sum, 1e-9, "the retry waits from the end of its delay")
+			require.Equal(t, 1.0, wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "one retry")
 		})
 	}
 }
@@ -249,9 +251,9 @@ func TestTracedRateLimitingQueueWithConfigProvidedMetricsCountOnce(t *testing.T)
 			item, _ := q.Get()
 			q.Done(item)
 		}
-		rm := collectMetrics(t, reader)
-		attrs := map[string]string{"name": name}
-		require.Equal(t, 2.0, wqLookup(t, rm, metrics.WorkqueueAdds, attrs).value, "each add once")
-		require.Equal(t, 1.0, wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "the retry once")
 	})
+	rm := collectMetrics(t, reader) // outside the bubble, as above
+	attrs := map[string]string{"name": name}
+	require.Equal(t, 2.0, wqLookup(t, rm, metrics.WorkqueueAdds, attrs).value, "each add once")
+	require.Equal(t, 1.0, wqLookup(t, rm, metrics.WorkqueueRetries, attrs).value, "the retry once")
 }
