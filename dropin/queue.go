@@ -102,9 +102,11 @@ var noRateLimiterOf atomic.Bool
 //   - Clock (nil: the real clock) is the delaying queue's clock.
 //   - DelayingQueue (nil: client-go builds one from Name, MetricsProvider
 //     and Clock) is what the queue delays keys on, and then its own name,
-//     provider and clock hold, not config's. The wrapper takes it to keep
-//     keys as client-go's delaying queue does (one waiting entry per key):
-//     give it client-go's, untraced; the wrapper traces the whole queue.
+//     provider and clock hold for client-go's metrics and delays, not
+//     config's (the wrapper's metrics stay config.Name's). The wrapper
+//     takes it to keep keys as client-go's delaying queue does (one
+//     waiting entry per key): give it client-go's, untraced; the wrapper
+//     traces the whole queue.
 //
 // Mirrors workqueue.NewTypedRateLimitingQueueWithConfig
 // (k8s.io/client-go/util/workqueue/rate_limiting_queue.go), which it
