@@ -65,7 +65,9 @@
 // # The traced workqueue
 //
 // [NewTracedQueue] wraps a controller's workqueue (client-go's
-// rate-limiting queue; [NewTracedDelayingQueue] and [NewTracedPlainQueue]
+// rate-limiting queue; [NewTracedRateLimitingQueueWithConfig] builds that
+// queue from client-go's constructor's arguments and wraps it, handing the
+// wrapper its rate limiter; [NewTracedDelayingQueue] and [NewTracedPlainQueue]
 // wrap its delaying and plain queues, and the nested module dropin/crqueue
 // controller-runtime's priority queue, keeping its AddWithOpts) and carries each object's trace on from the handler call to the
 // reconcile: workqueue.add, workqueue.delayed (only with a delay),

@@ -18,16 +18,15 @@ import (
 // workqueue_* metrics with component-base's names, meanings, buckets and
 // attribute name.
 //
-// A traced queue (NewTracedQueue, NewTracedDelayingQueue,
-// NewTracedPlainQueue, dropin/crqueue's NewTracedPriorityQueue) needs
-// none: it reports the same metrics itself, under its name. This provider
-// is for a client-go queue that is not traced, or for the queue a traced
-// queue wraps when its numbers should come from the queue's own
-// bookkeeping:
+// A traced queue (NewTracedRateLimitingQueueWithConfig, NewTracedQueue,
+// NewTracedDelayingQueue, NewTracedPlainQueue, dropin/crqueue's
+// NewTracedPriorityQueue) needs none: it reports the same metrics itself,
+// under its name. This provider is for a client-go queue that is not
+// traced, or for the client-go queue under a traced one when its numbers
+// should come from the queue's own bookkeeping:
 //
-//	inner := workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+//	queue := dropin.NewTracedRateLimitingQueueWithConfig(limiter,
 //		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods", MetricsProvider: dropin.WorkqueueMetricsProvider()})
-//	queue := dropin.NewTracedQueue("pods", inner)
 //
 // A queue given it under a name takes that name's series: a traced queue
 // of the same name made afterwards reports nothing of its own, so nothing

@@ -1,6 +1,7 @@
 package dropin
 
 import (
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -51,11 +52,83 @@ var (
 // asks whether any of them is there and forwards, nothing more.
 //
 // Ours: client-go's workqueue does not trace.
+//
+// It finds inner's rate limiter by reading an unexported field of
+// client-go's queue (see [TracedQueue.AddRateLimited]); if a client-go
+// version renames that field the queue still works, but its rate-limited
+// delays are guessed again. [NewTracedRateLimitingQueueWithConfig] builds
+// the queue itself and needs no such reading.
 func NewTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T]) workqueue.TypedRateLimitingInterface[T] {
+	var limiter workqueue.TypedRateLimiter[T]
+	if !noRateLimiterOf.Load() {
+		limiter = queuetrace.RateLimiterOf[T](inner)
+	}
+	return newTracedQueue(name, inner, limiter)
+}
+
+// noRateLimiterOf, set by a test only, makes NewTracedQueue skip
+// queuetrace.RateLimiterOf, as a client-go that renamed the field would:
+// the tests of NewTracedRateLimitingQueueWithConfig set it to show that
+// its limiter reaches the wrapper without reflection.
+var noRateLimiterOf atomic.Bool
+
+// NewTracedRateLimitingQueueWithConfig builds client-go's rate-limiting
+// workqueue from rateLimiter and config, exactly as
+// workqueue.NewTypedRateLimitingQueueWithConfig does, and returns it
+// traced under config.Name, as [NewTracedQueue] would: the same spans,
+// metrics, live view and Stats. Swapping it in for client-go's constructor
+// is a change of the function's package and name, nothing else:
+//
+//	queue := dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+//		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
+//
+// The difference from NewTracedQueue over a queue built by client-go is
+// how the wrapper learns the rate limiter, which it needs to know the
+// delay AddRateLimited picks ([TracedQueue.AddRateLimited]): here it is
+// handed rateLimiter, the very limiter the queue was built with, instead
+// of reading it out of the queue through reflect, so a client-go upgrade
+// cannot take it away.
+//
+// config reaches client-go's constructor untouched, so each field means
+// what it means there:
+//   - Name names the queue's metrics and its spans' workqueue.name.
+//     Unnamed, client-go's queue records no metrics, and neither does the
+//     wrapper.
+//   - MetricsProvider (nil: client-go's global one, workqueue.SetProvider)
+//     is given to client-go's queue. Given [WorkqueueMetricsProvider], that
+//     queue's own bookkeeping reports the name's series and the wrapper
+//     reports none, as NewTracedQueue says; given another provider, both
+//     report, each to its own.
+//   - Clock (nil: the real clock) is the delaying queue's clock.
+//   - DelayingQueue (nil: client-go builds one from Name, MetricsProvider
+//     and Clock) is what the queue delays keys on, and then its own name,
+//     provider and clock hold for client-go's metrics and delays, not
+//     config's (the wrapper's metrics stay config.Name's). The wrapper
+//     takes it to keep keys as client-go's delaying queue does (one
+//     waiting entry per key): give it client-go's, untraced; the wrapper
+//     traces the whole queue.
+//
+// Mirrors workqueue.NewTypedRateLimitingQueueWithConfig
+// (k8s.io/client-go/util/workqueue/rate_limiting_queue.go), which it
+// calls. Ours: client-go's workqueue does not trace. The wrapper reads
+// ready times from the real clock (time.Now) whatever config.Clock is, as
+// [TracedQueue] says: with a fake Clock the queue serves keys when the
+// fake clock says, but its delayed spans and metrics follow the real one.
+func NewTracedRateLimitingQueueWithConfig[T comparable](rateLimiter workqueue.TypedRateLimiter[T], config workqueue.TypedRateLimitingQueueConfig[T]) workqueue.TypedRateLimitingInterface[T] {
+	// client-go's constructor first: given WorkqueueMetricsProvider under
+	// config.Name, it registers the name, and newTraced must find it
+	// registered, or both queues would add to the name's series.
+	inner := workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter, config)
+	return newTracedQueue(config.Name, inner, rateLimiter)
+}
+
+// newTracedQueue wraps inner under name; limiter is inner's rate limiter
+// (nil: unknown, AddRateLimited is forwarded and its delay guessed).
+func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T], limiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
 	return registered(&TracedQueue[T]{
 		traced:  newTraced(name, inner, inner.NumRequeues, true),
 		inner:   inner,
-		limiter: queuetrace.RateLimiterOf[T](inner),
+		limiter: limiter,
 	}, name, "rate-limiting")
 }
 
@@ -122,9 +195,10 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 //
 // Where the wrapper cannot see what inner did, it approximates:
 //   - AddRateLimited's delay is the rate limiter's, which the interface
-//     does not show. Of client-go's rate-limiting queue the wrapper reads
-//     the limiter (see [TracedQueue.AddRateLimited]) and knows it; of any
-//     other inner, the entry is taken to fire at the first Get of the key
+//     does not show. Of client-go's rate-limiting queue the wrapper is
+//     given the limiter ([NewTracedRateLimitingQueueWithConfig]) or reads
+//     it ([NewTracedQueue]; see [TracedQueue.AddRateLimited]) and knows
+//     it; of any other inner, the entry is taken to fire at the first Get of the key
 //     that nothing else explains: its workqueue.delayed span lasts until
 //     that Get, an Add of the key in between is taken as not merged, and
 //     the metrics count the add at that Get (a queue duration of 0).
@@ -137,8 +211,10 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 type TracedQueue[T comparable] struct {
 	traced[T]
 	inner workqueue.TypedRateLimitingInterface[T]
-	// limiter is inner's rate limiter when inner is client-go's
-	// rate-limiting queue (queuetrace.RateLimiterOf), else nil.
+	// limiter is inner's rate limiter when it is known: the one
+	// NewTracedRateLimitingQueueWithConfig built inner with, or, behind
+	// NewTracedQueue, the one queuetrace.RateLimiterOf read out of
+	// client-go's rate-limiting queue; else nil.
 	limiter workqueue.TypedRateLimiter[T]
 }
 
@@ -246,7 +322,9 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 // its delaying queue's AddAfter with the limiter's When (rate_limiting_queue.go),
 // the wrapper makes that same call itself: it asks inner's limiter (the
 // only call to When, as inner's AddRateLimited would make it) and hands
-// the delay to inner's AddAfter. The queue does what it would have done,
+// the delay to inner's AddAfter. [NewTracedRateLimitingQueueWithConfig]
+// hands the wrapper the limiter it built the queue with; [NewTracedQueue]
+// reads it out of the queue. The queue does what it would have done,
 // and the wrapper knows when the key will be ready: the workqueue.delayed
 // span ends then, and the metrics count the add then, as client-go's do.
 // Any other inner gets its AddRateLimited, with the delay unknown (see

@@ -72,7 +72,11 @@ func tracedQueue(rec *tracetest.SpanRecorder) workqueue.TypedRateLimitingInterfa
 }
 
 func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingInterface[string]) workqueue.TypedRateLimitingInterface[string] {
-	q := dropin.NewTracedQueue("test", inner)
+	return traceWith(rec, dropin.NewTracedQueue("test", inner))
+}
+
+// traceWith points q, a traced queue, at rec (nil: a no-op provider).
+func traceWith(rec *tracetest.SpanRecorder, q workqueue.TypedRateLimitingInterface[string]) workqueue.TypedRateLimitingInterface[string] {
 	if rec != nil {
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	} else {
@@ -81,35 +85,53 @@ func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingIn
 	return q
 }
 
-// oracleOps says which operations a run draws from.
+// oracleOps says which operations a run draws from, and how the traced
+// queues are built.
 type oracleOps struct {
 	// rateLimited: AddRateLimited too. Its delay is the limiter's, which
-	// the traced queue cannot see, so its verdicts are approximations
-	// (TracedQueue's doc) and such a run is not compared with client-go's
-	// metrics, only for Get order, Len and NumRequeues and for every
-	// span ended and accounted for.
+	// the traced queue knows only if it knows the limiter (see blind).
 	rateLimited bool
+	// withConfig: the traced queues are NewTracedRateLimitingQueueWithConfig's,
+	// else NewTracedQueue over client-go's queue.
+	withConfig bool
+	// blind: NewTracedQueue reads no limiter out of client-go's queue
+	// (SkipRateLimiterOf), as after a client-go upgrade that renamed the
+	// field. Then only NewTracedRateLimitingQueueWithConfig knows the
+	// limiter; behind NewTracedQueue a rate-limited add's verdicts are
+	// approximations (TracedQueue's doc), and such a run is not compared
+	// with client-go's metrics, only for Get order, Len and NumRequeues
+	// and for every span ended and accounted for.
+	blind bool
 }
 
 // runQueueOracle drives client-go's queue and two traced ones (recording
 // and not) with the same operations, read from next, and requires the
 // same answers from all three: Get order, Len, NumRequeues, and so the
-// same coalescing. Without rate-limited adds it also requires, call by
-// call, the recording queue's spans to agree with what client-go's queue
-// under it reports through its metrics.
+// same coalescing. Unless rate-limited adds come with an unknown limiter,
+// it also requires, call by call, the recording queue's spans to agree
+// with what client-go's queue under it reports through its metrics.
 func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int) {
+	if ops.blind {
+		dropin.SkipRateLimiterOf(t)
+	}
 	synctest.Test(t, func(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
 		metrics := &testutil.QueueMetrics{}
-		traced := traceQueue(rec, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "traced", MetricsProvider: metrics}))
-		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), traced, tracedQueue(nil)}
+		build := func(rec *tracetest.SpanRecorder, config workqueue.TypedRateLimitingQueueConfig[string]) workqueue.TypedRateLimitingInterface[string] {
+			if ops.withConfig {
+				return traceWith(rec, dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), config))
+			}
+			return traceQueue(rec, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), config))
+		}
+		traced := build(rec, workqueue.TypedRateLimitingQueueConfig[string]{Name: "traced", MetricsProvider: metrics})
+		queues := []workqueue.TypedRateLimitingInterface[string]{newClientGoQueue(), traced,
+			build(nil, workqueue.TypedRateLimitingQueueConfig[string]{Name: "oracle"})}
 		defer func() {
 			for _, q := range queues {
 				q.ShutDown()
 			}
 		}()
-		strict := !ops.rateLimited
+		strict := !ops.rateLimited || ops.withConfig || !ops.blind
 		// compare checks the spans the last call on traced ended against
 		// client-go's metrics.
 		compare := func(desc string, delayed bool, call func()) {
@@ -244,12 +266,29 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 }
 
 // TestTracedQueueMatchesClientGo: 2,000 random operations with a fixed
-// seed, with and without rate-limited adds.
+// seed, with and without rate-limited adds, and with rate-limited adds
+// behind a NewTracedQueue that finds no limiter (the guessing fallback).
 func TestTracedQueueMatchesClientGo(t *testing.T) {
-	for _, ops := range []oracleOps{{}, {rateLimited: true}} {
-		t.Run(fmt.Sprintf("rateLimited=%v", ops.rateLimited), func(t *testing.T) {
+	for _, ops := range []oracleOps{{}, {rateLimited: true}, {rateLimited: true, blind: true}} {
+		t.Run(fmt.Sprintf("rateLimited=%v/blind=%v", ops.rateLimited, ops.blind), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			runQueueOracle(t, 2000, ops, func(n int) int { return r.IntN(n) })
+		})
+	}
+}
+
+// TestTracedRateLimitingQueueWithConfigMatchesClientGo: the same oracle
+// with the traced queues built by NewTracedRateLimitingQueueWithConfig,
+// with NewTracedQueue's reflection off: its spans must agree with
+// client-go's metrics call by call, rate-limited adds included, which
+// they do only if the wrapper was handed the limiter (behind a blind
+// NewTracedQueue they do not: TestTracedQueueMatchesClientGo's blind run
+// is not strict).
+func TestTracedRateLimitingQueueWithConfigMatchesClientGo(t *testing.T) {
+	for _, rateLimited := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rateLimited=%v", rateLimited), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			runQueueOracle(t, 2000, oracleOps{rateLimited: rateLimited, withConfig: true, blind: true}, func(n int) int { return r.IntN(n) })
 		})
 	}
 }

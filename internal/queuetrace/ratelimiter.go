@@ -23,7 +23,9 @@ import (
 // The field is unexported, so it is read through reflect and unsafe, read
 // only, once per queue. If a client-go version renames it, RateLimiterOf
 // returns nil and the wrapper falls back to forwarding AddRateLimited (its
-// test, TestRateLimiterOfClientGo, then fails). Ours.
+// test, TestRateLimiterOfClientGo, then fails). A wrapper that builds
+// client-go's queue itself (dropin.NewTracedRateLimitingQueueWithConfig)
+// knows the limiter already and does not call it. Ours.
 func RateLimiterOf[T comparable](inner any) workqueue.TypedRateLimiter[T] {
 	v := reflect.ValueOf(inner)
 	if v.Kind() != reflect.Pointer || v.IsNil() {

@@ -20,8 +20,8 @@ import (
 // code written against client-go's interfaces, running on package dropin.
 
 // Controller is a small controller: a client-go handler that puts each
-// pod's key on a traced workqueue (dropin.NewTracedQueue over client-go's
-// rate-limited queue), and one worker whose reconcile of a key takes
+// pod's key on a traced workqueue (client-go's rate-limited queue, built by
+// dropin.NewTracedRateLimitingQueueWithConfig), and one worker whose reconcile of a key takes
 // Delay.
 type Controller struct {
 	Queue workqueue.TypedRateLimitingInterface[string]
@@ -34,8 +34,8 @@ type Controller struct {
 // NewController makes a controller whose queue traces into spans (nil: not
 // traced); start its worker with Run.
 func NewController(name string, spans *Spans, delay time.Duration) *Controller {
-	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: name}))
+	q := dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	if spans != nil {
 		q.(*dropin.TracedQueue[string]).SetTracerProvider(spans.Provider())
 	}

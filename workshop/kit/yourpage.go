@@ -215,8 +215,8 @@ func NewYourPage(mux *http.ServeMux, processors []sdktrace.SpanProcessor) (yp *Y
 	}
 	yp.tp = sdktrace.NewTracerProvider(opts...)
 
-	q := dropin.NewTracedQueue(yourPageQueue, workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: yourPageQueue}))
+	q := dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: yourPageQueue})
 	yp.queue = q.(*dropin.TracedQueue[string])
 	yp.queue.SetTracerProvider(yp.tp)
 	yp.reaper, yp.auditor, yp.counter = &CartReaper{q: q}, &PriceAuditor{}, &StockCounter{}

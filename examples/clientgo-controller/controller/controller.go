@@ -9,7 +9,8 @@
 // and how many keys it holds; when the watched ConfigMap goes, so does its
 // status. Nothing in it knows about this project except one line:
 // [UseDropinInformer], which makes the factory hand out our informer, and
-// the queue's wrapper, dropin.NewTracedQueue.
+// the queue's constructor, dropin.NewTracedRateLimitingQueueWithConfig in
+// place of client-go's workqueue.NewTypedRateLimitingQueueWithConfig.
 package controller
 
 import (
@@ -56,8 +57,10 @@ type Controller struct {
 }
 
 // New wires a controller to the factory's ConfigMap informer. The queue is
-// client-go's rate-limited workqueue behind dropin.NewTracedQueue, so the
-// trace of each ConfigMap goes on from the handler to the reconcile, and
+// client-go's rate-limited workqueue, built traced by
+// dropin.NewTracedRateLimitingQueueWithConfig (client-go's constructor's
+// arguments, one word changed), so the trace of each ConfigMap goes on
+// from the handler to the reconcile, and
 // the traced queue reports client-go's workqueue_* metrics itself, under
 // its name, to the global MeterProvider (no MetricsProvider needed).
 func New(client kubernetes.Interface, configMaps coreinformers.ConfigMapInformer) (*Controller, error) {
@@ -65,9 +68,8 @@ func New(client kubernetes.Interface, configMaps coreinformers.ConfigMapInformer
 		client: client,
 		lister: configMaps.Lister(),
 		synced: configMaps.Informer().HasSynced,
-		queue: dropin.NewTracedQueue("configmap-status", workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "configmap-status"})),
+		queue: dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "configmap-status"}),
 	}
 	reg, err := configMaps.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: watched,

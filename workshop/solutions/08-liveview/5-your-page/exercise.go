@@ -64,8 +64,8 @@ func SpanProcessors() []sdktrace.SpanProcessor {
 
 // What you read off the page.
 var (
-	// The queues table's first column: the name the controller gave
-	// dropin.NewTracedQueue.
+	// The queues table's first column: the name of the controller's
+	// traced queue (config.Name in dropin.NewTracedRateLimitingQueueWithConfig).
 	Queue = "cart-reaper"
 	// The handlers table: the one with the longest mean call (20 ms, an
 	// imagined price service called from the handler), named by its type
