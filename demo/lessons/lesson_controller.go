@@ -21,8 +21,8 @@ import (
 // "all", so the other lessons' listener names and counts stay as their
 // texts and the workshop give them): a small controller on the informer,
 // as chapter 7 (docs/07-your-controller.md) describes: a handler that puts
-// the keys of labelled pods on a traced workqueue (dropin.NewTracedQueue
-// over client-go's), one worker whose reconcile takes controllerDelay. A
+// the keys of labelled pods on a traced workqueue
+// (dropin.NewTracedRateLimitingQueueWithConfig), one worker whose reconcile takes controllerDelay. A
 // pod is created, then updated five times while its first reconcile runs:
 // the trace goes on from OnAdd through workqueue.add, .queued and .process,
 // and the burst shows the workqueue merging adds.
@@ -131,8 +131,8 @@ func (c *demoController) stop() { c.queue.ShutDown(); <-c.done }
 // startController adds the lesson's handler to the informer and starts its
 // worker; e.shutdown stops it.
 func (e *Env) startController() error {
-	q := dropin.NewTracedQueue("demo-controller", workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "demo-controller"}))
+	q := dropin.NewTracedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "demo-controller"})
 	tq := q.(*dropin.TracedQueue[string])
 	tq.SetTracerProvider(e.tp)
 	c := &demoController{queue: tq, done: make(chan struct{}), reconciles: map[string]int{}}

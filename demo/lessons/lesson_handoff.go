@@ -111,8 +111,8 @@ func (e *Env) startHandoffController(name, role string, reconcile func(ctx conte
 		Name: "configmaps-" + name, TracerProvider: e.tp, TraceFilter: e.filter, Queue: e.queue,
 		ReflectorBackoff: e.backoff,
 	})
-	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: name}))
+	q := dropin.NewTracedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	tq := q.(*dropin.TracedQueue[string])
 	tq.SetTracerProvider(e.tp)
 	if _, err := inf.AddEventHandler(&handoffHandler{q: q}); err != nil {
