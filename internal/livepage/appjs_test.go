@@ -2,17 +2,15 @@ package livepage
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // channelLabels are the literals app.js may spell although a span has the
@@ -86,46 +84,9 @@ func spanName(s string, names map[string]string) (string, bool) {
 // added there is checked here without a list to keep.
 func tracingNames(t *testing.T) map[string]string {
 	t.Helper()
-	dir := filepath.Join("..", "tracing")
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
 	names := map[string]string{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		require.NoError(t, err)
-		for _, d := range file.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range g.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if !n.IsExported() || i >= len(vs.Values) {
-						continue
-					}
-					var lit *ast.BasicLit
-					switch v := vs.Values[i].(type) {
-					case *ast.BasicLit:
-						lit = v
-					case *ast.CallExpr: // attribute.Key("...")
-						if len(v.Args) == 1 {
-							lit, _ = v.Args[0].(*ast.BasicLit)
-						}
-					}
-					if lit == nil || lit.Kind != token.STRING {
-						continue
-					}
-					v, err := strconv.Unquote(lit.Value)
-					require.NoError(t, err)
-					names[v] = "tracing." + n.Name
-				}
-			}
-		}
+	for name, v := range testutil.StringConsts(t, filepath.Join("..", "tracing")) {
+		names[v] = "tracing." + name
 	}
 	require.Greater(t, len(names), 30, "found too few names in internal/tracing: has its layout changed?")
 	return names

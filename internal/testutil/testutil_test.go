@@ -2,6 +2,8 @@ package testutil_test
 
 import (
 	"context"
+	"go/ast"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -89,4 +91,21 @@ func TestQueueMetricsKeepWhatClientGosQueueReports(t *testing.T) {
 	assert.Len(t, latency, 1)
 	assert.Len(t, work, 1)
 	assert.Equal(t, 1, m.Retries())
+}
+
+// StringConsts finds internal/tracing's names, literal and converted alike,
+// and leaves out what is not an exported string constant.
+func TestStringConstsReadsAPackagesNames(t *testing.T) {
+	got := testutil.StringConsts(t, filepath.Join("..", "tracing"))
+	if got["SpanHandleDeltas"] != "HandleDeltas" {
+		t.Errorf("SpanHandleDeltas: %q", got["SpanHandleDeltas"])
+	}
+	if got["KeyObjectKey"] == "" {
+		t.Errorf("KeyObjectKey (an attribute.Key conversion) not found: %v", got)
+	}
+	for name := range got {
+		if !ast.IsExported(name) {
+			t.Errorf("unexported %s returned", name)
+		}
+	}
 }

@@ -75,11 +75,12 @@ var folders = []struct {
 var sameFloor = map[string][]string{
 	// helpers
 	"internal/apiserver":  {"internal/kube"},
-	"internal/kube":       {"internal/apiserver"}, // its tests run against the embedded server
-	"internal/livepage":   {"internal/spancheck", "internal/tracing"},
+	"internal/kube":       {"internal/apiserver"},                                          // its tests run against the embedded server
+	"internal/livepage":   {"internal/spancheck", "internal/testutil", "internal/tracing"}, // testutil: its tests read internal/tracing's names
 	"internal/queuetrace": {"internal/handlerctx", "internal/metrics", "internal/tracing"},
 	"internal/spancheck":  {"internal/tracing"},
 	"internal/spantest":   {"internal/tracing"},
+	"internal/tracing":    {"internal/testutil"}, // its tests read its own names
 	// dropin
 	"dropin/crqueue": {"dropin"},
 	// the demo
