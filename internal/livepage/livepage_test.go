@@ -85,6 +85,14 @@ func TestWaterfallSaysWhatTheRowShows(t *testing.T) {
 	_, pop := tr.Start(actx, tracing.SpanPop)
 	pop.End()
 	add.End()
+	// A traced workqueue's spans under the handler's call: the key's
+	// wait for a worker is a wait on the page too, its processing is not.
+	wctx, wadd := tr.Start(hctx, tracing.SpanWorkqueueAdd)
+	qctx, wq := tr.Start(wctx, tracing.SpanWorkqueueQueued)
+	_, proc := tr.Start(qctx, tracing.SpanWorkqueueProcess)
+	proc.End()
+	wq.End()
+	wadd.End()
 	hd.End()
 	root.End()
 
@@ -94,9 +102,10 @@ func TestWaterfallSaysWhatTheRowShows(t *testing.T) {
 	for _, s := range wf.Spans {
 		byName[s.Name] = s
 	}
-	require.Len(t, byName, 5)
+	require.Len(t, byName, 8)
 	for name, wait := range map[string]bool{tracing.SpanRootPrefix + "watch": false, tracing.SpanRealFIFOQueued: true,
-		tracing.SpanHandleDeltas: false, tracing.SpanAddCh: true, tracing.SpanPop: true} {
+		tracing.SpanHandleDeltas: false, tracing.SpanAddCh: true, tracing.SpanPop: true,
+		tracing.SpanWorkqueueAdd: false, tracing.SpanWorkqueueQueued: true, tracing.SpanWorkqueueProcess: false} {
 		assert.Equal(t, wait, byName[name].Wait, "%s is a wait: %v", name, wait)
 	}
 	assert.Equal(t, "event.type=ADDED object.key=demo/web-1", byName[tracing.SpanRootPrefix+"watch"].AttrText)

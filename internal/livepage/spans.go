@@ -255,7 +255,7 @@ type WaterfallSpan struct {
 	Attrs        map[string]string `json:"attrs"`
 	// AttrText is Attrs as the span's row shows them (attrText below),
 	// and Wait marks a span that times a wait, drawn as such
-	// (tracing.IsInformerWait): the page takes both from here, so that
+	// (tracing.IsWait: the informer's waits and the workqueue's): the page takes both from here, so that
 	// no span name or attribute key is spelled in app.js, where no Go
 	// test would see it change (TestAppNamesNoSpan).
 	AttrText string `json:"attrText"`
@@ -322,7 +322,7 @@ func (s *SpanStore) Waterfall(id trace.TraceID) (wf Waterfall, ok bool) {
 			ws.Attrs[string(k)] = v
 		}
 		ws.AttrText = attrText(sp.Attrs)
-		ws.Wait = tracing.IsInformerWait(sp.Name)
+		ws.Wait = tracing.IsWait(sp.Name)
 		for _, l := range sp.Links {
 			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
 				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}

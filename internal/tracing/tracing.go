@@ -62,14 +62,27 @@ var informerWaits = []string{SpanQueued, SpanRealFIFOQueued, SpanAddCh, SpanPop,
 // IsInformerWait reports whether a span named name is one of the
 // informer's path, from the queue to the handler, that times a wait rather
 // than work: the contract's wait spans but the workqueue's
-// (workqueue.delayed, workqueue.queued), which come after the handler and
-// which neither waterfall has marked as a wait. Ours: client-go records no
-// spans. It is the one list both waterfalls mark waits by, the terminal's
-// summary (demo/terminal) and the live view's page (internal/livepage
-// sends the mark with each span, so app.js names no span): with a list in
-// each, the page would colour as a wait what the summary counts as work
-// once one of them gained a span.
+// (workqueue.delayed, workqueue.queued), which come after the handler.
+// Ours: client-go records no spans. It is the one list of the informer's
+// waits: the terminal's summary (demo/terminal) counts by it, and the live
+// view's page (internal/livepage sends the mark with each span, so app.js
+// names no span) marks by [IsWait], which is this list and the
+// workqueue's: with a list in each, the page would colour as a wait what
+// the summary counts as work once one of them gained a span.
 func IsInformerWait(name string) bool { return slices.Contains(informerWaits, name) }
+
+// queueWaits are the traced workqueue's wait spans: the delay a rate
+// limiter or AddAfter asked for, and the key's wait for a worker's Get.
+var queueWaits = []string{SpanWorkqueueDelayed, SpanWorkqueueQueued}
+
+// IsWait reports whether a span named name times a wait rather than work,
+// by the contract's list (docs/span-contract.md, "Wait spans"): the
+// informer's ([IsInformerWait]) and the traced workqueue's. The live
+// view's page draws waits by it, so that on a controller's own page the
+// key's wait for a worker is shaded like the informer's waits; the
+// terminal's summary, which is about the informer's path (its longest
+// wait, its stages), keeps to IsInformerWait. Ours.
+func IsWait(name string) bool { return IsInformerWait(name) || slices.Contains(queueWaits, name) }
 
 // Span names, an event name and attribute keys of the RealFIFO (chapter 4)
 // beyond SpanRealFIFOQueued: one span per atomic relist or resync entry,

@@ -46,3 +46,18 @@ func TestIsInformerWait(t *testing.T) {
 		}
 	}
 }
+
+// IsWait is the contract's whole list: the informer's waits and the traced
+// workqueue's, and nothing that does work.
+func TestIsWait(t *testing.T) {
+	for _, wait := range []string{SpanQueued, SpanRealFIFOQueued, SpanAddCh, SpanPop, SpanNextCh, SpanWorkqueueDelayed, SpanWorkqueueQueued} {
+		if !IsWait(wait) {
+			t.Errorf("IsWait(%q) is false: it times a wait", wait)
+		}
+	}
+	for _, work := range []string{SpanHandleDeltas, SpanDistribute, SpanOnAdd, SpanWorkqueueAdd, SpanWorkqueueProcess, SpanRootPrefix + "watch", ""} {
+		if IsWait(work) {
+			t.Errorf("IsWait(%q) is true: it does work", work)
+		}
+	}
+}
