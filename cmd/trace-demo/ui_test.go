@@ -215,7 +215,7 @@ func waterfallChains(t *testing.T, url, traceID string) []spancheck.Chain {
 		}
 		// What the page draws as given: the wait mark and the row's
 		// attributes (test/browser reads listener= off each addCh row).
-		assert.Equal(t, tracing.IsInformerWait(ws.Name), ws.Wait, "%s's wait mark", ws.Name)
+		assert.Equal(t, tracing.IsWait(ws.Name), ws.Wait, "%s's wait mark", ws.Name)
 		if ws.Name == tracing.SpanAddCh {
 			assert.Contains(t, ws.AttrText, "listener="+ws.Attrs[string(tracing.KeyListener)], "the addCh row names its listener")
 		}
