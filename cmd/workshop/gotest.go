@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,15 +40,25 @@ type testEvent struct {
 // checkTags is the build tag that switches the checkers on.
 const checkTags = "workshop"
 
-// trimpath is given to every go command the runner starts. Without it the
-// go command's build cache keys each package by its directory too, so a
-// course in another folder (the selfcheck's temporary copy, a test's, a
-// second clone in a workshop room) compiles the chapters, the kit and the
-// checkers all over again, under -race for a concurrent checker: minutes.
-// With it the cache is shared by every copy of the same sources. What a
-// participant reads does not change: compile errors still name the file
-// as they see it, and a test's failure lines carry the file's base name.
-const trimpath = "-trimpath"
+// copyFlags are added to the go commands the runner starts while it works
+// in a copy of the course: the selfcheck's temporary copy, and the
+// courses cmd/workshop's tests make. They hold -trimpath there, because
+// without it the go command's build cache keys each package by its
+// directory, and every copy compiled the chapters, the kit and the
+// checkers anew (for a concurrent checker under -race): minutes. A
+// participant's runs, in their own checkout, get none: a -trimpath build
+// shares no cache entry with a plain one, so their `go run
+// ./cmd/trace-demo` and the by-hand go test line would then compile
+// client-go a second time. What a participant reads is the same either
+// way: compile errors name the file as they see it, and a test's failure
+// lines carry the file's base name.
+var copyFlags []string
+
+// inACopy makes the go commands started from now on share their build
+// cache with other copies of the course (copyFlags). The selfcheck and
+// the runner's tests call it before any go command starts; nothing else
+// may. Once: the selfcheck run by a test calls it again.
+var inACopy = sync.OnceFunc(func() { copyFlags = []string{"-trimpath"} })
 
 // Timeouts of a checker's test binary. The checkers give up on an answer
 // that does not return long before (kit.Returns, kit.WaitFor), each with
@@ -202,7 +213,8 @@ func hideScratchTests(root string, exs []*Exercise) (string, error) {
 // goTest runs one `go test -json` over exs, the participant's scratch
 // tests hidden (hideScratchTests).
 func goTest(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
-	args := append([]string{"test", trimpath, "-tags", checkTags, "-json", "-timeout", timeout.String()}, extra...)
+	args := append(append([]string{"test"}, copyFlags...), "-tags", checkTags, "-json", "-timeout", timeout.String())
+	args = append(args, extra...)
 	overlay, err := hideScratchTests(root, exs)
 	if err != nil {
 		return nil, err

@@ -494,7 +494,7 @@ func gitShow(root, rev, rel string) ([]byte, error) {
 func warm(root string, exs []*Exercise, out io.Writer) error {
 	start := time.Now()
 	fmt.Fprintln(out, "Building the chapters, the kit and every checker (the first time takes a minute or two)…")
-	for _, args := range [][]string{{"build", trimpath, "./..."}, {"test", trimpath, "-tags", checkTags, "-count=1", "-run", "^$", "./workshop/..."}} {
+	for _, args := range [][]string{{"build", "./..."}, {"test", "-tags", checkTags, "-count=1", "-run", "^$", "./workshop/..."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		cmd.Stdout, cmd.Stderr = io.Discard, out

@@ -78,6 +78,9 @@ var shared struct {
 var sharedNames = []string{"01-store/1-bynode", "01-store/2-configmaps", "01-store/3-inplace", "05-processor/5-pop-loop"}
 
 func TestMain(m *testing.M) {
+	// Every test works in a temporary copy of the course, as the selfcheck
+	// does: one build cache for all of them (copyFlags).
+	inACopy()
 	code := m.Run()
 	if shared.dir != "" {
 		_ = os.RemoveAll(shared.dir)

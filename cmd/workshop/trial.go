@@ -541,7 +541,7 @@ func (sc *selfcheckRun) buildTrialBinaries(exs []*Exercise, bins string) map[str
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		args := []string{"test", "-c", trimpath, "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+		args := append(append([]string{"test", "-c"}, copyFlags...), "-tags", checkTags, "-vet=off", "-ldflags=-s -w", "-o", dir+string(filepath.Separator))
 		if overlay != "" {
 			args = append(args, "-overlay", overlay)
 		}
