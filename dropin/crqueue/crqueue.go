@@ -55,11 +55,19 @@ var _ priorityqueue.PriorityQueue[string] = (*TracedPriorityQueue[string])(nil)
 // twice, once with controller-runtime's controller label and once without.
 //
 // Ours: controller-runtime's default NewQueue is a closure, not exported.
+//
+// The wrapper is handed rateLimiter, the very limiter the priority queue
+// is built with, as dropin.NewTracedRateLimitingQueueWithConfig hands its
+// wrapper client-go's: it knows the delay of every rate-limited add
+// ([TracedPriorityQueue.AddWithOpts] says how). A nil rateLimiter leaves
+// the priority queue to pick its default, which the wrapper cannot see:
+// its rate-limited delays are then guessed, as behind
+// [NewTracedPriorityQueue].
 func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
-	return NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[T]) {
+	return newTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[T]) {
 		o.RateLimiter = rateLimiter
 		o.MetricProvider = dropin.WorkqueueMetricsProvider()
-	}))
+	}), rateLimiter)
 }
 
 // NewTracedPriorityQueue wraps inner, a controller-runtime priority queue,
@@ -75,9 +83,10 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // MeterProvider, as dropin.NewTracedQueue does, with the priority queue's
 // rules (priorityqueue/metrics.go, lockedAddWithOpts): an add counts when
 // the key becomes ready, and a retry is an add with a delay (After > 0,
-// or rate-limited: the limiter's delay, which the wrapper does not see, is
-// taken as more than none, as controller-runtime's default limiter's
-// always is). It reports none when inner was given
+// or rate-limited: the limiter's delay, which the wrapper does not see
+// here, is taken as more than none, as controller-runtime's default
+// limiter's always is; behind [NewQueue], which hands the wrapper the
+// limiter, the delay it picked). It reports none when inner was given
 // dropin.WorkqueueMetricsProvider under the same name ([NewQueue] does):
 // inner's own numbers are then the name's series. An inner left on
 // controller-runtime's default provider reports its own too, on
@@ -90,15 +99,31 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // It shows in the live view of the process (dropin.LiveViewHandler) under
 // name until it is shut down.
 //
+// The wrapper is not told inner's rate limiter, so it cannot know the
+// delay of a rate-limited add: it forwards the add as it was made and
+// guesses (see [TracedPriorityQueue]). [NewQueue] builds the priority
+// queue itself and hands the wrapper its limiter, and the delays are
+// known.
+//
 // Ours: controller-runtime's priority queue does not trace.
 func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.PriorityQueue[T]) priorityqueue.PriorityQueue[T] {
+	return newTracedPriorityQueue(name, inner, nil)
+}
+
+// newTracedPriorityQueue wraps inner under name; limiter is the rate
+// limiter inner was built with (nil: unknown, rate-limited adds are
+// forwarded as they were made and their delay guessed). A limiter that is
+// not inner's would be asked in inner's place: the delays, Forget and
+// NumRequeues would part ways.
+func newTracedPriorityQueue[T comparable](name string, inner priorityqueue.PriorityQueue[T], limiter workqueue.TypedRateLimiter[T]) priorityqueue.PriorityQueue[T] {
 	return dropin.ShowInLiveView(&TracedPriorityQueue[T]{
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: inner.NumRequeues,
 			Semantics: queuetrace.PriorityQueue,
 			Metrics:   !metrics.ProvidedByClientGo(name), Retries: true,
 		}),
-		inner: inner,
+		inner:   inner,
+		limiter: limiter,
 	}, name, "priority")
 }
 
@@ -118,10 +143,11 @@ func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 // keys).
 //
 // Where the wrapper cannot see what inner did, it approximates as
-// dropin.TracedQueue does: a rate-limited add's delay is the rate
-// limiter's (its workqueue.delayed lasts until the first Get of the key
-// that nothing else explains; an immediate add in between is taken as
-// making it ready then); an add racing with the Get that takes the same
+// dropin.TracedQueue does: unless the wrapper knows inner's rate limiter
+// ([NewQueue]; see [TracedPriorityQueue.AddWithOpts]), a rate-limited
+// add's delay is the rate limiter's, unseen (its workqueue.delayed lasts
+// until the first Get of the key that nothing else explains; an immediate
+// add in between is taken as making it ready then); an add racing with the Get that takes the same
 // key can be taken as merged; ready times are read from time.Now.
 // Priorities change the order of Gets, not the chains: an add that raises a
 // waiting key's priority is merged like any other. Each workqueue.add says
@@ -131,6 +157,9 @@ func NewTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 type TracedPriorityQueue[T comparable] struct {
 	t     *queuetrace.Tracer[T]
 	inner priorityqueue.PriorityQueue[T]
+	// limiter is inner's rate limiter when it is known (the one NewQueue
+	// built inner with), else nil.
+	limiter workqueue.TypedRateLimiter[T]
 }
 
 // SetTracerProvider sets the provider of the queue's spans; nil: the global
@@ -150,8 +179,33 @@ func (q *TracedPriorityQueue[T]) Stats() dropin.QueueStats { return dropin.Queue
 // merged into the key's item if inner holds one. It reaches inner as one
 // call, after the bookkeeping of every item.
 //
+// A rate-limited add when the wrapper knows inner's rate limiter
+// ([NewQueue] hands it over) is translated into what the priority queue
+// would make of it (lockedAddWithOpts): the wrapper asks the limiter's
+// When once per item, as the priority queue would, takes the limiter's
+// delay when o.After is 0 and the shorter of the two otherwise, and hands
+// inner that delay as After, with RateLimited cleared and o's priority.
+// The priority queue treats an add with After d exactly as a rate-limited
+// one whose delay came out d: the same ready time, the same merge, the
+// same retry in its metrics (it counts one for any delay above 0, rate
+// limited or not). So the queue does what it would have done, and the
+// wrapper knows when each key will be ready. Where items' delays differ,
+// the call reaches inner as one AddWithOpts per run of items with the same
+// delay, in their order: a Get racing with it, on another goroutine, may
+// take a key of the first run before the later ones are in, where the bare
+// queue would have taken in the whole call at once. The limiter is asked
+// on the caller's goroutine at the call, where the priority queue asks it
+// a moment later on its own (a limiter that reads the clock, such as a
+// token bucket, sees a time a little earlier); a call made once the queue
+// is shutting down is forwarded as it was, and asks nothing, as the
+// priority queue drops it without asking.
+//
 // Mirrors [sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.PriorityQueue.AddWithOpts].
 func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
+	if o.RateLimited && q.limiter != nil && len(items) > 0 && !q.inner.ShuttingDown() {
+		q.addRateLimited(o, items)
+		return
+	}
 	for i, item := range items {
 		forward := func() {}
 		if i == len(items)-1 {
@@ -171,6 +225,41 @@ func (q *TracedPriorityQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T
 	}
 }
 
+// addRateLimited is AddWithOpts of rate-limited items with the limiter
+// known: see there.
+func (q *TracedPriorityQueue[T]) addRateLimited(o priorityqueue.AddOpts, items []T) {
+	afters := make([]time.Duration, len(items))
+	for i, item := range items {
+		// The priority queue's combination (lockedAddWithOpts): the
+		// limiter's delay when After is 0, else the shorter one. A negative
+		// After is kept unless the limiter's is shorter still; either way
+		// the key is ready at once.
+		after := o.After
+		if d := q.limiter.When(item); after == 0 || d < after {
+			after = d
+		}
+		afters[i] = after
+	}
+	priority := ptr.Deref(o.Priority, 0)
+	for start := 0; start < len(items); {
+		end := start + 1
+		for end < len(items) && afters[end] == afters[start] {
+			end++
+		}
+		run := items[start:end]
+		opts := priorityqueue.AddOpts{After: afters[start], Priority: o.Priority}
+		for i, item := range run {
+			forward := func() {}
+			if i == len(run)-1 {
+				forward = func() { q.inner.AddWithOpts(opts, run...) }
+			}
+			q.t.RateLimited()
+			q.t.AddWithPriority(item, priority, max(afters[start], 0), false, forward)
+		}
+		start = end
+	}
+}
+
 // Add mirrors [k8s.io/client-go/util/workqueue.TypedInterface.Add]: the
 // priority queue's Add, AddWithOpts with no options (priority 0).
 func (q *TracedPriorityQueue[T]) Add(item T) {
@@ -184,8 +273,14 @@ func (q *TracedPriorityQueue[T]) AddAfter(item T, duration time.Duration) {
 }
 
 // AddRateLimited mirrors [k8s.io/client-go/util/workqueue.TypedRateLimitingInterface.AddRateLimited]:
-// the priority queue's, AddWithOpts with RateLimited.
+// the priority queue's, AddWithOpts with RateLimited, translated as
+// [TracedPriorityQueue.AddWithOpts] says when the wrapper knows the
+// limiter.
 func (q *TracedPriorityQueue[T]) AddRateLimited(item T) {
+	if q.limiter != nil && !q.inner.ShuttingDown() {
+		q.addRateLimited(priorityqueue.AddOpts{RateLimited: true}, []T{item})
+		return
+	}
 	q.t.RateLimited()
 	q.t.AddWithPriority(item, 0, 0, true, func() { q.inner.AddRateLimited(item) })
 }

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/informer-anatomy/informer-anatomy/dropin/crqueue"
 	"github.com/informer-anatomy/informer-anatomy/internal/spantest"
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -21,22 +24,52 @@ import (
 
 // TestTracedPriorityQueueMatchesBare: 1,500 random calls (fixed seed) on a
 // bare priority queue and a traced one, AddWithOpts with random
-// priorities, delays and (in one run) rate limiting among them: the same
-// key and priority from every GetWithPriority, the same Len and
-// NumRequeues after every call. Without rate limiting, every queued span
-// lasts as long as the priority queue says the key was ready before its
-// Get, and every process span from Get to Done; in both runs every span
-// ends and every add is accounted for once.
+// priorities, delays and (in two runs) rate limiting among them,
+// AddRateLimited too: the same key and priority from every
+// GetWithPriority, the same Len and NumRequeues after every call. Without
+// rate limiting, and with it when the wrapper knows the limiter (as behind
+// NewQueue), every queued span lasts as long as the priority queue says
+// the key was ready before its Get, and every process span from Get to
+// Done; and with the limiter known, the traced queue's own metrics (adds,
+// queue durations, work durations, retries) are the bare queue's after
+// every call: handing inner the limiter's delay as After, not
+// RateLimited, changes nothing it reports. In every run every span ends
+// and every add is accounted for once.
 func TestTracedPriorityQueueMatchesBare(t *testing.T) {
-	for _, rateLimited := range []bool{false, true} {
-		t.Run(fmt.Sprintf("rateLimited=%v", rateLimited), func(t *testing.T) {
+	for _, c := range []struct {
+		rateLimited, limiterKnown bool
+	}{{false, false}, {true, false}, {true, true}} {
+		rateLimited := c.rateLimited
+		t.Run(fmt.Sprintf("rateLimited=%v,limiterKnown=%v", rateLimited, c.limiterKnown), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := tracetest.NewSpanRecorder()
-				m := &testutil.QueueMetrics{}
-				bare := newPQ()
-				tq := traced(rec, priorityqueue.New("traced", func(o *priorityqueue.Opts[reconcile.Request]) { o.MetricProvider = m }))
+				m, mBare := &testutil.QueueMetrics{}, &testutil.QueueMetrics{}
+				// Both on controller-runtime's default limiter, each its own.
+				bare := priorityqueue.New("bare", func(o *priorityqueue.Opts[reconcile.Request]) { o.MetricProvider = mBare })
+				var tq priorityqueue.PriorityQueue[reconcile.Request]
+				if c.limiterKnown {
+					lim := workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 1000*time.Second)
+					tq = crqueue.NewTracedPriorityQueueWithLimiter("test", priorityqueue.New("traced", func(o *priorityqueue.Opts[reconcile.Request]) {
+						o.MetricProvider = m
+						o.RateLimiter = lim
+					}), lim)
+					tq.(*crqueue.TracedPriorityQueue[reconcile.Request]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+				} else {
+					tq = traced(rec, priorityqueue.New("traced", func(o *priorityqueue.Opts[reconcile.Request]) { o.MetricProvider = m }))
+				}
 				queues := []priorityqueue.PriorityQueue[reconcile.Request]{bare, tq}
-				strict := !rateLimited
+				strict := !rateLimited || c.limiterKnown
+				sameMetrics := func(desc string) {
+					if !c.limiterKnown {
+						return
+					}
+					adds, latency, work := m.Read()
+					addsB, latencyB, workB := mBare.Read()
+					require.Equal(t, addsB, adds, "%s: adds", desc)
+					require.Equal(t, latencyB, latency, "%s: queue durations", desc)
+					require.Equal(t, workB, work, "%s: work durations", desc)
+					require.Equal(t, mBare.Retries(), m.Retries(), "%s: retries", desc)
+				}
 				r := rand.New(rand.NewPCG(5, 6))
 				keys := []string{"a", "b", "c", "d"}
 				priorities := []*int{nil, new(handler.LowPriority), new(10)}
@@ -98,6 +131,10 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 					case 2:
 						each(desc, func(q priorityqueue.PriorityQueue[reconcile.Request]) { q.Add(key) })
 					case 3:
+						if rateLimited && r.IntN(3) == 0 {
+							each(desc, func(q priorityqueue.PriorityQueue[reconcile.Request]) { q.AddRateLimited(key) })
+							break
+						}
 						d := time.Duration(r.IntN(45)-5) * time.Millisecond
 						each(desc, func(q priorityqueue.PriorityQueue[reconcile.Request]) { q.AddAfter(key, d) })
 					case 4, 5:
@@ -122,6 +159,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 						synctest.Wait()
 					}
 					require.Equal(t, bare.Len(), tq.Len(), "%s: Len", desc)
+					sameMetrics(desc)
 					for _, k := range keys {
 						require.Equal(t, bare.NumRequeues(req(k)), tq.NumRequeues(req(k)), "%s: NumRequeues", desc)
 					}
@@ -139,6 +177,7 @@ func TestTracedPriorityQueueMatchesBare(t *testing.T) {
 					each("drain: Done", func(q priorityqueue.PriorityQueue[reconcile.Request]) { q.Done(item) })
 				}
 				require.Zero(t, tq.Len())
+				sameMetrics("drained")
 				for _, q := range queues {
 					q.ShutDown()
 				}

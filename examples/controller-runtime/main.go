@@ -42,7 +42,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -146,20 +145,21 @@ func ManagerOptions(namespace string) manager.Options {
 const LiveViewPath = "/debug/informers/"
 
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
-// default, the priority queue with the controller's rate limiter, behind
-// crqueue.NewTracedPriorityQueue. The traced queue is still a
+// default, the priority queue with the controller's rate limiter, traced:
+// crqueue.NewQueue. The traced queue is still a
 // priorityqueue.PriorityQueue, so controller-runtime's handlers add the
 // initial list and resyncs at low priority, behind live changes, as
-// without the wrapper. Unlike controller-runtime's default (and like
-// crqueue.NewQueue), the queue reports its workqueue_* metrics through
-// dropin.WorkqueueMetricsProvider to OpenTelemetry instead of
-// controller-runtime's Prometheus provider, which would label them with
-// the controller too; the traced queue then reports none of its own.
+// without the wrapper. crqueue.NewQueue hands the wrapper the rate limiter
+// it builds the queue with, so a failed reconcile's requeue shows the
+// limiter's delay as its workqueue.delayed, not a guess (what
+// crqueue.NewTracedPriorityQueue around a priorityqueue.New of our own
+// would do). Unlike controller-runtime's default, the queue reports its
+// workqueue_* metrics through dropin.WorkqueueMetricsProvider to
+// OpenTelemetry instead of controller-runtime's Prometheus provider, which
+// would label them with the controller too; the traced queue then reports
+// none of its own.
 func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return crqueue.NewTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[reconcile.Request]) {
-		o.RateLimiter = rateLimiter
-		o.MetricProvider = dropin.WorkqueueMetricsProvider()
-	}))
+	return crqueue.NewQueue(controllerName, rateLimiter)
 }
 
 // NewManager makes the manager for cfg with ManagerOptions.
