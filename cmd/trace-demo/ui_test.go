@@ -265,8 +265,20 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	code, r = d.press(t, "relist")
 	require.Equal(t, http.StatusOK, code, r.Message)
 	assert.Contains(t, r.LookFor, "a new STREAM, not a LIST")
-	st = d.waitState(t, "a new stream past its bookmark, watching", func(st liveview.State) bool {
-		return st.Pipeline.Reflector.Streams > r1.Streams && st.Pipeline.Reflector.Phase == "WATCH"
+	// The event list is made of ended traces, which can come a moment
+	// after the reflector's state says WATCH: wait for demo/live-1's
+	// LISTED too, or the check below reads the list too early (it did, in
+	// a CI run at load 2).
+	listedLive1 := func(st liveview.State) *liveview.Event {
+		for i, e := range st.Events {
+			if e.Key == "demo/live-1" && e.Type == "LISTED" {
+				return &st.Events[i]
+			}
+		}
+		return nil
+	}
+	st = d.waitState(t, "a new stream past its bookmark, watching, and demo/live-1 LISTED in the event list", func(st liveview.State) bool {
+		return st.Pipeline.Reflector.Streams > r1.Streams && st.Pipeline.Reflector.Phase == "WATCH" && listedLive1(st) != nil
 	})
 	rs := st.Pipeline.Reflector
 	assert.Greater(t, rs.WatchErrors, r1.WatchErrors, "the rewatch got an ERROR event (410 Expired)")
@@ -279,13 +291,7 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	// The relist's objects have their own traces (LISTED: the initial
 	// state's event type, streamed or listed), linked to the entry's
 	// RealFIFO.ReplacedAll span.
-	var listed *liveview.Event
-	for i, e := range st.Events {
-		if e.Key == "demo/live-1" && e.Type == "LISTED" {
-			listed = &st.Events[i]
-			break
-		}
-	}
+	listed := listedLive1(st)
 	require.NotNil(t, listed, "demo/live-1 streamed again by the relist")
 	wf := waterfall(t, d.url, listed.TraceID)
 	var links []string
