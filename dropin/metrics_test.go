@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -336,4 +337,29 @@ func TestMetricsChild(t *testing.T) {
 		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueQueueDuration, selfQueue).value, "four Gets")
 		require.True(t, metricPoint(rm, metrics.WorkqueueUnfinishedWork, selfQueue).found)
 	})
+}
+
+// An informer that was built but never run has nothing to report, and a
+// collection must survive reading it: one built in a synctest bubble (a
+// user's unit test) holds channels of that bubble, and a collection from
+// outside it, by any later test, received from one (a handler's
+// HasSynced, in chapter 5's ReadStats) and ended the whole test process
+// with "receive on synctest channel from outside bubble". It did, in a CI
+// run; ReadStats now reads a flag (processorListener.syncedFlag).
+func TestMetricsSkipAnInformerThatNeverRan(t *testing.T) {
+	reader := installMeterProvider()
+	s := newServer(t)
+	name, err := cache.NewInformerName("never-ran")
+	require.NoError(t, err)
+	var inf cache.SharedIndexInformer
+	synctest.Test(t, func(t *testing.T) {
+		inf = dropin.NewSharedIndexInformerWithOptions(inProcessLW(s.srv), &corev1.Pod{},
+			cache.SharedIndexInformerOptions{Identifier: name.WithResource(podsGVR)})
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+		require.NoError(t, err)
+	})
+	rm := collectMetrics(t, reader) // outside the bubble, the informer still held
+	require.False(t, metricPoint(rm, metrics.InformerQueuedItems, map[string]string{"name": "never-ran", "group": "*", "version": "*", "resource": "*"}).found,
+		"an informer that never ran reports no queue")
+	runtime.KeepAlive(inf)
 }

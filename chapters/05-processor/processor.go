@@ -110,7 +110,14 @@ type processorListener struct {
 	initialQueued  chan struct{}
 	synced         chan struct{}
 	syncedOnce     sync.Once
-	syncedName     string
+	// syncedFlag is set just before synced is closed, for ReadStats: a
+	// reader that only wants to know must not receive from the channel,
+	// which may belong to a synctest bubble the reader is not in (an
+	// informer built in a user's synctest test and read by a metrics
+	// collection or a live-view poll from outside it: the runtime ends the
+	// process on such a receive). Ours: client-go has no stats.
+	syncedFlag atomic.Bool
+	syncedName string
 
 	// logger, if set (HandlerOptions.Logger), is given handler panics.
 	logger *klog.Logger
@@ -174,7 +181,9 @@ func (p *processorListener) Done() <-chan struct{} { return p.synced }
 // Mirrors processorListener.ShutdownChan (upstream shared_informer.go).
 func (p *processorListener) ShutdownChan() <-chan struct{} { return p.runFinished }
 
-func (p *processorListener) markSynced() { p.syncedOnce.Do(func() { close(p.synced) }) }
+func (p *processorListener) markSynced() {
+	p.syncedOnce.Do(func() { p.syncedFlag.Store(true); close(p.synced) })
+}
 
 // watchSynced waits until the initial adds are queued and the informer has
 // synced, then lets the registration sync as soon as the count is zero. It

@@ -117,7 +117,7 @@ func (p *sharedProcessor) stats() []ListenerStats {
 			Calls:          l.counts.calls.Load(),
 			HandlerTime:    time.Duration(l.counts.total.Load()),
 			MaxHandlerTime: time.Duration(l.counts.max.Load()),
-			Synced:         l.HasSynced(),
+			Synced:         l.syncedFlag.Load(), // not HasSynced: see syncedFlag
 		})
 	}
 	p.listenersLock.RUnlock()

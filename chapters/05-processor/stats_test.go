@@ -1,9 +1,11 @@
 package processor
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
@@ -136,4 +139,45 @@ func TestReadStatsNeverShowsAListenerAheadOfDistribute(t *testing.T) {
 		t.Fatalf("the informer ended at %+v", last)
 	}
 	assert.Zero(t, ahead, "%d of %d snapshots showed a listener ahead of distribute; the first: %+v", ahead, polls, first)
+}
+
+// ReadStats receives from no channel: an informer built inside a synctest
+// bubble (a user's unit test) and read from outside it (a metrics
+// collection, a live-view poll) is read, where a receive from one of its
+// listeners' channels would end the process ("receive on synctest channel
+// from outside bubble"). Synced comes from a flag set as the listener's
+// channel is closed; both are checked, inside the bubble, to agree.
+func TestReadStatsReadsAnInformerOfAnotherBubble(t *testing.T) {
+	srv, err := apiserver.Start(apiserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	var never SharedIndexInformer // built and given a handler, never run
+	synctest.Test(t, func(t *testing.T) {
+		never = NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, 0, nil)
+		neverReg, err := never.AddEventHandler(ResourceEventHandlerFuncs{})
+		require.NoError(t, err)
+		st, err := ReadStats(never)
+		require.NoError(t, err)
+		require.Len(t, st.Listeners, 1)
+		assert.Equal(t, neverReg.HasSynced(), st.Listeners[0].Synced, "never run")
+
+		ran := NewSharedIndexInformer(newInProcessLW(srv), &corev1.Pod{}, 0, nil)
+		reg, err := ran.AddEventHandler(ResourceEventHandlerFuncs{})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { ran.RunWithContext(ctx); close(done) }()
+		synctest.Wait()
+		st, err = ReadStats(ran)
+		require.NoError(t, err)
+		require.Len(t, st.Listeners, 1)
+		assert.True(t, st.Listeners[0].Synced, "synced")
+		assert.Equal(t, reg.HasSynced(), st.Listeners[0].Synced, "once synced")
+		cancel()
+		<-done
+	})
+	st, err := ReadStats(never) // outside the bubble its channels belong to
+	require.NoError(t, err)
+	require.Len(t, st.Listeners, 1)
+	assert.False(t, st.Listeners[0].Synced)
 }
