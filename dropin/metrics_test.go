@@ -349,7 +349,9 @@ func TestMetricsChild(t *testing.T) {
 func TestMetricsSkipAnInformerThatNeverRan(t *testing.T) {
 	reader := installMeterProvider()
 	s := newServer(t)
-	name, err := cache.NewInformerName("never-ran")
+	// Informer names are unique in a process: one per run (-count).
+	id := fmt.Sprintf("never-ran-%d", metricsRuns.Add(1))
+	name, err := cache.NewInformerName(id)
 	require.NoError(t, err)
 	var inf cache.SharedIndexInformer
 	synctest.Test(t, func(t *testing.T) {
@@ -359,7 +361,7 @@ func TestMetricsSkipAnInformerThatNeverRan(t *testing.T) {
 		require.NoError(t, err)
 	})
 	rm := collectMetrics(t, reader) // outside the bubble, the informer still held
-	require.False(t, metricPoint(rm, metrics.InformerQueuedItems, map[string]string{"name": "never-ran", "group": "*", "version": "*", "resource": "*"}).found,
+	require.False(t, metricPoint(rm, metrics.InformerQueuedItems, map[string]string{"name": id, "group": "*", "version": "*", "resource": "*"}).found,
 		"an informer that never ran reports no queue")
 	runtime.KeepAlive(inf)
 }
