@@ -246,7 +246,13 @@ func (q *traced[T]) SetTracerProvider(tp trace.TracerProvider) { q.t.SetTracerPr
 
 // QueueStats is what Stats reports.
 type QueueStats struct {
-	// Depth is inner's Len: keys waiting for a worker.
+	// Depth is how many keys wait for a worker: inner's Len, or, if more,
+	// the keys the queue has seen added and not yet handed to a worker
+	// (among them one added again while it is processed, which client-go's
+	// workqueue_depth counts too). Read with Processing under one lock, so
+	// that a key on its way from the queue to a worker, or back into it,
+	// never reads as neither: Depth and Processing both 0 means idle.
+	// (Before the bookkeeping starts, see below, it is inner's Len.)
 	Depth int
 	// Counted from the moment something reads them, tracing on or off:
 	// the first Stats call, the live view's handler made
