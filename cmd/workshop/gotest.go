@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +61,22 @@ var copyFlags []string
 // cache with other copies of the course (copyFlags). The selfcheck and
 // the runner's tests call it before any go command starts; nothing else
 // may. Once: the selfcheck run by a test calls it again.
-var inACopy = sync.OnceFunc(func() { copyFlags = []string{"-trimpath"} })
+var inACopy = sync.OnceFunc(func() { copyFlags, keepBinaries = []string{"-trimpath"}, true })
+
+// keepBinaries, set with copyFlags, makes goTest keep each checker's test
+// binary in the course (binariesDir, go test -o DIR/): the go command then
+// links a checker again only when what it is built from has changed, and
+// otherwise runs the binary it kept. Linking is the one step of go test
+// its build cache does not keep (about 3 s a checker here, 5 s under
+// -race), and a failing checker's result is never cached: without it the
+// runner's tests, which run the same few unsolved stubs over and over,
+// spent most of their minutes linking the same binaries again. Only in a
+// copy of the course: each binary is about 35 MB, and 46 of them in a
+// participant's checkout is too much to leave behind unasked.
+var keepBinaries bool
+
+// binariesDir is where goTest keeps checker binaries in a course.
+func binariesDir(root string) string { return filepath.Join(root, "workshop", ".checkers") }
 
 // Timeouts of a checker's test binary. The checkers give up on an answer
 // that does not return long before (kit.Returns, kit.WaitFor), each with
@@ -99,39 +117,47 @@ func runCheckers(root string, exs []*Exercise, extra ...string) (map[string]*Res
 
 func runCheckersEnv(root string, exs []*Exercise, env []string, extra ...string) (map[string]*Result, error) {
 	results := map[string]*Result{}
-	// One go test per timeout, set of checker tests and race mode: the
-	// verdict is the checker's alone, so only its own tests run (-run),
-	// whatever scratch tests the participant keeps in the folder; a
-	// checker of concurrent code runs under -race and uncached.
+	// One go test per timeout and race mode (a checker of concurrent code
+	// runs under -race and uncached), over all of its exercises at once:
+	// the go command builds, links and runs their packages side by side,
+	// and loads the module's packages once. The verdict is the checker's
+	// alone, so only checker tests run: -run names every checker test of
+	// the group, and in a package that runs exactly its own, because the
+	// participant's scratch tests are hidden from the build
+	// (hideScratchTests) and the other test files of a package are its
+	// checker's. (One go test per exercise, as this once was, made a list
+	// of 46 exercises 46 go commands one after another.)
 	type group struct {
 		timeout time.Duration
-		run     string
 		race    bool
 	}
 	var order []group
 	groups := map[group][]*Exercise{}
+	tests := map[group][]string{}
 	for _, e := range exs {
 		if missing := e.missing(root); missing != "" {
 			// Nothing to run: go test would fail on the whole command.
 			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{missing + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
 			continue
 		}
-		tests, err := checkerTests(root, e)
+		names, err := checkerTests(root, e)
 		if err != nil {
 			results[e.ImportPath()] = &Result{BuildFailed: true, Output: []string{err.Error() + ": go run ./cmd/workshop reset " + e.Name() + " brings it back"}}
 			continue
 		}
 		if fileExists(filepath.Join(root, e.Path(), answersFile)) {
-			tests = append(tests, answersTest) // the selfcheck's
+			names = append(names, answersTest) // the selfcheck's
 		}
-		g := group{timeoutFor(e), runPattern(tests), concurrent(root, e)}
+		g := group{timeoutFor(e), concurrent(root, e)}
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
 		groups[g] = append(groups[g], e)
+		tests[g] = append(tests[g], names...)
 	}
 	for _, g := range order {
-		flags := append([]string{"-run", g.run}, extra...)
+		names := slices.Compact(slices.Sorted(slices.Values(tests[g])))
+		flags := append([]string{"-run", runPattern(names)}, extra...)
 		if g.race {
 			flags = append(flags, raceFlags...)
 		}
@@ -210,9 +236,55 @@ func hideScratchTests(root string, exs []*Exercise) (string, error) {
 	return f.Name(), nil
 }
 
-// goTest runs one `go test -json` over exs, the participant's scratch
-// tests hidden (hideScratchTests).
+// goTest runs `go test -json` over exs, the participant's scratch tests
+// hidden (hideScratchTests): one go command, or, when it keeps the
+// binaries (keepBinaries), one per batch of exercises whose directory
+// names differ (go test -o DIR/ names each binary after its directory:
+// 04-deltafifo/1-pops and 04-realfifo/1-pops would both be 1-pops.test).
 func goTest(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
+	if !keepBinaries {
+		return goTestOnce(root, exs, timeout, env, extra)
+	}
+	results := map[string]*Result{}
+	for i, batch := range uniqueDirBatches(exs) {
+		dir := filepath.Join(binariesDir(root), strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		res, err := goTestOnce(root, batch, timeout, env, append(slices.Clip(extra), "-o", dir+string(filepath.Separator)))
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(results, res)
+	}
+	return results, nil
+}
+
+// uniqueDirBatches splits exs, in order, into batches in which no two
+// exercises share a directory name: the first batch takes every exercise
+// it can, so an exercise lands in the same batch (and its binary in the
+// same place) whenever it is run with the same others before it.
+func uniqueDirBatches(exs []*Exercise) [][]*Exercise {
+	var batches [][]*Exercise
+	var names []map[string]bool
+	for _, e := range exs {
+		placed := false
+		for i := range batches {
+			if !names[i][e.Dir] {
+				batches[i], names[i][e.Dir], placed = append(batches[i], e), true, true
+				break
+			}
+		}
+		if !placed {
+			batches = append(batches, []*Exercise{e})
+			names = append(names, map[string]bool{e.Dir: true})
+		}
+	}
+	return batches
+}
+
+// goTestOnce is one `go test -json` over exs.
+func goTestOnce(root string, exs []*Exercise, timeout time.Duration, env, extra []string) (map[string]*Result, error) {
 	args := append(append([]string{"test"}, copyFlags...), "-tags", checkTags, "-json", "-timeout", timeout.String())
 	args = append(args, extra...)
 	overlay, err := hideScratchTests(root, exs)

@@ -29,7 +29,8 @@ import (
 var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "demo", "dropin", "internal", "liveprobe", "workshop"}
 
 // copyTree copies the named files and directories of src into dst,
-// skipping the runner's progress file and reset's backups.
+// skipping the runner's progress file, reset's backups and the checker
+// binaries a copy keeps (keepBinaries).
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
 		if _, err := os.Stat(filepath.Join(src, n)); errors.Is(err, fs.ErrNotExist) {
@@ -40,7 +41,7 @@ func copyTree(src, dst string, names []string) error {
 				return err
 			}
 			rel, _ := filepath.Rel(src, p)
-			if d.IsDir() && d.Name() == ".backup" {
+			if d.IsDir() && (d.Name() == ".backup" || d.Name() == ".checkers") {
 				return filepath.SkipDir
 			}
 			if d.IsDir() {

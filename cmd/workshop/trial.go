@@ -510,21 +510,7 @@ type trialBinary struct {
 // the exercise's own.
 func (sc *selfcheckRun) buildTrialBinaries(exs []*Exercise, bins string) map[string]trialBinary {
 	out := map[string]trialBinary{}
-	var batches [][]*Exercise
-	var names []map[string]bool
-	for _, e := range exs {
-		placed := false
-		for i := range batches {
-			if !names[i][e.Dir] {
-				batches[i], names[i][e.Dir], placed = append(batches[i], e), true, true
-				break
-			}
-		}
-		if !placed {
-			batches = append(batches, []*Exercise{e})
-			names = append(names, map[string]bool{e.Dir: true})
-		}
-	}
+	batches := uniqueDirBatches(exs)
 	// The participant's scratch tests are hidden, as goTest hides them
 	// (selfcheck --worktree judges a participant's tree).
 	overlay, err := hideScratchTests(sc.tmp, exs)
