@@ -75,8 +75,22 @@ var inACopy = sync.OnceFunc(func() { copyFlags, keepBinaries = []string{"-trimpa
 // participant's checkout is too much to leave behind unasked.
 var keepBinaries bool
 
-// binariesDir is where goTest keeps checker binaries in a course.
-func binariesDir(root string) string { return filepath.Join(root, "workshop", ".checkers") }
+// binariesDir is where goTest keeps checker binaries in a course: its own
+// workshop/.checkers, or sharedBinaries when it is set.
+func binariesDir(root string) string {
+	if sharedBinaries != "" {
+		return sharedBinaries
+	}
+	return filepath.Join(root, "workshop", ".checkers")
+}
+
+// sharedBinaries, set by the runner's tests (TestMain), keeps the checker
+// binaries of all their temporary courses in one place: with -trimpath an
+// exercise built from the same files is the same binary whichever copy it
+// is in, so a stub one test linked is not linked again by the next test's
+// copy. The tests that use it run one after another: two go commands must
+// not write one binary at once.
+var sharedBinaries string
 
 // Timeouts of a checker's test binary. The checkers give up on an answer
 // that does not return long before (kit.Returns, kit.WaitFor), each with

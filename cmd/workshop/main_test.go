@@ -81,7 +81,14 @@ func TestMain(m *testing.M) {
 	// Every test works in a temporary copy of the course, as the selfcheck
 	// does: one build cache for all of them (copyFlags).
 	inACopy()
+	dir, err := os.MkdirTemp("", "workshop-checkers-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedBinaries = dir
 	code := m.Run()
+	_ = os.RemoveAll(dir)
 	if shared.dir != "" {
 		_ = os.RemoveAll(shared.dir)
 	}
