@@ -105,9 +105,13 @@
 // Its last line gives the time of each phase.
 //
 // Progress is what the checkers say now: list and verify run every checker
-// in one `go test -tags workshop -json` per timeout over all exercise
-// packages, so Go's build and test caches make a second run cheap, but a
-// cached result is only ever the checker's own. What a failing checker
+// in one `go test -tags workshop -json` per timeout and race mode over all
+// exercise packages, so Go's build and test caches make a second run
+// cheap, but a cached result is only ever the checker's own. In a copy of
+// the course (the selfcheck, the runner's tests) go test -o keeps each
+// checker's binary as well, so one whose files have not changed is not
+// linked again (linking is what the build cache does not keep; a
+// participant's checkout is spared the 35 MB a binary). What a failing checker
 // printed is cut to its messages, a panic's first lines and the first
 // lines of anything else, read a line at a time: an answer that prints
 // megabytes neither hides the message nor fills memory. The number of
