@@ -62,7 +62,8 @@ func serveHistory(w http.ResponseWriter, r *http.Request) {
 //   - informer_handler_processing_latency_seconds: the mean time of the
 //     handler's calls that ended since the last sample (the histogram's
 //     sum and count over the interval);
-//   - workqueue_depth: the queue's Len;
+//   - workqueue_depth: the queue's Stats().Depth (its Len, or the keys
+//     waiting for a worker if more);
 //   - workqueue_adds_total: adds that made a key dirty (the traced
 //     queue's adds less those merged into a waiting key), per second;
 //   - workqueue_work_duration_seconds: the mean Get-to-Done time of the
