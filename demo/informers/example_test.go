@@ -30,10 +30,24 @@ func ExampleFor() {
 		return
 	}
 	fmt.Println("the factory's pod informer is this one:", f.Core().V1().Pods().Informer() == inf)
+	// The factory's WaitForCacheSync waits for the queue to have handed
+	// out its initial list; on the DeltaFIFO that is when the last key is
+	// popped, before it is processed into the cache (as upstream's). A
+	// handler's registration is synced once every initial object has been
+	// cached and delivered to it: what a controller waits for before it
+	// reads the cache (client-go's cache.WaitForCacheSync(stop,
+	// reg.HasSynced)). Reading Cached after the factory's wait alone read 0
+	// once, in a CI run.
+	reg, err := inf.AddEventHandler(processor.ResourceEventHandlerFuncs{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
+	processor.WaitForCacheSync(ctx.Done(), reg.HasSynced)
 	st, _ := processor.ReadStats(inf)
 	fmt.Println("queue:", st.Queue, "cached:", st.Cached, "streams:", probe.State().Streams)
 	// Output:
