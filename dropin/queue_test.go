@@ -265,14 +265,15 @@ func runQueueOracle(t *testing.T, steps int, ops oracleOps, next func(n int) int
 	})
 }
 
-// TestTracedQueueMatchesClientGo: 2,000 random operations with a fixed
-// seed, with and without rate-limited adds, and with rate-limited adds
-// behind a NewTracedQueue that finds no limiter (the guessing fallback).
+// TestTracedQueueMatchesClientGo: 2,000 random operations (200 under
+// -race: testutil.OracleSteps) with a fixed seed, with and without
+// rate-limited adds, and with rate-limited adds behind a NewTracedQueue
+// that finds no limiter (the guessing fallback).
 func TestTracedQueueMatchesClientGo(t *testing.T) {
 	for _, ops := range []oracleOps{{}, {rateLimited: true}, {rateLimited: true, blind: true}} {
 		t.Run(fmt.Sprintf("rateLimited=%v/blind=%v", ops.rateLimited, ops.blind), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
-			runQueueOracle(t, 2000, ops, func(n int) int { return r.IntN(n) })
+			runQueueOracle(t, testutil.OracleSteps(2000), ops, func(n int) int { return r.IntN(n) })
 		})
 	}
 }
@@ -288,7 +289,7 @@ func TestTracedRateLimitingQueueWithConfigMatchesClientGo(t *testing.T) {
 	for _, rateLimited := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rateLimited=%v", rateLimited), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
-			runQueueOracle(t, 2000, oracleOps{rateLimited: rateLimited, withConfig: true, blind: true}, func(n int) int { return r.IntN(n) })
+			runQueueOracle(t, testutil.OracleSteps(2000), oracleOps{rateLimited: rateLimited, withConfig: true, blind: true}, func(n int) int { return r.IntN(n) })
 		})
 	}
 }

@@ -22,9 +22,12 @@ import (
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
-const oracleOps = 10000
+// oracleOps is the number of random steps per seed without the race
+// detector; under it, a tenth (testutil.OracleSteps).
+var oracleOps = testutil.OracleSteps(10000)
 
 var (
 	namespaces = []string{"", "default", "team-a", "team-b"}

@@ -25,11 +25,13 @@ import (
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
-// rfSequencesPerConfig is how many random sequences the normal run checks
-// in each configuration (rfConfigs of them).
-const rfSequencesPerConfig = 800
+// rfSequencesPerConfig is how many random sequences a run without the race
+// detector checks in each configuration (rfConfigs of them); under it, a
+// tenth (testutil.OracleSteps).
+var rfSequencesPerConfig = testutil.OracleSteps(800)
 
 // The configurations upstream allows (NewRealFIFOWithOptions panics on the
 // others): per-event with known objects, and atomic with or without
