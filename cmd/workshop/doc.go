@@ -123,7 +123,7 @@
 // Those of 08-liveview run cmd/trace-demo --ui and drive the page through
 // its HTTP API (workshop/kit.StartLiveView), so selfcheck's temporary copy
 // holds cmd/ too; 08-liveview/5-your-page runs the kit's controller in
-// the checker's own process (workshop/kit.StartYourPage) and reads the
+// the checker's own process (workshop/kit/ctrlkit.StartYourPage) and reads the
 // page through the participant's mux.
 //
 // reset restores every file of the exercise's directory as the course

@@ -95,7 +95,8 @@ var sameFloor = map[string][]string{
 	"examples/clientgo-controller": {"examples/clientgo-controller/controller", "examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"examples/controller-runtime":  {"examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"test/e2e":                     {"examples/clientgo-controller/controller"},
-	"workshop/exercises/**":        {"workshop/kit"},
+	"workshop/exercises/**":        {"workshop/kit", "workshop/kit/ctrlkit"},
+	"workshop/kit/ctrlkit":         {"workshop/kit"},
 	// the page exercise's program serves the participant's Mount
 	"workshop/exercises/08-liveview/5-your-page/serve": {"workshop/exercises/08-liveview/5-your-page"},
 }

@@ -25,11 +25,10 @@
 //     its page through the page's own HTTP API: [LiveView.Press] a
 //     control, [LiveView.State] and [LiveView.WaitState] read the boxes and
 //     the event list, [LiveView.Trace] opens an event's waterfall.
-//   - [NewYourPage] runs a controller on package dropin (a traced queue,
-//     three handlers, one of them slow) in this process, beside a mux on
-//     which a participant's code mounted the live view, and plays a
-//     scenario whose outcome follows from its construction;
-//     [StartYourPage] is the same for a checker.
+//   - Package ctrlkit (workshop/kit/ctrlkit) runs controllers on package
+//     dropin: chapter 7's (StartDropinInformer, NewController, Burst) and
+//     08-liveview/5-your-page's (NewYourPage, StartYourPage). Apart, so
+//     that only the checkers that need dropin link it.
 //   - [Run] runs a Reflector's, Controller's or informer's RunWithContext
 //     and returns a stop that waits for it; [WaitFor] waits for a
 //     condition, failing the test with its description.

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 func TestFindings(t *testing.T) {
 	srv := kit.StartServer(t)
 	spans := kit.NewSpans()
 	audit, quota, label := &kit.AuditController{}, &kit.QuotaController{}, &kit.LabelController{}
-	kit.StartDropinInformer(t, srv, spans, kit.FuncsFor(audit.OnChange), kit.FuncsFor(quota.OnChange), kit.FuncsFor(label.OnChange))
+	ctrlkit.StartDropinInformer(t, srv, spans, kit.FuncsFor(audit.OnChange), kit.FuncsFor(quota.OnChange), kit.FuncsFor(label.OnChange))
 	kit.CreatePods(t, srv, "p", 20)
 	kit.WaitFor(t, "every pod at every controller", func() bool { return audit.Len() == 20 && quota.Len() == 20 && label.Len() == 20 })
 

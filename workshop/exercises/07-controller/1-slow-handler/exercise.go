@@ -9,7 +9,7 @@
 // one-line change. Each controller's handler is client-go's
 // ResourceEventHandlerFuncs calling one method of its own type:
 // kit.AuditController, kit.QuotaController and kit.LabelController
-// (OnChange), added in that order with kit.StartDropinInformer and
+// (OnChange), added in that order with ctrlkit.StartDropinInformer and
 // kit.FuncsFor. Then 20 pods are created (kit.CreatePods). One of the
 // three handlers is slow. Write that scenario as a test of your own
 // (kit.NewSpans for the spans; kit.WaitFor until each controller's Len()

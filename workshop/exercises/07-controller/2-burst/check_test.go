@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 func TestPredictions(t *testing.T) {
-	c, key := kit.Burst(t, kit.NewSpans())
+	c, key := ctrlkit.Burst(t, kit.NewSpans())
 	// One message for both: two counts named one by one would be found
 	// by counting up.
 	if Reconciles != c.Reconciles(key) || Merged != int(c.Stats().Merged) {

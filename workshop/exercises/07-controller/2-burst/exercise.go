@@ -4,7 +4,7 @@
 //
 // Kind: predict. Minutes: 10. Needs: none. Practises: docs/07-your-controller.md, "The trace goes on to your reconcile".
 //
-// A controller in the client-go style (kit.NewController: a handler that
+// A controller in the client-go style (ctrlkit.NewController: a handler that
 // puts each pod's key on a workqueue, one worker whose reconcile takes
 // half a second) runs on package dropin's informer. A pod is created; as
 // soon as the worker has begun reconciling it, the pod is updated ten

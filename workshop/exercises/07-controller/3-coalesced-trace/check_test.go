@@ -8,11 +8,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 func TestFindings(t *testing.T) {
 	spans := kit.NewSpans()
-	c, key := kit.Burst(t, spans)
+	c, key := ctrlkit.Burst(t, spans)
 	kit.WaitFor(t, "both reconciles to end", func() bool { return c.Reconciles(key) == 2 })
 
 	all := spans.Ended()

@@ -6,7 +6,7 @@
 //
 // The burst of 07-controller/2: a pod created, then updated ten times while
 // its first reconcile (half a second) runs, on package dropin's informer
-// and a traced workqueue: kit.Burst(t, spans) runs it, in a test of your
+// and a traced workqueue: ctrlkit.Burst(t, spans) runs it, in a test of your
 // own, with spans := kit.NewSpans(). Read the spans of the second
 // reconcile, the one that served the ten updates:
 //

@@ -10,6 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 func TestYourPage(t *testing.T) {
@@ -22,7 +23,7 @@ func TestYourPage(t *testing.T) {
 	// queue has counted every update): the answers are judged against
 	// that, and the kit fails the run, saying so, when the queue's
 	// counters disagree with it.
-	yp := kit.StartYourPage(t, mux, processors)
+	yp := ctrlkit.StartYourPage(t, mux, processors)
 	facts, err := yp.Facts()
 	if err != nil {
 		t.Fatalf("kit: %v", err)
@@ -37,7 +38,7 @@ func TestYourPage(t *testing.T) {
 	}
 	switch {
 	case err != nil:
-		t.Errorf("your mux does not serve the live view of this process at %s: %v. Which handler of package dropin serves it, and which pattern of a ServeMux serves a path and everything below it? (hint 1)", kit.YourPageMount, err)
+		t.Errorf("your mux does not serve the live view of this process at %s: %v. Which handler of package dropin serves it, and which pattern of a ServeMux serves a path and everything below it? (hint 1)", ctrlkit.YourPageMount, err)
 	case !st.Spans || listed == 0:
 		t.Errorf("the page your mux serves lists no reconcile of %s under \"Why did this run\": nothing gives it the controller's spans. What must the tracer provider feed, beside an exporter, for the page to list reconciles? (hint 2)", yp.Key)
 	default:

@@ -6,7 +6,7 @@
 //
 // The live view is not only the demo's: package dropin serves the page of
 // any process that runs its informers and traced queues. The kit has a
-// controller for you (kit.NewYourPage): a client-go style controller on
+// controller for you (ctrlkit.NewYourPage): a client-go style controller on
 // package dropin's informer of pods, with three event handlers and a
 // traced workqueue with one worker. Give it its page, in your own
 // process:

@@ -6,7 +6,7 @@
 //
 // The live view is not only the demo's: package dropin serves the page of
 // any process that runs its informers and traced queues. The kit has a
-// controller for you (kit.NewYourPage): a client-go style controller on
+// controller for you (ctrlkit.NewYourPage): a client-go style controller on
 // package dropin's informer of pods, with three event handlers and a
 // traced workqueue with one worker. Give it its page, in your own
 // process:
@@ -70,7 +70,7 @@ var (
 	// The handlers table: the one with the longest mean call (20 ms, an
 	// imagined price service called from the handler), named by its type
 	// and its place among the informer's handlers, from #0.
-	Slow = "github.com/informer-anatomy/informer-anatomy/workshop/kit.PriceAuditor#1"
+	Slow = "github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit.PriceAuditor#1"
 	// "Why did this run": its first reconcile (the initial list), the
 	// held one (the first update), and one more for the seven updates
 	// that came while the held one ran.

@@ -1,5 +1,5 @@
 // Command serve is the process of workshop exercise 08-liveview/5-your-page:
-// the kit's controller (kit.NewYourPage) with your Mount and
+// the kit's controller (ctrlkit.NewYourPage) with your Mount and
 // SpanProcessors, serving your mux on a loopback port until Ctrl-C.
 //
 //	go run ./workshop/exercises/08-liveview/5-your-page/serve
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	yourpage "github.com/informer-anatomy/informer-anatomy/workshop/exercises/08-liveview/5-your-page"
-	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 // holdFor is how long the held reconcile stays held once every update
@@ -27,13 +27,13 @@ func main() {
 	// Yours first: the live view must exist before the informer starts
 	// to see its first stream.
 	yourpage.Mount(mux)
-	yp, err := kit.NewYourPage(mux, yourpage.SpanProcessors())
+	yp, err := ctrlkit.NewYourPage(mux, yourpage.SpanProcessors())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		os.Exit(1)
 	}
 	defer yp.Stop()
-	fmt.Printf("Your controller runs in this process. Its page, if your Mount serves it: %s\n", yp.URL+kit.YourPageMount[1:])
+	fmt.Printf("Your controller runs in this process. Its page, if your Mount serves it: %s\n", yp.URL+ctrlkit.YourPageMount[1:])
 	fmt.Print("Open it, then press Enter to play the scenario. ")
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		fmt.Println() // no terminal: play at once, on a line of its own

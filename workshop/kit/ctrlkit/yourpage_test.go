@@ -1,4 +1,4 @@
-package kit_test
+package ctrlkit_test
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
-	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit/ctrlkit"
 )
 
 // The facts exercise 08-liveview/5-your-page judges by are what the page
@@ -18,8 +18,8 @@ import (
 // run's reconciles, still in the process's span store, are not counted.
 func TestYourPageShowsWhatItsConstructionSays(t *testing.T) {
 	mux := http.NewServeMux()
-	mux.Handle(kit.YourPageMount, dropin.LiveViewHandler())
-	yp := kit.StartYourPage(t, mux, []sdktrace.SpanProcessor{dropin.LiveViewSpanProcessor()})
+	mux.Handle(ctrlkit.YourPageMount, dropin.LiveViewHandler())
+	yp := ctrlkit.StartYourPage(t, mux, []sdktrace.SpanProcessor{dropin.LiveViewSpanProcessor()})
 	f, err := yp.Facts()
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +70,13 @@ func TestYourPageShowsWhatItsConstructionSays(t *testing.T) {
 // span store: ReadMounted says what the mux answered, and the page lists
 // no reconcile.
 func TestYourPageReadMountedSaysWhatIsMissing(t *testing.T) {
-	yp := kit.StartYourPage(t, http.NewServeMux(), nil)
+	yp := ctrlkit.StartYourPage(t, http.NewServeMux(), nil)
 	if _, err := yp.ReadMounted(); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("an empty mux: ReadMounted said %v, want its 404", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(kit.YourPageMount, dropin.LiveViewHandler())
-	yp = kit.StartYourPage(t, mux, nil)
+	mux.Handle(ctrlkit.YourPageMount, dropin.LiveViewHandler())
+	yp = ctrlkit.StartYourPage(t, mux, nil)
 	st, err := yp.ReadMounted()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package kit
+package ctrlkit
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
 // The controller of exercise 08-liveview/5-your-page: a client-go style
@@ -194,7 +195,7 @@ func NewYourPage(mux *http.ServeMux, processors []sdktrace.SpanProcessor) (yp *Y
 	}
 	yp.stops = append(yp.stops, yp.srv.Stop)
 	for i := range yourPagePods {
-		if _, err := yp.srv.Create(Pod("", fmt.Sprintf("cart-%d", i))); err != nil {
+		if _, err := yp.srv.Create(kit.Pod("", fmt.Sprintf("cart-%d", i))); err != nil {
 			return nil, fmt.Errorf("create pod cart-%d: %w", i, err)
 		}
 	}
@@ -238,7 +239,7 @@ func NewYourPage(mux *http.ServeMux, processors []sdktrace.SpanProcessor) (yp *Y
 		cancel()
 		select {
 		case <-infDone:
-		case <-time.After(StopTimeout):
+		case <-time.After(kit.StopTimeout):
 		}
 	})
 	workerDone := make(chan struct{})
@@ -339,7 +340,7 @@ func (yp *YourPage) RunScenario(say func(string), holdFor time.Duration) error {
 	}
 	select {
 	case <-h.reached:
-	case <-time.After(WaitTimeout):
+	case <-time.After(kit.WaitTimeout):
 		return fmt.Errorf("timed out waiting for the reconcile of %s to begin", yourPageKey)
 	}
 	say(fmt.Sprintf("%s updated; its reconcile began, and the kit holds it", yourPageKey))
@@ -533,9 +534,9 @@ func handlerTypeName(h any) string {
 }
 
 // waitUntil polls cond every few milliseconds until it holds, and says
-// what it waited for after WaitTimeout.
+// what it waited for after kit.WaitTimeout.
 func waitUntil(what string, cond func() bool) error {
-	deadline := time.Now().Add(WaitTimeout)
+	deadline := time.Now().Add(kit.WaitTimeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("timed out waiting for %s", what)
