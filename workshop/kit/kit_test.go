@@ -253,4 +253,3 @@ func TestDiffListSaysWhatIsWrongWithoutTheRealList(t *testing.T) {
 		}
 	}
 }
-
