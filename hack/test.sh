@@ -18,10 +18,11 @@
 #               installs Debian's chromium when missing.
 #  unit      every unit, oracle and example test, with the race detector.
 #  workshop  the workshop's selfcheck (cmd/workshop): every stub fails its
-#            checker, every solution passes it; then the oracles at full
-#            size, without -race.
+#            checker, every solution passes it; then, without -race, the
+#            oracles at full size and the soak's contract runs
+#            (INFORMER_ANATOMY_SOAK=1).
 #
-# Then, alone, the long soak runs (INFORMER_ANATOMY_SOAK=1), without -race.
+# Then, alone, the rest of the soak (the bursts), without -race.
 #
 # Why lanes: one after another, the steps took 8m50s on two quiet cores and
 # left the second core idle for long stretches: the e2e and browser tests
@@ -98,7 +99,8 @@ lane_unit() {
   # twenty default runs and four --queue deltafifo runs of the whole lesson
   # script, a 20,000-event burst against a stalled OTLP collector, the live
   # page's largest burst with its most handlers in demo/livecontrols) run at
-  # a small size here, and once at full size after the lanes. The
+  # a small size here, and once at full size in the workshop lane (the
+# contract runs) and after the lanes (the bursts). The
   # slowest packages (cmd/workshop, which builds and runs checkers in
   # temporary courses, and cmd/trace-demo) take 1-3 minutes each here on
   # two quiet cores, several times that on cores shared with other work:
@@ -120,22 +122,30 @@ lane_workshop() {
   # run a tenth of their steps (testutil.OracleSteps).
   echo "== without -race: the oracles at full size"
   go test -vet=off -count=1 -run 'Oracle|Differential|MatchesClientGo|MatchClientGo' ./chapters/... ./dropin
+
+  # The soak's contract runs: twenty default runs and four --queue
+  # deltafifo runs of the whole lesson script, each held to the span
+  # contract. The lessons are deterministic by construction, so another
+  # lane's load only slows them; they run here rather than in the soak
+  # after the lanes, which this lane ends long before.
+  echo "== soak: the contract runs (INFORMER_ANATOMY_SOAK=1)"
+  INFORMER_ANATOMY_SOAK=1 go test -vet=off -count=1 \
+    -run 'TestDefaultRunsKeepTheContract|TestDeltaFIFORunsKeepTheContract' ./cmd/trace-demo
 }
 
-# soak runs the long soak runs once, without -race, after the lanes and
+# soak runs the soak's bursts once, without -race, after the lanes and
 # alone: what they look for (a count lost, a bound passed, a heap that grows
-# with the events, a contract break in one run of twenty) is not a data
-# race, and the race detector would only slow them (about 3 minutes for the
+# with the events) is not a data race, and the race detector would only slow them (about 3 minutes for the
 # live-view load test alone under -race on two cores). Alone, because the
 # load test writes 25,000 events at a time as fast as the embedded server
 # takes them, and an informer sharing its two cores with another lane's
 # tests can fall the server's 4096-event watch buffer behind (the test then
 # fails, saying the machine is too loaded).
 soak() {
-  echo "== soak (INFORMER_ANATOMY_SOAK=1)"
+  echo "== soak: the bursts (INFORMER_ANATOMY_SOAK=1)"
   # -p 1: the two packages' bursts one after the other, for the same reason.
   INFORMER_ANATOMY_SOAK=1 go test -p 1 -vet=off -count=1 \
-    -run 'TestLiveViewUnder100kEventsDropsNothingAndStaysBounded|TestDefaultRunsKeepTheContract|TestDeltaFIFORunsKeepTheContract|TestStalledCollectorNeverStallsTheInformer|TestMostHandlersAndLargestBurstStayBounded' \
+    -run 'TestLiveViewUnder100kEventsDropsNothingAndStaysBounded|TestStalledCollectorNeverStallsTheInformer|TestMostHandlersAndLargestBurstStayBounded' \
     ./cmd/trace-demo ./demo/livecontrols
 }
 
