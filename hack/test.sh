@@ -10,13 +10,14 @@
 #            2. a real kube-apiserver + etcd on loopback, which
 #               hack/local-cluster.sh builds (first time: several minutes),
 #               starts, and stops again when this script exits; the e2e
-#               tests against it;
+#               tests against it, and the nested modules' tests;
 #            3. the live view in headless Chromium (test/browser, build tag
 #               browser), on the embedded server and on that cluster (the
 #               demo's page, and the page examples/controller-runtime
 #               serves, which the test builds and runs); hack/chromium.sh
 #               installs Debian's chromium when missing.
-#  unit      every unit, oracle and example test, with the race detector.
+#  unit      every unit, oracle and example test of this module, with the
+#            race detector.
 #  workshop  the workshop's selfcheck (cmd/workshop): every stub fails its
 #            checker, every solution passes it; then, without -race, the
 #            oracles at full size and the soak's contract runs
@@ -83,7 +84,10 @@ lane_cluster() {
   # -vet=off here and below: go vet ./... above ran every check go test's
   # own vet pass would.
   go test -race -vet=off -count=1 -tags e2e ./test/e2e
+  # The nested modules' tests, e2e and unit, under -race: here rather than
+  # in the unit lane, which ends last.
   (cd examples/controller-runtime && go test -race -vet=off -count=1 -tags e2e ./...)
+  (cd dropin/crqueue && go test -race -vet=off -count=1 ./...)
 
   # Without -race: what this test exercises runs in other processes (the
   # demo and the browser); the race detector would only slow the build of
@@ -107,8 +111,6 @@ lane_unit() {
   # go test's default 10-minute limit per package is too close.
   echo "== go test -race ./..."
   go test -race -vet=off -count=1 -timeout 30m ./...
-  (cd examples/controller-runtime && go test -race -vet=off -count=1 ./...)
-  (cd dropin/crqueue && go test -race -vet=off -count=1 ./...)
 }
 
 lane_workshop() {
