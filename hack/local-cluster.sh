@@ -33,7 +33,7 @@ die() { log "$*"; exit 1; }
 
 ensure_etcd() {
   if [ ! -x "$etcd" ] || [ ! -x "$etcdctl" ]; then
-    log "building etcd and etcdctl from the Go module proxy (first time: a few minutes on 2 cores)"
+    log "building etcd and etcdctl from the Go module proxy (seconds when the Go build cache has them; the first time, a few minutes on 2 cores)"
   fi
   (cd "$etcd_dir" && go build -o bin/etcd go.etcd.io/etcd/server/v3 &&
     go build -o bin/etcdctl go.etcd.io/etcd/etcdctl/v3)
@@ -42,7 +42,7 @@ ensure_etcd() {
 ensure_kube_apiserver() {
   # go build is a no-op (seconds) when the Go build cache already has it.
   if [ ! -x "$kas" ]; then
-    log "building kube-apiserver from the Go module proxy (first time: several minutes on 2 cores)"
+    log "building kube-apiserver from the Go module proxy (seconds when the Go build cache has it; the first time, several minutes on 2 cores)"
   fi
   (cd "$kas_dir" && go build -o bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver)
 }
