@@ -133,32 +133,9 @@ func TestControllerRuntimeExampleLiveViewInChromium(t *testing.T) {
 	watched("app")
 	url := startControllerRuntimeExample(t, kubeconfig, ns)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tab, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	old, _ := filepath.Glob(filepath.Join(screenshotDir(), "controller-runtime-*.png"))
-	for _, f := range old {
-		_ = os.Remove(f)
-	}
-	var mu sync.Mutex
-	var console []string
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				mu.Unlock()
-			}
-		}
-	}()
+	browser := openTab(t)
+	tab := browser.ctx
+	removeScreenshots("controller-runtime")
 	shoot := func(step string) {
 		t.Helper()
 		c, cancel := context.WithTimeout(tab, waitTimeout)
@@ -262,7 +239,5 @@ func TestControllerRuntimeExampleLiveViewInChromium(t *testing.T) {
 	waitFor("five points of the queue's depth", `(document.querySelector('#plots .plot[data-metric="workqueue_depth"] path') || {dataset: {}}).dataset.points || "0"`,
 		func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n >= 5 })
 	shoot("3-plots")
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, console, "the page ran without errors")
+	assert.Empty(t, browser.consoleErrors(), "the page ran without errors")
 }

@@ -98,20 +98,19 @@ func stopDemo(t *testing.T, d *demoproc.Proc) int {
 	return code
 }
 
-// page is one browser tab on the live view.
-type page struct {
-	t    *testing.T
-	ctx  context.Context // the tab's; actions run with a timeout derived from it
-	name string          // prefix of this page's screenshots
-	demo *demoproc.Proc
+// tab is one tab of a headless Chromium that ends with the test, and the
+// errors and uncaught exceptions its pages report: every test here opens
+// one, whatever page it then drives.
+type tab struct {
+	ctx context.Context // actions run with a timeout derived from it
 
 	mu      sync.Mutex
-	console []string // errors and uncaught exceptions the page reported
+	console []string // guarded by mu
 }
 
-// openPage starts a headless Chromium with a 1280x800 window (and extra
-// options) and opens url.
-func openPage(t *testing.T, d *demoproc.Proc, name string, extra ...chromedp.ExecAllocatorOption) *page {
+// openTab starts a headless Chromium with a 1280x800 window (and extra
+// options) and opens a tab, both ended when t ends.
+func openTab(t *testing.T, extra ...chromedp.ExecAllocatorOption) *tab {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
 	opts = append(opts, extra...)
@@ -122,12 +121,7 @@ func openPage(t *testing.T, d *demoproc.Proc, name string, extra ...chromedp.Exe
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	p := &page{t: t, ctx: ctx, name: name, demo: d}
-	// This page's screenshots of an earlier run would mislead.
-	old, _ := filepath.Glob(filepath.Join(screenshotDir(), name+"-*.png"))
-	for _, f := range old {
-		_ = os.Remove(f)
-	}
+	b := &tab{ctx: ctx}
 	// Subscribing starts the browser (without a timeout: a timeout on the
 	// first call would end the browser with it).
 	messages := chromedp.Console(ctx)
@@ -137,12 +131,45 @@ func openPage(t *testing.T, d *demoproc.Proc, name string, extra ...chromedp.Exe
 				return
 			}
 			if m.Type == chromedp.ConsoleError || m.IsException() {
-				p.mu.Lock()
-				p.console = append(p.console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				p.mu.Unlock()
+				b.mu.Lock()
+				b.console = append(b.console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				b.mu.Unlock()
 			}
 		}
 	}()
+	return b
+}
+
+// consoleErrors is what the tab's pages reported as errors so far.
+func (b *tab) consoleErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.console)
+}
+
+// removeScreenshots removes the screenshots named prefix-*.png of an
+// earlier run, which would mislead.
+func removeScreenshots(prefix string) {
+	old, _ := filepath.Glob(filepath.Join(screenshotDir(), prefix+"-*.png"))
+	for _, f := range old {
+		_ = os.Remove(f)
+	}
+}
+
+// page is one browser tab on the live view.
+type page struct {
+	*tab
+	t    *testing.T
+	name string // prefix of this page's screenshots
+	demo *demoproc.Proc
+}
+
+// openPage starts a headless Chromium with a 1280x800 window (and extra
+// options) and opens url.
+func openPage(t *testing.T, d *demoproc.Proc, name string, extra ...chromedp.ExecAllocatorOption) *page {
+	t.Helper()
+	p := &page{tab: openTab(t, extra...), t: t, name: name, demo: d}
+	removeScreenshots(name)
 	// 1280x800 exactly (the window's size leaves less for the page).
 	p.do("open "+d.URL, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(d.URL))
 	return p
@@ -162,13 +189,6 @@ func (p *page) failed(what string, err error) {
 	p.t.Helper()
 	p.screenshot("FAILED", true)
 	p.t.Fatalf("%s: %v\ndemo output so far:\n%s", what, err, p.demo.Output())
-}
-
-// consoleErrors is what the page reported as errors so far.
-func (p *page) consoleErrors() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.console)
 }
 
 // screenshotDir is where a developer finds the screenshots (git-ignored).

@@ -4,7 +4,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -83,28 +82,8 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tab, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	var mu sync.Mutex
-	var console []string
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				mu.Unlock()
-			}
-		}
-	}()
+	browser := openTab(t)
+	tab := browser.ctx
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		c, cancel := context.WithTimeout(tab, waitTimeout)
@@ -211,7 +190,5 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	t.Logf("screenshot: %s", path)
 	run("trace as before", chromedp.Click(chromedp.CSS("#tracekey-clear"), chromedp.NodeVisible))
 	waitText("the key cleared", `document.getElementById("tracekey-result").textContent`, "tracing restored")
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, console, "the page ran without errors")
+	assert.Empty(t, browser.consoleErrors(), "the page ran without errors")
 }
