@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -308,48 +307,19 @@ func TestTracedQueuesConcurrentWithAReentrantProcessor(t *testing.T) {
 				tq.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
 				q = tq
 			}
-			const producers, workers, addsEach = 3, 3, 300
-			var processed atomic.Int64
-			var noRetries atomic.Bool
-			var work, add sync.WaitGroup
-			for w := range workers {
-				work.Go(func() {
-					for {
-						item, shutdown := q.Get()
-						if shutdown {
-							return
-						}
-						if w == 0 && processed.Load()%5 == 0 && !noRetries.Load() {
-							switch q := q.(type) {
-							case workqueue.TypedRateLimitingInterface[string]:
-								q.AddRateLimited(item)
-							case workqueue.TypedDelayingInterface[string]:
-								q.AddAfter(item, time.Millisecond)
-							default:
-								q.Add(item)
-							}
-						}
-						processed.Add(1)
-						q.Done(item)
+			runConcurrently(t, rec, q, q.(statser).Stats, concurrentRun{
+				producers: 3, workers: 3, addsEach: 300, keys: 15, seed: 11, retryEvery: 5,
+				retry: func(item string) {
+					switch q := q.(type) {
+					case workqueue.TypedRateLimitingInterface[string]:
+						q.AddRateLimited(item)
+					case workqueue.TypedDelayingInterface[string]:
+						q.AddAfter(item, time.Millisecond)
+					default:
+						q.Add(item)
 					}
-				})
-			}
-			for p := range producers {
-				add.Go(func() {
-					r := rand.New(rand.NewPCG(uint64(p), 11))
-					for range addsEach {
-						q.Add(fmt.Sprintf("ns/k%d", r.IntN(15)))
-					}
-				})
-			}
-			add.Wait()
-			noRetries.Store(true)
-			require.Eventually(t, func() bool { return q.Len() == 0 && q.(statser).Stats().Processing == 0 }, 20*time.Second, time.Millisecond)
-			q.ShutDownWithDrain()
-			work.Wait()
-
-			st := q.(statser).Stats()
-			spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
+				},
+			})
 			require.EqualValues(t, len(rec.Ended()), reads.Load(), "the processor read the queue at every end")
 			require.Zero(t, handlerctx.Active(), "every registration ended")
 		})

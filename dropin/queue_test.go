@@ -585,56 +585,83 @@ func TestTracedQueueObjectKey(t *testing.T) {
 	}, got)
 }
 
-// TestTracedQueueConcurrent: producers and workers on their own goroutines
-// (under -race in hack/test.sh): every Add counted, every Get matched by a
-// process span that ends, nothing left registered or open.
-//
-// The workers stop retrying once the producers are done, before the test
-// waits for the queue to be idle: otherwise a worker whose Get had left
-// inner but not yet reached the wrapper (Len 0, Processing 0) could retry
-// after the shutdown, an add counted that no span stands for, as Stats
-// documents (it failed so in CI).
+// TestTracedQueueConcurrent: producers and workers on their own goroutines,
+// a worker retrying with AddAfter (runConcurrently), and nothing left
+// registered.
 func TestTracedQueueConcurrent(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	q := tracedQueue(rec)
 	tq := q.(*dropin.TracedQueue[string])
-	const producers, workers, addsEach = 4, 3, 500
+	runConcurrently(t, rec, q, tq.Stats, concurrentRun{
+		producers: 4, workers: 3, addsEach: 500, keys: 20, seed: 7, retryEvery: 7,
+		retry:  func(item string) { q.AddAfter(item, time.Millisecond) },
+		finish: q.Forget,
+	})
+	require.Zero(t, handlerctx.Active(), "every registration ended")
+}
+
+// concurrentRun is what runConcurrently does to a queue.
+type concurrentRun struct {
+	producers, workers, addsEach int
+	keys                         int    // the producers add keys ns/k0 … ns/k<keys-1>
+	seed                         uint64 // of each producer's random keys, with its number
+	// Worker 0 hands every retryEvery-th item it gets to retry, until the
+	// producers are done; every worker calls finish (if set) before Done.
+	retryEvery int
+	retry      func(item string)
+	finish     func(item string)
+}
+
+// runConcurrently runs producers and workers on their own goroutines
+// against q (under -race in hack/test.sh), waits until q is idle, shuts it
+// down with a drain, and checks the spans rec recorded against stats:
+// every Add counted, every Get matched by a process span that ends,
+// nothing left open.
+//
+// The workers stop retrying once the producers are done, before the wait
+// for an idle queue: otherwise a worker whose Get had left inner but not
+// yet reached the wrapper (Len 0, Processing 0) could retry after the
+// shutdown, an add counted that no span stands for, as Stats documents
+// (it failed so in CI).
+func runConcurrently(t *testing.T, rec *tracetest.SpanRecorder, q workqueue.TypedInterface[string], stats func() dropin.QueueStats, run concurrentRun) {
+	t.Helper()
 	var processed atomic.Int64
 	var noRetries atomic.Bool
 	var work, add sync.WaitGroup
-	for w := range workers {
+	for w := range run.workers {
 		work.Go(func() {
 			for {
 				item, shutdown := q.Get()
 				if shutdown {
 					return
 				}
-				if w == 0 && processed.Load()%7 == 0 && !noRetries.Load() {
-					q.AddAfter(item, time.Millisecond) // a retry, from the worker
+				if w == 0 && processed.Load()%int64(run.retryEvery) == 0 && !noRetries.Load() {
+					run.retry(item) // a retry, from the worker
 				}
 				processed.Add(1)
-				q.Forget(item)
+				if run.finish != nil {
+					run.finish(item)
+				}
 				q.Done(item)
 			}
 		})
 	}
-	for p := range producers {
+	for p := range run.producers {
 		add.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(p), 7))
-			for range addsEach {
-				q.Add(fmt.Sprintf("ns/k%d", r.IntN(20)))
+			r := rand.New(rand.NewPCG(uint64(p), run.seed))
+			for range run.addsEach {
+				q.Add(fmt.Sprintf("ns/k%d", r.IntN(run.keys)))
 			}
 		})
 	}
 	add.Wait()
 	noRetries.Store(true)
-	require.Eventually(t, func() bool { return q.Len() == 0 && tq.Stats().Processing == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return q.Len() == 0 && stats().Processing == 0 }, testutil.Limit, time.Millisecond)
 	q.ShutDownWithDrain()
 	work.Wait()
 
-	st := tq.Stats()
-	spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), producers*addsEach)
-	require.Zero(t, handlerctx.Active(), "every registration ended")
+	st := stats()
+	spantest.CheckQueueRun(t, rec, spantest.QueueCounts{Adds: st.Adds, Processed: st.Processed, Processing: st.Processing}, processed.Load(), run.producers*run.addsEach)
 }
 
 // pausingQueue is client-go's queue, made to stop for a test inside Get
