@@ -49,10 +49,7 @@ func TestFirstListAtZeroThenWatchFromTheListRV(t *testing.T) {
 func TestWatchExpiredRelistsAtLastSyncedRV(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 2)
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	r, s, errs := e.watchingListFirst(t, e.lw)
 
 	_, err := e.srv.Create(pod("a", "late"))
 	require.NoError(t, err)
@@ -174,10 +171,7 @@ func TestReplaceHappensBeforeTheRVIsRecorded(t *testing.T) {
 func TestNormalWatchCloseReopensWithoutRelist(t *testing.T) {
 	e := newEnv(t)
 	e.createPods("a", 1)
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(e.lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	r, s, errs := e.watchingListFirst(t, e.lw)
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
 
 	e.srv.CloseWatches()
@@ -204,10 +198,7 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 			return w, err
 		},
 	}
-	s, errs := newRecordingStore(), &errorLog{}
-	r := newTestReflector(lw, s, errs, ReflectorOptions{UseWatchList: listFirst})
-	run(t, r)
-	testutil.Eventually(t, "watch opened", func() bool { return len(e.requests("watch")) == 1 })
+	r, s, errs := e.watchingListFirst(t, lw)
 	e.bookmark(r) // an event, so the close below is not a "very short watch"
 
 	e.srv.Stop()
