@@ -151,16 +151,13 @@ func TestFakeClientsetNamelessObjectIsStillRefused(t *testing.T) {
 		s, errs := newStoreLog(), &errorLog{}
 		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{})
 		r.SetWatchErrorHandler(errs.handler)
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { r.RunWithContext(ctx) })
+		stop := runInBubble(r)
 		synctest.Wait()
 
 		w.Add(pod("a", ""))
 		w.Add(pod("a", "named"))
 		synctest.Wait()
-		cancel()
-		wg.Wait()
+		stop()
 
 		assert.Equal(t, []string{"Replace [] rv=1", "Add a/named@"}, s.snapshot())
 		require.Len(t, errs.all(), 1, "%v", errs.all())
@@ -186,9 +183,7 @@ func TestFakeClientsetBehindAPlainListWatchIsRefusedLikeAServer(t *testing.T) {
 		s, errs := newStoreLog(), &errorLog{}
 		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: listFirst})
 		r.SetWatchErrorHandler(errs.handler)
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { r.RunWithContext(ctx) })
+		stop := runInBubble(r)
 		synctest.Wait()
 
 		_, err := client.CoreV1().Pods("a").Create(context.Background(), pod("a", "p0"), metav1.CreateOptions{})
@@ -202,8 +197,7 @@ func TestFakeClientsetBehindAPlainListWatchIsRefusedLikeAServer(t *testing.T) {
 
 		time.Sleep(time.Minute) // past the backoff: the relist brings p0
 		synctest.Wait()
-		cancel()
-		wg.Wait()
+		stop()
 		assert.GreaterOrEqual(t, listCount(client), 2, "the refused stream was followed by a relist")
 		assert.Contains(t, s.contents(), "a/p0@", "the relist brought the object")
 	})
@@ -228,14 +222,11 @@ func TestATestDoublesEmptyListResourceVersionIsTakenAsItComes(t *testing.T) {
 		s, errs := newStoreLog(), &errorLog{}
 		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{})
 		r.SetWatchErrorHandler(errs.handler)
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { r.RunWithContext(ctx) })
+		stop := runInBubble(r)
 		synctest.Wait()
 		time.Sleep(time.Minute) // a relist, if any, would come within the backoff
 		synctest.Wait()
-		cancel()
-		wg.Wait()
+		stop()
 
 		assert.Equal(t, []string{"Replace [a/p0@] rv="}, s.snapshot())
 		assert.Empty(t, errs.all())
