@@ -260,15 +260,7 @@ func TestFaults(t *testing.T) {
 // from a dropped watch and from compaction.
 func TestClientGoReflectorSyncsAgainstTheServer(t *testing.T) {
 	s, c := start(t, apiserver.Options{})
-	for i := range 3 {
-		_, _ = s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
-	}
-	store := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
-	lw := kcache.NewListWatchFromClient(c, "configmaps", metav1.NamespaceAll, fields.Everything())
-	r := kcache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.RunWithContext(ctx)
+	store, ctx := runClientGoReflector(t, s, c)
 
 	converged := func(want ...string) {
 		t.Helper()
@@ -286,6 +278,24 @@ func TestClientGoReflectorSyncsAgainstTheServer(t *testing.T) {
 	s.CloseWatches()
 	require.NoError(t, s.Delete(apiserver.ConfigMaps, "a", "c1"))
 	converged("a/c2", "a/c3")
+}
+
+// runClientGoReflector creates the config maps a/c0, a/c1 and a/c2 on s and
+// runs client-go's own Reflector of config maps on them, over HTTP through c,
+// until the test ends. It returns the reflector's store, and its context
+// (cancelled when the test ends) for the test's polls.
+func runClientGoReflector(t *testing.T, s *apiserver.Server, c *rest.RESTClient) (kcache.Store, context.Context) {
+	t.Helper()
+	for i := range 3 {
+		_, _ = s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
+	}
+	store := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
+	lw := kcache.NewListWatchFromClient(c, "configmaps", metav1.NamespaceAll, fields.Everything())
+	r := kcache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.RunWithContext(ctx)
+	return store, ctx
 }
 
 func sortedKeys(s kcache.Store) []string {
@@ -543,15 +553,7 @@ func TestClientGoReflectorStreamsOrFallsBack(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("watchList=%v", on), func(t *testing.T) {
 			s, c := start(t, apiserver.Options{DisableWatchList: !on})
-			for i := range 3 {
-				_, _ = s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
-			}
-			store := kcache.NewStore(kcache.MetaNamespaceKeyFunc)
-			lw := kcache.NewListWatchFromClient(c, "configmaps", metav1.NamespaceAll, fields.Everything())
-			r := kcache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go r.RunWithContext(ctx)
+			store, ctx := runClientGoReflector(t, s, c)
 			require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
 				return len(store.ListKeys()) == 3, nil
 			}), "store has %v", sortedKeys(store))
