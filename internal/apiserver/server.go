@@ -412,18 +412,7 @@ func (s *Server) list(res Resource, namespace string, opts metav1.ListOptions) (
 		}
 		// "" and "0" serve the current state, as does a not-older-than RV:
 		// the current state is never older than an RV we have handed out.
-		snap = &snapshot{rv: s.rv}
-		keys := make([]string, 0, len(s.objects[res.GVR]))
-		for k := range s.objects[res.GVR] {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			obj := s.objects[res.GVR][k]
-			if matches(obj, namespace, sel, fsel) {
-				snap.items = append(snap.items, obj)
-			}
-		}
+		snap = &snapshot{rv: s.rv, items: s.matching_locked(res, namespace, sel, fsel)}
 	}
 
 	list := res.newList()
@@ -475,6 +464,25 @@ func selectors(res Resource, opts metav1.ListOptions) (labels.Selector, fields.S
 		}
 	}
 	return sel, fsel, nil
+}
+
+// matching_locked returns the stored objects of res in namespace ("" for
+// all) that match both selectors, in key order: what a LIST serves, and what
+// a watch sends as its initial events.
+func (s *Server) matching_locked(res Resource, namespace string, sel labels.Selector, fsel fields.Selector) []runtime.Object {
+	keys := make([]string, 0, len(s.objects[res.GVR]))
+	for k := range s.objects[res.GVR] {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []runtime.Object
+	for _, k := range keys {
+		obj := s.objects[res.GVR][k]
+		if matches(obj, namespace, sel, fsel) {
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 func matches(obj runtime.Object, namespace string, sel labels.Selector, fsel fields.Selector) bool {

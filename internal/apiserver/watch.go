@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -165,19 +164,11 @@ func (s *Server) newWatcher(res Resource, namespace string, opts metav1.ListOpti
 			}
 		}
 		if opts.SendInitialEvents == nil || sendInitial {
-			keys := make([]string, 0, len(s.objects[res.GVR]))
-			for k := range s.objects[res.GVR] {
-				keys = append(keys, k)
-			}
 			// Key order, not resourceVersion order: clients must not assume
 			// the synthetic ADDED events arrive sorted by RV (client-go's
 			// reflector does not; see its propagateRVFromStart).
-			slices.Sort(keys)
-			for _, k := range keys {
-				obj := s.objects[res.GVR][k]
-				if matches(obj, namespace, sel, fsel) {
-					w.pending = append(w.pending, event{res: res, typ: watch.Added, obj: obj})
-				}
+			for _, obj := range s.matching_locked(res, namespace, sel, fsel) {
+				w.pending = append(w.pending, event{res: res, typ: watch.Added, obj: obj})
 			}
 		}
 		if sendInitial {
