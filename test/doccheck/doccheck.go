@@ -158,14 +158,19 @@ func Rewrite(root, doc string, quotes []Quote) error {
 	return os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644)
 }
 
-// Markdown lists the .md files under root/docs, root/README.md and
-// root/ARCHITECTURE.md (a caller skips the ones that do not exist).
+// Markdown lists, relative to root, root/README.md and root/ARCHITECTURE.md
+// if they exist, and the .md files under root/docs.
 func Markdown(root string) ([]string, error) {
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err
 	}
-	out := []string{"README.md", "ARCHITECTURE.md"}
+	var out []string
+	for _, top := range []string{"README.md", "ARCHITECTURE.md"} {
+		if _, err := os.Stat(filepath.Join(root, top)); err == nil {
+			out = append(out, top)
+		}
+	}
 	for _, d := range docs {
 		rel, _ := filepath.Rel(root, d)
 		out = append(out, rel)
