@@ -62,6 +62,12 @@ func oracle(t *testing.T, cfg oracleConfig, sc scenario) transcript {
 	return theirs
 }
 
+// stream is a watch-list stream request's options as describeRequest
+// writes them: what client-go's watchList sends (resourceVersionMatch
+// NotOlderThan, sendInitialEvents, bookmarks, a timeout) after its
+// resourceVersion.
+const stream = "rvm=NotOlderThan sendInitialEvents=true bookmarks timeout"
+
 // streamingScenario: a server that streams, through every way a watch ends.
 var streamingScenario = scenario{
 	prepare: seedPods(3),
@@ -96,7 +102,6 @@ var streamingScenario = scenario{
 func TestWatchListOracleStreamingServer(t *testing.T) {
 	requireGateDefault(t)
 	theirs := oracle(t, oracleConfig{}, streamingScenario)
-	const stream = "rvm=NotOlderThan sendInitialEvents=true bookmarks timeout"
 	assert.Equal(t, []string{
 		// The first request is the stream, from RV "": the newest state.
 		`WATCH rv="" ` + stream + ` → 3 initial events, bookmark @13`,
@@ -164,7 +169,6 @@ var refusingScenario = scenario{
 func TestWatchListOracleServerRefusesStreaming(t *testing.T) {
 	requireGateDefault(t)
 	theirs := oracle(t, oracleConfig{}, refusingScenario)
-	const stream = "rvm=NotOlderThan sendInitialEvents=true bookmarks timeout"
 	assert.Equal(t, []string{
 		// The 422 ends watchList with an error: ListAndWatch falls back to
 		// a LIST in the same cycle (no backoff, nothing reported).
@@ -184,7 +188,6 @@ func TestWatchListOracleServerRefusesStreaming(t *testing.T) {
 // The stream ends before its initial-events-end bookmark.
 func TestWatchListOracleStreamClosedBeforeBookmark(t *testing.T) {
 	requireGateDefault(t)
-	const stream = "rvm=NotOlderThan sendInitialEvents=true bookmarks timeout"
 
 	t.Run("after some events", func(t *testing.T) {
 		// handleAnyWatch returns no error (events came): watchList loops
@@ -322,7 +325,6 @@ func TestWatchListOracleListerWatcherOptsOut(t *testing.T) {
 	})
 	t.Run("supported", func(t *testing.T) {
 		theirs := oracle(t, oracleConfig{optOut: &no}, optOutScenario)
-		const stream = "rvm=NotOlderThan sendInitialEvents=true bookmarks timeout"
 		assert.Equal(t, []string{
 			`WATCH rv="" ` + stream + ` → 3 initial events, bookmark @13`,
 			`WATCH rv="14" ` + stream + ` → 4 initial events, bookmark @14`,
