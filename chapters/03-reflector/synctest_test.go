@@ -43,6 +43,34 @@ func runInBubble(r *Reflector) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
+// timedLW is directLW(srv) with a record of when each LIST and each WATCH
+// was asked for; calls returns copies of both. The record's mutex is not a
+// durable block, so calls holds it only while copying: it is safe between
+// sleeps and synctest.Wait.
+func timedLW(srv *apiserver.Server) (lw *ListWatch, calls func() (lists, watches []time.Time)) {
+	var mu sync.Mutex
+	var listAt, watchAt []time.Time
+	lw = directLW(srv)
+	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		mu.Lock()
+		listAt = append(listAt, time.Now())
+		mu.Unlock()
+		return list(ctx, o)
+	}
+	lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		mu.Lock()
+		watchAt = append(watchAt, time.Now())
+		mu.Unlock()
+		return watchFn(ctx, o)
+	}
+	return lw, func() ([]time.Time, []time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(listAt), slices.Clone(watchAt)
+	}
+}
+
 func TestBackoffDelaysDoubleToTheCapWithJitterAndReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBackoffManager(DefaultBackoff())
@@ -74,16 +102,7 @@ func TestReflectorRetriesAFailingListWithTheBackoff(t *testing.T) {
 	srv := startServer(t)
 	srv.Inject(apiserver.Fault{Verb: "list", Status: http.StatusInternalServerError, Count: 5})
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var at []time.Time
-		lw := directLW(srv)
-		list := lw.ListWithContextFunc
-		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			mu.Lock()
-			at = append(at, time.Now())
-			mu.Unlock()
-			return list(ctx, o)
-		}
+		lw, calls := timedLW(srv)
 		errs := &errorLog{}
 		s := newRecordingStore()
 		r := NewReflectorWithOptions(lw, nil, s, ReflectorOptions{UseWatchList: listFirst}) // the default backoff
@@ -93,6 +112,7 @@ func TestReflectorRetriesAFailingListWithTheBackoff(t *testing.T) {
 		synctest.Wait()
 		stop()
 
+		at, _ := calls()
 		require.Len(t, at, 6, "five failures, then a list that works")
 		for i := 1; i < len(at); i++ {
 			gap, base := at[i].Sub(at[i-1]), 800*time.Millisecond<<(i-1)
@@ -186,23 +206,7 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 	const storm = 6
 	srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: storm})
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var at []time.Time
-		lists := 0
-		lw := directLW(srv)
-		list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
-		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			mu.Lock()
-			lists++
-			mu.Unlock()
-			return list(ctx, o)
-		}
-		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			mu.Lock()
-			at = append(at, time.Now())
-			mu.Unlock()
-			return watchFn(ctx, o)
-		}
+		lw, calls := timedLW(srv)
 		errs := &errorLog{}
 		s := newRecordingStore()
 		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: listFirst}) // the default backoff
@@ -212,21 +216,14 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 
-		// The wrappers take mu, which is not a durable block: never hold it
-		// across a sleep or synctest.Wait.
-		snapshot := func() ([]time.Time, int) {
-			mu.Lock()
-			defer mu.Unlock()
-			return slices.Clone(at), lists
-		}
-		seen, listed := snapshot()
+		listed, seen := calls()
 		require.Len(t, seen, storm+1, "six refused watches, then one that stays open")
 		for i := 1; i < len(seen); i++ {
 			gap, base := seen[i].Sub(seen[i-1]), 800*time.Millisecond<<(i-1)
 			assert.GreaterOrEqual(t, gap, base, "gap %d: the backoff is unchanged", i)
 			assert.Less(t, gap, 2*base, "gap %d", i)
 		}
-		assert.Equal(t, 1, listed, "a 429 never causes a relist")
+		assert.Len(t, listed, 1, "a 429 never causes a relist")
 		reports := errs.all()
 		require.Len(t, reports, storm, "each 429 is reported once: %v", reports)
 		for _, err := range reports {
@@ -242,8 +239,8 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 		synctest.Wait()
 		require.Len(t, errs.all(), storm+1, "%v", errs.all())
 		assert.Contains(t, errs.all()[storm].Error(), "slow down")
-		seen, listed = snapshot()
-		assert.Equal(t, 1, listed)
+		listed, seen = calls()
+		assert.Len(t, listed, 1)
 		assert.Len(t, seen, storm+2, "watched again")
 	})
 }
