@@ -54,9 +54,11 @@ func historySeries(a livepage.HistoryAnswer, metric string, labels map[string]st
 	return livepage.Series{}, false
 }
 
-// startController runs a ConfigMap informer described as desc, a traced
-// queue named queue fed by a configMapEnqueuer, and a worker, on srv; it
-// returns the queue and how many keys the worker has done.
+// startController runs a ConfigMap informer described as desc (its type's
+// description when desc is empty), a traced queue named queue fed by a
+// configMapEnqueuer, and a worker, on srv, all traced by tp; it waits for
+// the informer's cache to sync and returns the informer and how many keys
+// the worker has done.
 func startController(t *testing.T, srv *apiserver.Server, desc, queue string, tp *sdktrace.TracerProvider) (*dropin.Informer, func() int) {
 	t.Helper()
 	inf := dropin.NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{},

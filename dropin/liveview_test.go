@@ -252,29 +252,9 @@ func TestLiveViewWhyDidThisRun(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
-	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{}, 0, cache.Indexers{})
-	require.NoError(t, inf.(*dropin.Informer).SetTracerProvider(tp))
-	q := dropin.NewTracedQueue("why-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-	_, err = inf.AddEventHandler(configMapEnqueuer{q})
-	require.NoError(t, err)
+	startController(t, srv, "", "why-configmaps", tp)
 	hs := httptest.NewServer(dropin.LiveViewHandler())
 	t.Cleanup(hs.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(ctx) })
-	wg.Go(func() {
-		for {
-			k, shutdown := q.Get()
-			if shutdown {
-				return
-			}
-			q.Forget(k)
-			q.Done(k)
-		}
-	})
-	t.Cleanup(func() { cancel(); q.ShutDown(); wg.Wait() })
-	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
 	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "why"}})
 	require.NoError(t, err)
 
