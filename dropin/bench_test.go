@@ -51,20 +51,7 @@ func BenchmarkSharedInformer(b *testing.B) {
 	const events = benchListed + benchUpdates
 	for _, handlers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
-			pass := func(start informerRunner) {
-				lw := informerbench.NewLW(list, updates)
-				hs := make([]*countingHandler, handlers)
-				for i := range hs {
-					hs[i] = informerbench.NewCounter(events)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				wait := start(lw, hs, ctx)
-				for _, h := range hs {
-					<-h.Done
-				}
-				cancel()
-				wait()
-			}
+			pass := func(start informerRunner) { informerbench.Pass(list, updates, handlers, start) }
 			ours := func(lw *benchLW, hs []*countingHandler, ctx context.Context) func() {
 				inf := processor.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, nil)
 				for _, h := range hs {

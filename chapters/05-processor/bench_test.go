@@ -52,18 +52,7 @@ func BenchmarkSharedInformer(b *testing.B) {
 		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
 			// pass runs one informer until every handler has every event.
 			pass := func(start func(lw *benchLW, hs []*countingHandler, ctx context.Context) func()) {
-				lw := informerbench.NewLW(list, updates)
-				hs := make([]*countingHandler, handlers)
-				for i := range hs {
-					hs[i] = informerbench.NewCounter(events)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				wait := start(lw, hs, ctx)
-				for _, h := range hs {
-					<-h.Done
-				}
-				cancel()
-				wait()
+				informerbench.Pass(list, updates, handlers, start)
 			}
 			run := func(b *testing.B, start func(lw *benchLW, hs []*countingHandler, ctx context.Context) func()) {
 				// Start from a collected heap (b.Loop starts the timer

@@ -6,6 +6,7 @@
 package informerbench
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,25 @@ func (b *LW) Watch(metav1.ListOptions) (watch.Interface, error) {
 // IsWatchListSemanticsUnSupported makes both reflectors LIST, so the
 // benchmark measures the same requests on both.
 func (b *LW) IsWatchListSemanticsUnSupported() bool { return true }
+
+// Pass is one iteration of both benchmarks: a fresh LW over list and
+// updates, handlers Counters each counting to Events, the informer that
+// start builds on them and runs; it returns when every Counter is done and
+// the informer, its context cancelled, has stopped (start's wait).
+func Pass(list *corev1.PodList, updates []*corev1.Pod, handlers int, start func(lw *LW, hs []*Counter, ctx context.Context) (wait func())) {
+	lw := NewLW(list, updates)
+	hs := make([]*Counter, handlers)
+	for i := range hs {
+		hs[i] = NewCounter(Events)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := start(lw, hs, ctx)
+	for _, h := range hs {
+		<-h.Done
+	}
+	cancel()
+	wait()
+}
 
 // Fixture builds the listed pods (over 100 namespaces) and the updates
 // (each pod in turn, with rising resourceVersions).
