@@ -5,7 +5,6 @@ package browser
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,9 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/informer-anatomy/informer-anatomy/internal/kube"
 )
 
 // lockedBuffer collects a process's output from two pipes.
@@ -115,15 +111,7 @@ func startControllerRuntimeExample(t *testing.T, kubeconfig, ns string) string {
 // (from the watch event's root to workqueue.process), and the plots of the
 // informer's and the queue's metrics.
 func TestControllerRuntimeExampleLiveViewInChromium(t *testing.T) {
-	kubeconfig := os.Getenv("KUBECONFIG")
-	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	client, err := kube.RESTClientFor(cfg, corev1.SchemeGroupVersion)
-	require.NoError(t, err)
-	ns := fmt.Sprintf("browser-cr-%06d", time.Now().UnixMicro()%1_000_000)
-	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(context.Background()).Error())
-	t.Cleanup(func() { _ = client.Delete().Resource("namespaces").Name(ns).Do(context.Background()).Error() })
+	kubeconfig, client, ns := clusterNamespace(t, "browser-cr")
 	watched := func(name string) {
 		t.Helper()
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"example.informer-anatomy.io/watch": "true"}},

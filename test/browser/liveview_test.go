@@ -653,15 +653,7 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 // seen in the event list, and no controls (the demo does not write to
 // your cluster).
 func TestLiveViewOnTheRealClusterInChromium(t *testing.T) {
-	kubeconfig := os.Getenv("KUBECONFIG")
-	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	client, err := kube.RESTClientFor(cfg, corev1.SchemeGroupVersion)
-	require.NoError(t, err)
-	ns := fmt.Sprintf("browser-%06d", time.Now().UnixMicro()%1_000_000)
-	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(context.Background()).Error())
-	t.Cleanup(func() { _ = client.Delete().Resource("namespaces").Name(ns).Do(context.Background()).Error() })
+	kubeconfig, client, ns := clusterNamespace(t, "browser")
 	for i := range 3 {
 		createConfigMap(t, client, ns, fmt.Sprint("cm-", i))
 	}
@@ -736,6 +728,24 @@ func updateDocsPicture(t *testing.T, shot string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
 	require.NoError(t, os.WriteFile(dst, buf.Bytes(), 0o644))
 	t.Logf("docs picture: %s (%d bytes)", dst, buf.Len())
+}
+
+// clusterNamespace makes a namespace named prefix-NNNNNN on the cluster
+// that KUBECONFIG names (hack/local-cluster.sh's), deleted when the test
+// ends; it returns the kubeconfig's path, a core/v1 REST client on the
+// cluster and the namespace's name.
+func clusterNamespace(t *testing.T, prefix string) (kubeconfig string, client *rest.RESTClient, ns string) {
+	t.Helper()
+	kubeconfig = os.Getenv("KUBECONFIG")
+	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err = kube.RESTClientFor(cfg, corev1.SchemeGroupVersion)
+	require.NoError(t, err)
+	ns = fmt.Sprintf("%s-%06d", prefix, time.Now().UnixMicro()%1_000_000)
+	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(context.Background()).Error())
+	t.Cleanup(func() { _ = client.Delete().Resource("namespaces").Name(ns).Do(context.Background()).Error() })
+	return kubeconfig, client, ns
 }
 
 func createConfigMap(t *testing.T, client *rest.RESTClient, ns, name string) {
