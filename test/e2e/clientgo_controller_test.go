@@ -22,25 +22,35 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
 )
 
+// clientsetNamespace makes a namespace named prefix-<nanoseconds> on the
+// cluster that KUBECONFIG names (hack/local-cluster.sh's), deleted when the
+// test ends; it returns the kubeconfig's path, a clientset on the cluster
+// and the namespace's name.
+func clientsetNamespace(t *testing.T, prefix string) (kubeconfig string, client *kubernetes.Clientset, ns string) {
+	t.Helper()
+	kubeconfig = os.Getenv("KUBECONFIG")
+	if kubeconfig == "" {
+		t.Fatal(`KUBECONFIG is not set: run these tests with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err = kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	ns = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	_, err = client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return kubeconfig, client, ns
+}
+
 // TestClientGoControllerOnARealAPIServer runs the sample-controller-style
 // example, with our informer injected through InformerFor, against
 // kube-apiserver: a create, an update and a delete of a watched ConfigMap
 // each reach the reconcile, and the status ConfigMap follows.
 func TestClientGoControllerOnARealAPIServer(t *testing.T) {
-	path := os.Getenv("KUBECONFIG")
-	if path == "" {
-		t.Fatal(`KUBECONFIG is not set: run these tests with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
+	_, client, ns := clientsetNamespace(t, "e2e-ctrl")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ns := fmt.Sprintf("e2e-ctrl-%d", time.Now().UnixNano())
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
 	scope := dropin.FactoryScope{Namespace: ns}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, scope.Options()...)

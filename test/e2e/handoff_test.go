@@ -4,8 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -40,14 +36,7 @@ import (
 // "ListAndWatch watch" root links to the workqueue.process of A's reconcile
 // that wrote it, and B's reconcile is in that root's trace.
 func TestNextControllerLinksToTheWriterOnARealAPIServer(t *testing.T) {
-	path := os.Getenv("KUBECONFIG")
-	if path == "" {
-		t.Fatal(`KUBECONFIG is not set: run these tests with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
+	_, client, ns := clientsetNamespace(t, "e2e-handoff")
 	rec := tracetest.NewSpanRecorder()
 	previous := otel.GetTracerProvider()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -56,10 +45,6 @@ func TestNextControllerLinksToTheWriterOnARealAPIServer(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ns := fmt.Sprintf("e2e-handoff-%d", time.Now().UnixNano())
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	cms := client.CoreV1().ConfigMaps(ns)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -77,7 +62,7 @@ func TestNextControllerLinksToTheWriterOnARealAPIServer(t *testing.T) {
 			bQueue.Add(key)
 		}
 	}
-	_, err = bInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }})
+	_, err := bInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }})
 	require.NoError(t, err)
 	wg.Go(func() { bInformer.RunWithContext(ctx) })
 	wg.Go(func() {

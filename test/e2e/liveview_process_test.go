@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -23,8 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
@@ -37,18 +34,9 @@ import (
 // the watched ConfigMap this test creates, through the handler to the
 // reconcile.
 func TestClientGoControllerServesItsLiveViewOnARealAPIServer(t *testing.T) {
-	kubeconfig := os.Getenv("KUBECONFIG")
-	require.NotEmpty(t, kubeconfig, `KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
+	kubeconfig, client, ns := clientsetNamespace(t, "e2e-liveview")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-liveview-%d", time.Now().UnixNano())
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
 	bin := filepath.Join(t.TempDir(), "clientgo-controller")
 	build := exec.Command("go", "build", "-o", bin, "./examples/clientgo-controller")
