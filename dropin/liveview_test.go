@@ -294,9 +294,7 @@ func TestLiveViewWhyDidThisRun(t *testing.T) {
 // a key taken by Get and not yet Done shows as in flight, for as long as
 // it has been; once Done, nothing is running.
 func TestLiveViewQueueRetriesAndLongestRunning(t *testing.T) {
-	q := dropin.NewTracedQueue("retries-longest", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	defer q.ShutDown()
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider())
+	q := tracedQueueOn[string](t, "retries-longest", sdktrace.NewTracerProvider())
 	h := dropin.LiveViewHandler()
 	queue := func() livepage.ProcessQueue {
 		w := httptest.NewRecorder()

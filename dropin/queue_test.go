@@ -75,6 +75,16 @@ func traceQueue(rec *tracetest.SpanRecorder, inner workqueue.TypedRateLimitingIn
 	return traceWith(rec, dropin.NewTracedQueue("test", inner))
 }
 
+// tracedQueueOn returns a traced queue named name over client-go's default
+// rate-limiting queue of T, tracing on tp, shut down when the test ends.
+func tracedQueueOn[T comparable](t *testing.T, name string, tp trace.TracerProvider) workqueue.TypedRateLimitingInterface[T] {
+	t.Helper()
+	q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[T]()))
+	q.(*dropin.TracedQueue[T]).SetTracerProvider(tp)
+	t.Cleanup(q.ShutDown)
+	return q
+}
+
 // traceWith points q, a traced queue, at rec (nil: a no-op provider).
 func traceWith(rec *tracetest.SpanRecorder, q workqueue.TypedRateLimitingInterface[string]) workqueue.TypedRateLimitingInterface[string] {
 	if rec != nil {
@@ -557,16 +567,10 @@ func TestTracedQueueShutDownEndsDelayedSpans(t *testing.T) {
 func TestTracedQueueObjectKey(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	strs := dropin.NewTracedQueue("strings", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	strs.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-	defer strs.ShutDown()
-	names := dropin.NewTracedQueue("names", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()))
-	names.(*dropin.TracedQueue[cache.ObjectName]).SetTracerProvider(tp)
-	defer names.ShutDown()
+	strs := tracedQueueOn[string](t, "strings", tp)
+	names := tracedQueueOn[cache.ObjectName](t, "names", tp)
 	type pair struct{ A, B int }
-	pairs := dropin.NewTracedQueue("pairs", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[pair]()))
-	pairs.(*dropin.TracedQueue[pair]).SetTracerProvider(tp)
-	defer pairs.ShutDown()
+	pairs := tracedQueueOn[pair](t, "pairs", tp)
 
 	for _, k := range []string{"ns/a", "node-1", "Pod/ns/a", "/a", "ns/", ""} {
 		strs.Add(k)

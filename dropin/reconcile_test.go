@@ -193,18 +193,14 @@ func TestReconcileContextOutsideAReconcileReturnsCtx(t *testing.T) {
 	ctx := context.WithValue(context.Background(), key{}, "mine")
 	require.True(t, dropin.ReconcileContext(ctx) == ctx, "nothing registered")
 
-	off := dropin.NewTracedQueue("off", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	off.(*dropin.TracedQueue[string]).SetTracerProvider(noop.NewTracerProvider())
-	defer off.ShutDown()
+	off := tracedQueueOn[string](t, "off", noop.NewTracerProvider())
 	off.Add("a")
 	item, _ := off.Get()
 	require.True(t, dropin.ReconcileContext(ctx) == ctx, "tracing off: nothing registered")
 	off.Done(item)
 
 	rec := tracetest.NewSpanRecorder()
-	on := dropin.NewTracedQueue("on", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	on.(*dropin.TracedQueue[string]).SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	defer on.ShutDown()
+	on := tracedQueueOn[string](t, "on", sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	on.Add("a")
 	item, _ = on.Get()
 	inside := dropin.ReconcileContext(ctx)
@@ -228,9 +224,7 @@ func TestReconcileContextOutsideAReconcileReturnsCtx(t *testing.T) {
 func TestReconcileContextKeepsASpanOfTheSameTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	q := dropin.NewTracedQueue("q", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-	defer q.ShutDown()
+	q := tracedQueueOn[string](t, "q", tp)
 	q.Add("a")
 	item, _ := q.Get()
 	defer q.Done(item)
@@ -250,9 +244,7 @@ func TestReconcileContextKeepsASpanOfTheSameTrace(t *testing.T) {
 func TestReconcileContextPerWorker(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	q := dropin.NewTracedQueue("q", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-	defer q.ShutDown()
+	q := tracedQueueOn[string](t, "q", tp)
 	const rounds = 20
 	for round := range rounds {
 		q.Add("a")
@@ -301,9 +293,7 @@ func TestStampTraceparent(t *testing.T) {
 
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	q := dropin.NewTracedQueue("q", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
-	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp)
-	defer q.ShutDown()
+	q := tracedQueueOn[string](t, "q", tp)
 	q.Add("a")
 	item, _ := q.Get()
 	fresh := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}
