@@ -161,10 +161,7 @@ func TestTombstoneKeyIsEnqueued(t *testing.T) {
 // the workqueue and the handler call, from the ListAndWatch root of what
 // the reflector received.
 func TestEveryReconcileTracesBackToTheWatch(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	previous := otel.GetTracerProvider()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	t.Cleanup(func() { otel.SetTracerProvider(previous) })
+	rec := recordGlobalSpans(t)
 
 	f := newFixture(t, watchedCM("present", map[string]string{"a": "1"}))
 	f.eventually(func() bool { _, err := f.status("present"); return err == nil }, "the status of present")
@@ -173,11 +170,7 @@ func TestEveryReconcileTracesBackToTheWatch(t *testing.T) {
 	f.eventually(func() bool { _, err := f.status("later"); return err == nil }, "the status of later")
 	f.stop()
 
-	var spans []spancheck.Span
-	for _, s := range rec.Ended() {
-		spans = append(spans, spancheck.FromReadOnly(s))
-	}
-	chains := spancheck.NewIndex(spans).ReconcileChains()
+	chains := spancheck.NewIndex(spansOf(rec)).ReconcileChains()
 	reconciled := map[string]int{}
 	for _, c := range chains {
 		require.NoError(t, c.Check())
@@ -195,10 +188,7 @@ func TestEveryReconcileTracesBackToTheWatch(t *testing.T) {
 // workqueue.process span (dropin.ReconcileContext gave sync its ctx), so a
 // controller watching it links its trace of the write to this one.
 func TestStatusIsStampedWithItsReconcile(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	previous := otel.GetTracerProvider()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	t.Cleanup(func() { otel.SetTracerProvider(previous) })
+	rec := recordGlobalSpans(t)
 
 	f := newFixture(t, watchedCM("present", map[string]string{"a": "1"}))
 	f.eventually(func() bool { _, err := f.status("present"); return err == nil }, "the status of present")
@@ -221,6 +211,19 @@ func TestStatusIsStampedWithItsReconcile(t *testing.T) {
 	assert.Equal(t, sc.TraceID(), stamper.TraceID)
 }
 
+// recordGlobalSpans sets otel's global TracerProvider, which the
+// controller's informer and queue trace with, to one recording into the
+// returned recorder, and puts the previous one back when the test ends.
+func recordGlobalSpans(t *testing.T) *tracetest.SpanRecorder {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	previous := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(previous) })
+	return rec
+}
+
+// spansOf is what rec recorded, as spancheck reads it.
 func spansOf(rec *tracetest.SpanRecorder) []spancheck.Span {
 	var spans []spancheck.Span
 	for _, s := range rec.Ended() {
