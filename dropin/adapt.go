@@ -160,7 +160,6 @@ func orTypeName(name string, h cache.ResourceEventHandler) string {
 // the same qualifier, else the full names joined with "+".
 func namesOfFuncs(fs ...any) string {
 	var names []string
-	qualifier, one := "", true
 	for _, f := range fs {
 		v := reflect.ValueOf(f)
 		if !v.IsValid() || v.IsNil() {
@@ -170,8 +169,17 @@ func namesOfFuncs(fs ...any) string {
 		if fn == nil {
 			continue
 		}
-		name := fn.Name()
-		names = append(names, name)
+		names = append(names, fn.Name())
+	}
+	return qualifierOf(names)
+}
+
+// qualifierOf is what function names have in common: "pkg.(*T)" when every
+// one is a method or closure of the same qualifier (what precedes its last
+// "."), else the names joined with "+".
+func qualifierOf(names []string) string {
+	qualifier := ""
+	for _, name := range names {
 		q := name
 		if i := strings.LastIndexByte(q, '.'); i > 0 {
 			q = q[:i]
@@ -179,13 +187,10 @@ func namesOfFuncs(fs ...any) string {
 		if qualifier == "" {
 			qualifier = q
 		} else if q != qualifier {
-			one = false
+			return strings.Join(names, "+")
 		}
 	}
-	if one {
-		return qualifier
-	}
-	return strings.Join(names, "+")
+	return qualifier
 }
 
 func toOurIndexers(in cache.Indexers) store.Indexers {

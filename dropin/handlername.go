@@ -149,25 +149,12 @@ func typeNameOf(t reflect.Type) string {
 	return name
 }
 
-// commonQualifier is namesOfFuncs for names already read: "pkg.(*T)" when
-// every function is a method or closure of the same qualifier, else the
-// names joined with "+"; but one function is named whole (a map
-// function's qualifier alone, its package, would say little).
+// commonQualifier is namesOfFuncs for names already read (qualifierOf),
+// but one function is named whole (a map function's qualifier alone, its
+// package, would say little).
 func commonQualifier(names []string) string {
 	if len(names) == 1 {
 		return names[0]
 	}
-	qualifier := ""
-	for _, name := range names {
-		q := name
-		if i := strings.LastIndexByte(q, '.'); i > 0 {
-			q = q[:i]
-		}
-		if qualifier == "" {
-			qualifier = q
-		} else if q != qualifier {
-			return strings.Join(names, "+")
-		}
-	}
-	return qualifier
+	return qualifierOf(names)
 }
