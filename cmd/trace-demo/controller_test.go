@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -25,11 +24,7 @@ func TestControllerLesson(t *testing.T) {
 	assert.Contains(t, r.stdout, "━━ [controller] demo/ctl — a controller's reconcile")
 	assert.Regexp(t, `OnAdd[^\n]*\n[^\n]*workqueue\.add[^\n]*\n[^\n]*workqueue\.queued[^\n]*\n[^\n]*workqueue\.process`, r.stdout)
 
-	f, err := os.Open(out)
-	require.NoError(t, err)
-	defer f.Close()
-	spans, err := spancheck.ReadStdoutTrace(f)
-	require.NoError(t, err)
+	spans := readSpans(t, out)
 	ix := spancheck.NewIndex(spans)
 	var merged int
 	var processes []*spancheck.Span

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,11 +22,7 @@ func TestHandoffLesson(t *testing.T) {
 	assert.Contains(t, r.stdout, `root links to the writer of its object (tracing.k8s.io/traceparent): "controller A: reconcile"`)
 	assert.Contains(t, r.stdout, "B's reconcile is in that trace")
 
-	f, err := os.Open(out)
-	require.NoError(t, err)
-	defer f.Close()
-	spans, err := spancheck.ReadStdoutTrace(f)
-	require.NoError(t, err)
+	spans := readSpans(t, out)
 	ix := spancheck.NewIndex(spans)
 	var linked int
 	for _, root := range ix.Roots {

@@ -81,11 +81,7 @@ func TestVerboseRunTracesEveryObjectToItsHandlers(t *testing.T) {
 	r, out := v.r, v.out
 	t.Logf("the verbose run took %v", r.took)
 
-	f, err := os.Open(out)
-	require.NoError(t, err)
-	defer f.Close()
-	spans, err := spancheck.ReadStdoutTrace(f)
-	require.NoError(t, err)
+	spans := readSpans(t, out)
 	// Nothing lost between the collector and the exporter: the count the
 	// demo printed is the count in the file.
 	assert.Contains(t, r.stdout, fmt.Sprintf("\n%d spans written to %s", len(spans), out))
@@ -510,11 +506,7 @@ func TestClusterModeTracesWatchedObjects(t *testing.T) {
 	cancel()
 	r := <-done
 	require.Equal(t, 0, r.code, r.stderr)
-	f, err := os.Open(out)
-	require.NoError(t, err)
-	defer f.Close()
-	spans, err := spancheck.ReadStdoutTrace(f)
-	require.NoError(t, err)
+	spans := readSpans(t, out)
 	keys := map[string][]string{}
 	for _, c := range spancheck.NewIndex(spans).HandlerChains() {
 		require.NoError(t, c.Check())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -130,11 +129,7 @@ func TestClusterRunTakesTheQueue(t *testing.T) {
 				want = "realfifo"
 			}
 			assert.Contains(t, r.stdout, "; queue "+want)
-			f, err := os.Open(out)
-			require.NoError(t, err)
-			defer f.Close()
-			spans, err := spancheck.ReadStdoutTrace(f)
-			require.NoError(t, err)
+			spans := readSpans(t, out)
 			var names []string
 			for _, s := range spans {
 				names = append(names, s.Name)

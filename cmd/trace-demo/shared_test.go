@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/terminal"
+	"github.com/informer-anatomy/informer-anatomy/internal/spancheck"
 )
 
 // Several tests assert on the same kind of run (the default run, one
@@ -66,16 +68,7 @@ func shared(key string) *sharedRun {
 // its spans written to a file (--out).
 func scenarioRun(t *testing.T, name string) *sharedRun {
 	t.Helper()
-	s := shared("scenario " + name)
-	s.once.Do(func() {
-		s.out = filepath.Join(sharedDir, name+".json")
-		var h hooks
-		h.report = func(_ *options, r *terminal.Report) { s.rep = r }
-		s.r = runDemoWith(t, h, context.Background(), "--scenario", name, "--out", s.out)
-	})
-	require.Equal(t, 0, s.r.code, "--scenario %s: %s", name, s.r.stderr)
-	require.NotNil(t, s.rep)
-	return s
+	return runToFile(t, "scenario "+name, name+".json", "--scenario", name)
 }
 
 // defaultRun is the shared run a newcomer starts (no flags), made in an
@@ -116,14 +109,33 @@ func defaultRun(t *testing.T) *sharedRun {
 // to a file.
 func verboseRun(t *testing.T) *sharedRun {
 	t.Helper()
-	s := shared("verbose")
+	return runToFile(t, "verbose", "verbose.json", "--verbose")
+}
+
+// runToFile is the shared run key: trace-demo with args and --out
+// sharedDir/file, made once; it must exit 0 and report its spans.
+func runToFile(t *testing.T, key, file string, args ...string) *sharedRun {
+	t.Helper()
+	s := shared(key)
 	s.once.Do(func() {
-		s.out = filepath.Join(sharedDir, "verbose.json")
+		s.out = filepath.Join(sharedDir, file)
 		var h hooks
 		h.report = func(_ *options, r *terminal.Report) { s.rep = r }
-		s.r = runDemoWith(t, h, context.Background(), "--verbose", "--out", s.out)
+		s.r = runDemoWith(t, h, context.Background(), append(args, "--out", s.out)...)
 	})
-	require.Equal(t, 0, s.r.code, "stderr: %s\nstdout: %s", s.r.stderr, s.r.stdout)
+	require.Equal(t, 0, s.r.code, "%s: stderr: %s\nstdout: %s", strings.Join(args, " "), s.r.stderr, s.r.stdout)
 	require.NotNil(t, s.rep)
 	return s
+}
+
+// readSpans reads the spans a run wrote to path (--out, the stdouttrace
+// exporter's JSON).
+func readSpans(t *testing.T, path string) []spancheck.Span {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	spans, err := spancheck.ReadStdoutTrace(f)
+	require.NoError(t, err)
+	return spans
 }
