@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,20 +26,9 @@ import (
 // cache lags the write by a watch event's trip, and the first Get of a
 // round finds nothing or the old version.
 func TestReadYourWritesOnARealAPIServer(t *testing.T) {
-	path := os.Getenv("KUBECONFIG")
-	if path == "" {
-		t.Fatal(`KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	require.NoError(t, err)
-	kc, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
+	cfg, _, ns := clusterNamespace(t, "e2e-ryw")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("e2e-ryw-%d", time.Now().UnixNano())
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = kc.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
 	// All namespaces: with DefaultNamespaces the cache wraps each
 	// namespace's informer in one of its own, and ours is the one inside.

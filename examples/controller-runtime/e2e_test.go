@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,27 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
+// clusterNamespace makes a namespace named prefix-<nanoseconds> on the
+// cluster that KUBECONFIG names (hack/local-cluster.sh's), deleted when the
+// test ends; it returns the cluster's config, a clientset on it and the
+// namespace's name.
+func clusterNamespace(t *testing.T, prefix string) (*rest.Config, *kubernetes.Clientset, string) {
+	t.Helper()
+	path := os.Getenv("KUBECONFIG")
+	if path == "" {
+		t.Fatal(`KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	_, err = client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return cfg, client, ns
+}
+
 // TestControllerRuntimeOnARealAPIServer runs the manager, with
 // NewInformer = dropin.NewSharedIndexInformer and the traced queue, against
 // kube-apiserver (hack/local-cluster.sh): a create, an update and a delete
@@ -36,24 +58,13 @@ import (
 // workqueue and the handler call to the ListAndWatch root of the watch
 // event (or listed object) that caused it (spancheck.ReconcileChains).
 func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
-	path := os.Getenv("KUBECONFIG")
-	if path == "" {
-		t.Fatal(`KUBECONFIG is not set: run with hack/test.sh, or after hack/local-cluster.sh up && eval "$(hack/local-cluster.sh env)"`)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	require.NoError(t, err)
+	cfg, client, ns := clusterNamespace(t, "e2e-cr")
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	otel.SetTracerProvider(tp)
 
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ns := fmt.Sprintf("e2e-cr-%d", time.Now().UnixNano())
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
 	opts := ManagerOptions(ns)
 	// controller-runtime refuses a second controller of one name in a
