@@ -182,14 +182,7 @@ func TestLiveViewUnder100kEventsDropsNothingAndStaysBounded(t *testing.T) {
 	loadEvents := size.events
 	t.Logf("%d events, %d traces kept at most (INFORMER_ANATOMY_SOAK=1: the full 100,000)", loadEvents, size.traces)
 	start := time.Now()
-	var h hooks
-	h.liveTraces = size.traces
-	d := startLiveDemoWith(t, h)
-	before := d.waitState(t, "synced", func(st liveview.State) bool {
-		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
-	}).Pipeline
-	code, r := d.press(t, "fast")
-	require.Equal(t, http.StatusOK, code, r.Message)
+	d, before := startLoadDemo(t, size.traces)
 
 	poller := startPagePoller(d.url, size.traces)
 	defer func() {

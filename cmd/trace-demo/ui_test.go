@@ -361,22 +361,32 @@ func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
 	assert.Regexp(t, `^STREAM from \d+ · 3 objects · bookmark rv \d+$`, l[len(l)-1])
 }
 
-// Under load the counters drop nothing (every listener is called once per
-// change, HandleDeltas counts every change), and the event list and the
-// span store stay at their bounds.
-func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
-	const n = 3000
+// startLoadDemo starts the live demo for a load test, its span store
+// keeping at most traces traces, and waits for it to be ready: the cache
+// is written before distribute, so it waits for the LIST's change to be
+// counted by HandleDeltas and handled by every listener (the controls are
+// attached by then), and makes the tunable handler fast. It returns the
+// demo and its pipeline before the load.
+func startLoadDemo(t *testing.T, traces int) (*liveDemo, liveview.Pipeline) {
+	t.Helper()
 	var h hooks
-	h.liveTraces = n / 4 // so that the store must evict
+	h.liveTraces = traces
 	d := startLiveDemoWith(t, h)
-	// The cache is written before distribute: wait for the LIST's change
-	// to be counted by HandleDeltas and handled by every listener (the
-	// controls are attached by then).
 	before := d.waitState(t, "synced", func(st liveview.State) bool {
 		return st.Pipeline.HandleDeltas == 1 && settled(st.Pipeline, 3)
 	}).Pipeline
 	code, r := d.press(t, "fast")
 	require.Equal(t, http.StatusOK, code, r.Message)
+	return d, before
+}
+
+// Under load the counters drop nothing (every listener is called once per
+// change, HandleDeltas counts every change), and the event list and the
+// span store stay at their bounds.
+func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
+	const n = 3000
+	const traces = n / 4 // so that the store must evict
+	d, before := startLoadDemo(t, traces)
 
 	res, err := http.Post(d.url+fmt.Sprintf("api/control/burst?n=%d", n), "", nil)
 	require.NoError(t, err)
@@ -387,7 +397,7 @@ func TestLiveViewUnderLoadDropsNothingAndStaysBounded(t *testing.T) {
 	})
 	assert.Equal(t, totalCalls(before)+3*n, totalCalls(st.Pipeline), "calls == events * listeners: %+v\n%+v", before, st.Pipeline)
 	assert.Len(t, st.Events, liveview.EventWindow)
-	assert.LessOrEqual(t, st.TracesKept, h.liveTraces)
+	assert.LessOrEqual(t, st.TracesKept, traces)
 	assert.Positive(t, st.TracesEvicted, "old traces were evicted")
 	assert.Equal(t, "MODIFIED", st.Events[0].Type)
 }
