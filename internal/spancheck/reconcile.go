@@ -57,29 +57,11 @@ func (c ReconcileChain) Handler() (Chain, bool) {
 // ReconcileChains returns a chain per workqueue.process span, in start
 // order.
 func (ix *Index) ReconcileChains() []ReconcileChain {
-	var processes []*Span
-	for _, s := range ix.ByID {
-		if s.Name == tracing.SpanWorkqueueProcess {
-			processes = append(processes, s)
-		}
-	}
-	slices.SortFunc(processes, func(a, b *Span) int { return a.Start.Compare(b.Start) })
+	processes := ix.inStartOrder(func(s *Span) bool { return s.Name == tracing.SpanWorkqueueProcess })
 	out := make([]ReconcileChain, 0, len(processes))
 	for _, p := range processes {
-		c := ReconcileChain{Spans: []*Span{p}}
-		for s := p; ; {
-			if s.IsRoot() {
-				c.Complete = true
-				break
-			}
-			parent, ok := ix.ByID[s.ParentID]
-			if !ok {
-				break
-			}
-			c.Spans = append(c.Spans, parent)
-			s = parent
-		}
-		out = append(out, c)
+		spans, complete := ix.pathToRoot(p)
+		out = append(out, ReconcileChain{Spans: spans, Complete: complete})
 	}
 	return out
 }

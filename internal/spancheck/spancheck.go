@@ -296,31 +296,41 @@ func checkWriterLinks(r *Span, what string) error {
 
 // HandlerChains returns a chain per handler call span, in start order.
 func (ix *Index) HandlerChains() []Chain {
-	var calls []*Span
-	for _, s := range ix.ByID {
-		if IsHandlerCall(s) {
-			calls = append(calls, s)
-		}
-	}
-	slices.SortFunc(calls, func(a, b *Span) int { return a.Start.Compare(b.Start) })
+	calls := ix.inStartOrder(IsHandlerCall)
 	out := make([]Chain, 0, len(calls))
 	for _, h := range calls {
-		c := Chain{Spans: []*Span{h}}
-		for s := h; ; {
-			if s.IsRoot() {
-				c.Complete = true
-				break
-			}
-			p, ok := ix.ByID[s.ParentID]
-			if !ok {
-				break
-			}
-			c.Spans = append(c.Spans, p)
-			s = p
-		}
-		out = append(out, c)
+		spans, complete := ix.pathToRoot(h)
+		out = append(out, Chain{Spans: spans, Complete: complete})
 	}
 	return out
+}
+
+// inStartOrder returns the spans keep selects, in start order: where
+// HandlerChains and ReconcileChains begin their chains.
+func (ix *Index) inStartOrder(keep func(*Span) bool) []*Span {
+	var out []*Span
+	for _, s := range ix.ByID {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Span) int { return a.Start.Compare(b.Start) })
+	return out
+}
+
+// pathToRoot returns s and its ancestors, parent by parent, and whether
+// the walk reached a root (false: a parent is missing from the index).
+func (ix *Index) pathToRoot(s *Span) (spans []*Span, complete bool) {
+	spans = []*Span{s}
+	for !s.IsRoot() {
+		p, ok := ix.ByID[s.ParentID]
+		if !ok {
+			return spans, false
+		}
+		spans = append(spans, p)
+		s = p
+	}
+	return spans, true
 }
 
 // Check returns what is wrong with c by the contract, or nil: the names and
