@@ -3,7 +3,6 @@
 package browser
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,25 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-anatomy/informer-anatomy/demo/demoproc"
 )
-
-// lockedBuffer collects a process's output from two pipes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startControllerRuntimeExample builds examples/controller-runtime (a
 // module of its own: go build in its folder, the binary in the test's
@@ -63,7 +45,7 @@ func startControllerRuntimeExample(t *testing.T, kubeconfig, ns string) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 
-	var output lockedBuffer
+	var output demoproc.LockedBuffer // the process's output, from two pipes
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", ns, "--metrics-bind-address", addr, "--exporter", "none")
 	cmd.Stdout, cmd.Stderr = &output, &output
 	require.NoError(t, cmd.Start())
