@@ -96,6 +96,23 @@ func initialEventsEnd(rv string) *corev1.Pod {
 		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 }
 
+// watchesInTurn is a ListerWatcher whose LIST is empty, whose first watch
+// is first and every later one later.
+func watchesInTurn(first, later watch.Interface) *reflector.ListWatch {
+	watches := 0
+	return &reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			if watches++; watches == 1 {
+				return first, nil
+			}
+			return later, nil
+		},
+	}
+}
+
 // A streaming request (sendInitialEvents=true) is its own phase, STREAM,
 // counted apart from plain WATCHes and LISTs, with the objects it has sent
 // so far; its initial-events-end bookmark ends the phase (the same watch
@@ -103,18 +120,7 @@ func initialEventsEnd(rv string) *corev1.Pod {
 // closes before its bookmark says so.
 func TestReflectorProbeShowsTheStream(t *testing.T) {
 	fw, cut := watch.NewFake(), watch.NewFake()
-	streams := 0
-	p := NewReflectorProbe(&reflector.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return &corev1.PodList{}, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			if streams++; streams == 1 {
-				return fw, nil
-			}
-			return cut, nil
-		},
-	})
+	p := NewReflectorProbe(watchesInTurn(fw, cut))
 	w, err := p.WatchWithContext(context.Background(), streamOptions(""))
 	require.NoError(t, err)
 	st := p.State()
@@ -288,12 +294,7 @@ func TestReflectorProbeNamesARefusedConnection(t *testing.T) {
 // watch-cached resource with a 500 InternalError.
 func TestReflectorProbeNamesTheReasonOfAnUnstructuredError(t *testing.T) {
 	fw := watch.NewFake()
-	p := NewReflectorProbe(&reflector.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.PodList{}, nil },
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return fw, nil
-		},
-	})
+	p := NewReflectorProbe(watchesInTurn(fw, fw))
 	w, err := p.WatchWithContext(context.Background(), streamOptions(""))
 	require.NoError(t, err)
 	status := &unstructured.Unstructured{Object: map[string]any{
@@ -313,19 +314,8 @@ func TestReflectorProbeNamesTheReasonOfAnUnstructuredError(t *testing.T) {
 // events are counted, with the time of the last one.
 func TestLazyReflectorProbeRelaysEventsOnlyWhenAsked(t *testing.T) {
 	first, second := watch.NewFake(), watch.NewFake()
-	watches := 0
 	on := false
-	p := NewLazyReflectorProbe(&reflector.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return &corev1.PodList{}, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			if watches++; watches == 1 {
-				return first, nil
-			}
-			return second, nil
-		},
-	}, func() bool { return on })
+	p := NewLazyReflectorProbe(watchesInTurn(first, second), func() bool { return on })
 	w, err := p.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "3"})
 	require.NoError(t, err)
 	assert.Same(t, first, w, "not probed: the watch itself, no relay")
