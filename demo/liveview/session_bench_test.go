@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
+	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
 const (
@@ -29,23 +29,6 @@ const (
 	benchPods      = 10   // listed, then updated in turn
 	benchUpdates   = 5000 // watch events per iteration
 )
-
-// benchCounter counts one handler's calls and says when it has seen want.
-type benchCounter struct {
-	n    atomic.Int64
-	want int64
-	done chan struct{}
-	once sync.Once
-}
-
-func (c *benchCounter) tick() {
-	if c.n.Add(1) == c.want {
-		c.once.Do(func() { close(c.done) })
-	}
-}
-func (c *benchCounter) OnAdd(any, bool)   { c.tick() }
-func (c *benchCounter) OnUpdate(any, any) { c.tick() }
-func (c *benchCounter) OnDelete(any)      { c.tick() }
 
 type dropExporter struct{}
 
@@ -121,9 +104,9 @@ func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) i
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := make([]*benchCounter, 3)
+	hs := make([]*informerbench.Counter, 3)
 	for i := range hs {
-		hs[i] = &benchCounter{want: benchPods + benchUpdates, done: make(chan struct{})}
+		hs[i] = informerbench.NewCounter(benchPods + benchUpdates)
 		if _, err := inf.AddEventHandler(hs[i]); err != nil {
 			b.Fatal(err)
 		}
@@ -136,7 +119,7 @@ func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) i
 	// Updates written before the initial state is in would be folded into
 	// it: wait for the streamed pods to reach every handler.
 	for _, h := range hs {
-		for h.n.Load() < benchPods {
+		for h.Count() < benchPods {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -147,7 +130,7 @@ func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) i
 		}
 	}
 	for _, h := range hs {
-		<-h.done
+		<-h.Done
 	}
 	cancel()
 	f.Shutdown()
