@@ -20,7 +20,8 @@
 //   - [NewRecordingStore] is a chapter-1 store that records a reflector's
 //     calls ("Replace default/a default/b", "Add default/c").
 //   - [Requests] describes the server's LIST and WATCH requests with their
-//     resourceVersion and limit; [CountRequests] counts them by verb.
+//     resourceVersion and limit, renamed with [RenameRVs] in the exercises'
+//     words ("S", "later"); [CountRequests] counts them by verb.
 //   - [StartLiveView] runs `trace-demo --ui` (the live view) and drives
 //     its page through the page's own HTTP API: [LiveView.Press] a
 //     control, [LiveView.State] and [LiveView.WaitState] read the boxes and

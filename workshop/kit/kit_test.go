@@ -163,6 +163,15 @@ func TestCountStateFetches(t *testing.T) {
 	}
 }
 
+func TestRenameRVsWritesTheExercisesWords(t *testing.T) {
+	rename := kit.RenameRVs(map[string]string{"12": "S", "15": "B"})
+	for rv, want := range map[string]string{"": "", "0": "0", "12": "S", "15": "B", "13": "later"} {
+		if got := rename(rv); got != want {
+			t.Errorf("rv %q: got %q, want %q", rv, got, want)
+		}
+	}
+}
+
 func TestWaitForFailsWithItsDescription(t *testing.T) {
 	old := kit.WaitTimeout
 	kit.WaitTimeout = 10 * time.Millisecond

@@ -103,3 +103,18 @@ func Requests(srv *apiserver.Server, resource string, rename func(rv string) str
 	}
 	return out
 }
+
+// RenameRVs is a rename for [Requests] in the words the exercises use: ""
+// and "0" as they are, each resourceVersion that names holds as its name
+// (e.g. the initial state's as "S"), and any other as "later".
+func RenameRVs(names map[string]string) func(rv string) string {
+	return func(rv string) string {
+		if rv == "" || rv == "0" {
+			return rv
+		}
+		if n, ok := names[rv]; ok {
+			return n
+		}
+		return "later"
+	}
+}

@@ -34,15 +34,7 @@ func TestPrediction(t *testing.T) {
 		srv.Compact()
 		srv.CloseWatches()
 		time.Sleep(30 * time.Second)
-		got = kit.Requests(srv, "pods", func(rv string) string {
-			switch rv {
-			case "0", "":
-				return rv
-			case first:
-				return "S"
-			}
-			return "later"
-		})
+		got = kit.Requests(srv, "pods", kit.RenameRVs(map[string]string{first: "S"}))
 	})
 	if d := kit.DiffList(Requests, got); d != "" {
 		t.Errorf("Requests: you predicted %q, not the pod requests the server saw: %s", Requests, d)

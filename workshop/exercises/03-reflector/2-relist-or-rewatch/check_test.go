@@ -18,23 +18,10 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/workshop/kit"
 )
 
-// rename writes resourceVersions as the task asks: S for s, the initial
-// state's, later for any newer one.
-func rename(s string) func(string) string {
-	return func(rv string) string {
-		switch rv {
-		case "", "0":
-			return rv
-		case s:
-			return "S"
-		}
-		return "later"
-	}
-}
-
-// after is the pod requests after the first.
+// after is the pod requests after the first, resourceVersions written as
+// the task asks: S for s, the initial state's, later for any newer one.
 func after(srv *apiserver.Server, s string) []string {
-	reqs := kit.Requests(srv, "pods", rename(s))
+	reqs := kit.Requests(srv, "pods", kit.RenameRVs(map[string]string{s: "S"}))
 	if len(reqs) == 0 {
 		return nil
 	}

@@ -41,17 +41,7 @@ func TestPrediction(t *testing.T) {
 		srv.Compact()
 		srv.CloseWatches()
 		time.Sleep(30 * time.Second)
-		got = kit.Requests(srv, "pods", func(rv string) string {
-			switch rv {
-			case "0", "":
-				return rv
-			case first:
-				return "S"
-			case bookmark:
-				return "B"
-			}
-			return "later"
-		})
+		got = kit.Requests(srv, "pods", kit.RenameRVs(map[string]string{first: "S", bookmark: "B"}))
 	})
 	if d := kit.DiffList(WithBookmark, got); d != "" {
 		t.Errorf("WithBookmark: not the pod requests the server saw: %s. Which resourceVersion does the reflector hold when the watch closes, and is it older than the compaction?", d)

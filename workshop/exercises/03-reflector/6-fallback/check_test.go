@@ -40,15 +40,7 @@ func requests(t *testing.T, srv *apiserver.Server, lw func(*apiserver.Server) re
 			time.Sleep(30 * time.Second)
 		}
 	})
-	return kit.Requests(srv, "pods", func(rv string) string {
-		switch rv {
-		case "0", "":
-			return rv
-		case first:
-			return "S"
-		}
-		return "later"
-	})
+	return kit.Requests(srv, "pods", kit.RenameRVs(map[string]string{first: "S"}))
 }
 
 // optOut is a client that cannot stream, as client-go's fake clientset

@@ -24,15 +24,7 @@ func run(t *testing.T, fault func(*apiserver.Server)) (first, after []string, sy
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 2)
 	s := srv.ResourceVersion()
-	rename := func(rv string) string {
-		switch rv {
-		case "", "0":
-			return rv
-		case s:
-			return "S"
-		}
-		return "later"
-	}
+	rename := kit.RenameRVs(map[string]string{s: "S"})
 	synctest.Test(t, func(t *testing.T) {
 		var n atomic.Int32
 		_, c := deltafifo.NewInformer(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, time.Second,
