@@ -34,16 +34,7 @@ func TestNeverBlocksTheSenderAndKeepsOrder(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("10,000 sends on in, with nobody reading out, did not complete: Pop must buffer instead of waiting for out's reader")
 	}
-	for i := range 10000 {
-		select {
-		case got := <-out:
-			if got != i {
-				t.Fatalf("notification %d came out as %v: order must be kept", i, got)
-			}
-		case <-time.After(patience):
-			t.Fatalf("out gave %d of 10,000 notifications, then nothing", i)
-		}
-	}
+	receiveInOrder(t, out, 10000)
 	close(in)
 }
 
@@ -59,17 +50,24 @@ func TestInterleavedReadsAndWrites(t *testing.T) {
 			}
 		}
 	}()
-	for i := range 1000 {
+	receiveInOrder(t, out, 1000)
+	close(in)
+}
+
+// receiveInOrder reads n notifications from out, which must be 0 to n-1
+// in order, waiting at most patience for each.
+func receiveInOrder(t *testing.T, out <-chan any, n int) {
+	t.Helper()
+	for i := range n {
 		select {
 		case got := <-out:
 			if got != i {
-				t.Fatalf("notification %d came out as %v", i, got)
+				t.Fatalf("notification %d came out as %v: order must be kept", i, got)
 			}
 		case <-time.After(patience):
-			t.Fatalf("out gave %d of 1,000 notifications, then nothing", i)
+			t.Fatalf("out gave %d of %d notifications, then nothing", i, n)
 		}
 	}
-	close(in)
 }
 
 func TestClosingInClosesOut(t *testing.T) {
