@@ -556,11 +556,7 @@ func (c *collector) line(l string) {
 		c.lines = append(c.lines, l)
 		return
 	}
-	if c.cut == 0 {
-		c.cutAt = len(c.lines)
-		c.lines = append(c.lines, "")
-	}
-	c.cut++
+	c.notShown()
 }
 
 func (c *collector) keepMessage(l string) {
@@ -569,6 +565,12 @@ func (c *collector) keepMessage(l string) {
 		c.lines = append(c.lines, l)
 		return
 	}
+	c.notShown()
+}
+
+// notShown counts a line that is not kept; the first such line leaves the
+// place for the "… N more lines not shown" note that result writes.
+func (c *collector) notShown() {
 	if c.cut == 0 {
 		c.cutAt = len(c.lines)
 		c.lines = append(c.lines, "")
