@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,19 +195,8 @@ func readRenderings(dir string, e *Exercise) (map[string]rendering, error) {
 func predictionLeaks(stub, sol map[string]rendering, messages, output []string) []string {
 	var problems []string
 	all := strings.Join(output, "\n") + "\n" + strings.Join(messages, "\n")
-	var names []string
-	for n := range sol {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	// What the stub holds is printed as "you predicted …": never a leak,
-	// even where it happens to be another prediction's answer.
-	stubs := map[string]bool{}
-	for _, r := range stub {
-		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
-			stubs[x] = true
-		}
-	}
+	names := slices.Sorted(maps.Keys(sol))
+	stubs := held(stub)
 	wrong := 0
 	for _, name := range names {
 		s, ok := stub[name]
@@ -256,6 +246,19 @@ func predictionLeaks(stub, sol map[string]rendering, messages, output []string) 
 		problems = append(problems, "the stub gets predictions wrong, but the checker says nothing about what was wrong")
 	}
 	return problems
+}
+
+// held is every rendering of every value the stub holds. What the stub
+// holds is printed as "you predicted …": never a leak, even where it
+// happens to be another prediction's answer.
+func held(stub map[string]rendering) map[string]bool {
+	stubs := map[string]bool{}
+	for _, r := range stub {
+		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
+			stubs[x] = true
+		}
+	}
+	return stubs
 }
 
 // specific are the renderings of an answer that are specific enough to be

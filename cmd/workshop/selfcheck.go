@@ -513,19 +513,9 @@ func (sc *selfcheckRun) crossLeaks(exs []*Exercise, stubs map[string]*Result) []
 }
 
 func crossLeaksOf(b *Exercise, stubR, solR map[string]rendering, exs []*Exercise, outputs map[string]string) []string {
-	stubs := map[string]bool{}
-	for _, r := range stubR {
-		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
-			stubs[x] = true
-		}
-	}
-	var names []string
-	for n := range solR {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	stubs := held(stubR)
 	var problems []string
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(solR)) {
 		a := solR[n]
 		var toks []string
 		for _, tok := range specific(a, stubs) {
@@ -557,17 +547,8 @@ func crossLeaksOf(b *Exercise, stubR, solR map[string]rendering, exs []*Exercise
 // hold.
 func hintLeaks(e *Exercise, task string, stub, sol map[string]rendering) []string {
 	var problems []string
-	stubs := map[string]bool{}
-	for _, r := range stub {
-		for _, x := range append([]string{r.V, r.PlusV, r.SharpV, r.Q}, r.Elems...) {
-			stubs[x] = true
-		}
-	}
-	var names []string
-	for n := range sol {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	stubs := held(stub)
+	names := slices.Sorted(maps.Keys(sol))
 	for i, h := range e.Hints {
 		for _, n := range names {
 			if s, ok := stub[n]; ok && s.SharpV == sol[n].SharpV {

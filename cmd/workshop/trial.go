@@ -9,6 +9,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -97,13 +98,8 @@ func decodeJSON(s string) (any, error) {
 func leavesOf(v any, path []any) []leaf {
 	switch x := v.(type) {
 	case map[string]any:
-		var keys []string
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		var out []leaf
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			out = append(out, leavesOf(x[k], append(slices.Clone(path), k))...)
 		}
 		return out
