@@ -94,12 +94,7 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 	srv := kit.StartServer(t)
 	kit.CreatePods(t, srv, "p", 1)
 	first := srv.ResourceVersion()
-	synctest.Test(t, func(t *testing.T) {
-		s := kit.NewRecordingStore()
-		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, s, 0)
-		stop := kit.Run(r.RunWithContext)
-		defer stop()
-		kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+	watchInBubble(t, srv, func(t *testing.T, s *kit.RecordingStore) {
 		if _, err := srv.Create(kit.Pod("", "late")); err != nil {
 			t.Fatal(err)
 		}
@@ -108,13 +103,7 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 			t.Errorf("store calls: got %q, want %q", got, want)
 		}
 	})
-	got := kit.Requests(srv, "pods", func(rv string) string {
-		if rv == first {
-			return "S"
-		}
-		return rv
-	})
-	if want := []string{"watch rv= stream"}; !slices.Equal(got, want) {
+	if got, want := kit.Requests(srv, "pods", initialAsS(first)), []string{"watch rv= stream"}; !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
 	}
 
@@ -122,21 +111,38 @@ func TestInProcessListWatchRecordingStoreAndRequests(t *testing.T) {
 	kit.CreatePods(t, srv2, "p", 1)
 	srv2.SetWatchListEnabled(false)
 	first2 := srv2.ResourceVersion()
+	watchInBubble(t, srv2, nil)
+	if got, want := kit.Requests(srv2, "pods", initialAsS(first2)), []string{"watch rv= stream refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
+		t.Errorf("requests from a server that cannot stream: got %q, want %q", got, want)
+	}
+}
+
+// watchInBubble runs a reflector over srv's pods, into a new recording
+// store, inside a synctest bubble (kit.InProcessListWatch) until its WATCH
+// is open; then, if then is not nil, calls it in the bubble with the store.
+func watchInBubble(t *testing.T, srv *apiserver.Server, then func(t *testing.T, s *kit.RecordingStore)) {
+	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		s := kit.NewRecordingStore()
-		r := reflector.NewReflector(kit.InProcessListWatch(srv2, apiserver.Pods), &corev1.Pod{}, s, 0)
+		r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, s, 0)
 		stop := kit.Run(r.RunWithContext)
 		defer stop()
-		kit.WaitFor(t, "the watch", func() bool { return srv2.WatchCount() == 1 })
+		kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
+		if then != nil {
+			then(t, s)
+		}
 	})
-	got = kit.Requests(srv2, "pods", func(rv string) string {
-		if rv == first2 {
+}
+
+// initialAsS is a rename for kit.Requests that shows first, the initial
+// state's resourceVersion, as S and any other as it is (so that a failure
+// shows the real one).
+func initialAsS(first string) func(rv string) string {
+	return func(rv string) string {
+		if rv == first {
 			return "S"
 		}
 		return rv
-	})
-	if want := []string{"watch rv= stream refused=422", "list rv=0 limit=500", "watch rv=S"}; !slices.Equal(got, want) {
-		t.Errorf("requests from a server that cannot stream: got %q, want %q", got, want)
 	}
 }
 
@@ -147,12 +153,7 @@ func TestCountStateFetches(t *testing.T) {
 	for _, disable := range []bool{true, false} {
 		srv := kit.StartServer(t, apiserver.Options{DisableWatchList: disable})
 		kit.CreatePods(t, srv, "p", 1)
-		synctest.Test(t, func(t *testing.T) {
-			r := reflector.NewReflector(kit.InProcessListWatch(srv, apiserver.Pods), &corev1.Pod{}, kit.NewRecordingStore(), 0)
-			stop := kit.Run(r.RunWithContext)
-			defer stop()
-			kit.WaitFor(t, "the watch", func() bool { return srv.WatchCount() == 1 })
-		})
+		watchInBubble(t, srv, nil)
 		want := 1
 		if disable {
 			want = 2
