@@ -966,8 +966,8 @@ func TestARacyInformerForFailsEveryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	e = local[0]
-	for name, src := range map[string]string{
-		"check, then build and store under a second hold": `package informerfor
+	// The file both racy answers share; they differ in InformerFor only.
+	const registry = `package informerfor
 
 import (
 	"reflect"
@@ -982,7 +982,9 @@ type Registry struct {
 	mu        sync.Mutex
 	informers map[any]processor.SharedIndexInformer
 }
-
+`
+	for name, method := range map[string]string{
+		"check, then build and store under a second hold": `
 func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
 	t := reflect.TypeOf(obj)
 	r.mu.Lock()
@@ -1001,22 +1003,7 @@ func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.Shar
 	return inf
 }
 `,
-		"no lock": `package informerfor
-
-import (
-	"reflect"
-	"sync"
-
-	"k8s.io/apimachinery/pkg/runtime"
-
-	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
-)
-
-type Registry struct {
-	mu        sync.Mutex
-	informers map[any]processor.SharedIndexInformer
-}
-
+		"no lock": `
 func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.SharedIndexInformer) processor.SharedIndexInformer {
 	t := reflect.TypeOf(obj)
 	if inf, ok := r.informers[t]; ok {
@@ -1031,7 +1018,7 @@ func (r *Registry) InformerFor(obj runtime.Object, newFunc func() processor.Shar
 }
 `,
 	} {
-		answer(t, root, e, src)
+		answer(t, root, e, registry+method)
 		for run := range 4 {
 			out, err := runErr(root, "verify", e.Name())
 			if err == nil {
