@@ -38,6 +38,27 @@ func tempCourse(t *testing.T) (string, []*Exercise) {
 	return root, local
 }
 
+// courseOf copies the exercise named name (with its solution) into a
+// temporary course of its own, as tempCourse does, and returns the course's
+// root and the exercise as loaded there.
+func courseOf(t *testing.T, name string) (string, *Exercise) {
+	t.Helper()
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(all, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	local, err := makeCourse(root, []*Exercise{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, local[0]
+}
+
 // makeCourse copies what exs need into root, a new git repository, and
 // commits it as shipped.
 func makeCourse(root string, exs []*Exercise) ([]*Exercise, error) {
@@ -949,23 +970,10 @@ if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
 // ✓ never comes from go test's cache: 06-factory/3 once accepted an answer
 // that checked and stored under two holds of the lock about half the time.
 func TestARacyInformerForFailsEveryRun(t *testing.T) {
-	all, err := load("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := find(all, "06-factory/3-informer-for")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, e := courseOf(t, "06-factory/3-informer-for")
 	if !e.Concurrent || !strings.Contains(goCommand(e), "-race") {
 		t.Errorf("06-factory/3's checker is not marked %s: %s", concurrentMark, goCommand(e))
 	}
-	root := t.TempDir()
-	local, err := makeCourse(root, []*Exercise{e})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e = local[0]
 	// The file both racy answers share; they differ in InformerFor only.
 	const registry = `package informerfor
 
@@ -1094,20 +1102,7 @@ func pkgName(t *testing.T, root string, e *Exercise) string {
 // The selfcheck checks the course as shipped, also on a participant's
 // tree: solved stubs and scratch files are not what it judges.
 func TestTheSelfcheckJudgesTheShippedStubsOnAParticipantsTree(t *testing.T) {
-	all, err := load("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := find(all, "01-store/2-configmaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	local, err := makeCourse(root, []*Exercise{e})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e = local[0]
+	root, e := courseOf(t, "01-store/2-configmaps")
 	if err := copyTree("../..", root, []string{"docs"}); err != nil { // the Practises sections
 		t.Fatal(err)
 	}
