@@ -825,12 +825,29 @@ func TestTheParticipantsPageGivesNoAnswerAway(t *testing.T) {
 }
 
 // solutionStrings are the string literals in the values of e's solution's
-// exported variables.
+// package-level variables.
 func solutionStrings(t *testing.T, e *Exercise) []string {
 	t.Helper()
 	var out []string
+	for _, lit := range varLiterals(t, filepath.Join("../..", e.SolutionPath()), e) {
+		if lit.Kind != token.STRING {
+			continue
+		}
+		if u, err := strconv.Unquote(lit.Value); err == nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// varLiterals are the literals (strings, numbers, characters) in the
+// values of the package-level variables of dir's copy of e's files: where
+// a prediction's answer is written.
+func varLiterals(t *testing.T, dir string, e *Exercise) []*ast.BasicLit {
+	t.Helper()
+	var out []*ast.BasicLit
 	for _, f := range e.Files {
-		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join("../..", e.SolutionPath(), f), nil, 0)
+		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, f), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -842,10 +859,8 @@ func solutionStrings(t *testing.T, e *Exercise) []string {
 			for _, s := range g.Specs {
 				for _, v := range s.(*ast.ValueSpec).Values {
 					ast.Inspect(v, func(n ast.Node) bool {
-						if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-							if u, err := strconv.Unquote(lit.Value); err == nil {
-								out = append(out, u)
-							}
+						if lit, ok := n.(*ast.BasicLit); ok {
+							out = append(out, lit)
 						}
 						return true
 					})
@@ -1280,35 +1295,16 @@ func TestNoHintGivesTheAnswerAway(t *testing.T) {
 	}
 }
 
-// literals are the string and number literals of the values of the
-// exported variables in dir's copy of e's files.
+// literals are the string, number and character literals of the values of
+// the package-level variables in dir's copy of e's files.
 func literals(t *testing.T, dir string, e *Exercise) []string {
 	t.Helper()
 	var out []string
-	for _, f := range e.Files {
-		pf, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, f), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range pf.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
-				continue
-			}
-			for _, s := range g.Specs {
-				for _, v := range s.(*ast.ValueSpec).Values {
-					ast.Inspect(v, func(n ast.Node) bool {
-						if lit, ok := n.(*ast.BasicLit); ok {
-							if u, err := strconv.Unquote(lit.Value); err == nil {
-								out = append(out, u)
-							} else if lit.Kind == token.INT {
-								out = append(out, lit.Value)
-							}
-						}
-						return true
-					})
-				}
-			}
+	for _, lit := range varLiterals(t, dir, e) {
+		if u, err := strconv.Unquote(lit.Value); err == nil {
+			out = append(out, u)
+		} else if lit.Kind == token.INT {
+			out = append(out, lit.Value)
 		}
 	}
 	return out
