@@ -406,6 +406,11 @@ func TestTracedQueueDelays(t *testing.T) {
 		q.Done(item)
 		item, _ = q.Get() // blocks until the limiter's 5 ms are over
 		q.Done(item)
+		// With a MeterProvider set (an earlier test in this process may set
+		// one), the queue's metrics loop fires the retry's entry at its time
+		// as inner's goroutine does, and ends its workqueue.delayed span just
+		// after: Get may return first. Wait for that goroutine too.
+		synctest.Wait()
 
 		all := spantest.Spans(rec.Ended())
 		delayed := all.Named(tracing.SpanWorkqueueDelayed)

@@ -195,6 +195,10 @@ type Tracer[T comparable] struct {
 	startOnce sync.Once
 	stop      chan struct{}
 	stopOnce  sync.Once
+	// loopDone is closed when the metrics loop has returned; nil until
+	// startMetrics starts it. ShutDown waits for it, so that no span the
+	// loop is ending is ended after ShutDown returns.
+	loopDone atomic.Pointer[chan struct{}]
 	// wake tells the metrics loop that an entry may fire earlier than it
 	// planned.
 	wake chan struct{}
@@ -424,7 +428,15 @@ func (q *Tracer[T]) startMetrics() {
 		m := metrics.NewQueue(q.name, q.hasRetries)
 		q.m.Store(m)
 		q.keep.Store(true)
-		go unfinishedLoop(weak.Make(q), q.stop, q.wake, m)
+		done := make(chan struct{})
+		q.loopDone.Store(&done)
+		// The goroutine must not capture q (see unfinishedLoop): only its
+		// weak pointer and the channels.
+		wq, stop, wake := weak.Make(q), q.stop, q.wake
+		go func() {
+			defer close(done)
+			unfinishedLoop(wq, stop, wake, m)
+		}()
 	})
 }
 
@@ -959,13 +971,22 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 // never will fire, and a span never ended is never exported.
 //
 // It stops the metrics' unfinished-work loop, as client-go's ShutDown stops
-// its own: the two gauges keep the values last set.
+// its own (the two gauges keep the values last set), and waits for it, so
+// that every span the queue started has ended when ShutDown returns.
 //
 // The Tracer stops counting as alive: inner drops what is added from now
 // on, so no handler call need register for it.
 func (q *Tracer[T]) ShutDown(forward func()) {
 	uncount(q.counted)
 	q.stopOnce.Do(func() { close(q.stop) })
+	// The metrics loop may be firing an entry: it ends the entry's
+	// workqueue.delayed span after releasing mu, so a span could otherwise
+	// end after ShutDown returned, when the caller may already have shut
+	// its TracerProvider down (the span would then never be exported).
+	// Wait for the loop to see stop; it never waits on the caller.
+	if done := q.loopDone.Load(); done != nil {
+		<-*done
+	}
 	if q.keep.Load() {
 		now := time.Now()
 		var ends endings
