@@ -179,6 +179,7 @@ func (s server) relist(during func()) {
 }
 
 func newServer(t *testing.T, pods ...string) server {
+	t.Helper()
 	srv, err := apiserver.Start(apiserver.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)

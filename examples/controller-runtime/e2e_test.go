@@ -61,7 +61,9 @@ func TestControllerRuntimeOnARealAPIServer(t *testing.T) {
 	cfg, client, ns := clusterNamespace(t, "e2e-cr")
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	previous := otel.GetTracerProvider()
 	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(previous) })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
