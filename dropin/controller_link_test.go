@@ -61,9 +61,7 @@ func processOf(t *testing.T, rec *tracetest.SpanRecorder, queue, key string) spa
 func TestNextControllerLinksToTheWriter(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
+	srv := startServer(t)
 	isOut := func(m metav1.Object) bool { return strings.HasSuffix(m.GetName(), outSuffix) }
 
 	var (
@@ -91,7 +89,7 @@ func TestNextControllerLinksToTheWriter(t *testing.T) {
 	})
 	testutil.Eventually(t, "both informers synced", func() bool { return a.inf.HasSynced() && b.inf.HasSynced() })
 
-	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "src"}})
+	_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "src"}})
 	require.NoError(t, err)
 	testutil.Eventually(t, "B reconciled A's write", func() bool { return len(ended(rec, "B reconciles ns/src-out")) == 1 })
 
@@ -131,9 +129,7 @@ func TestNextControllerLinksToTheWriter(t *testing.T) {
 func TestUnparsableTraceparentOnTheServerIsIgnored(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
+	srv := startServer(t)
 	c := newControllerUnderTest(t, "C", srv, apiserver.ConfigMaps, &corev1.ConfigMap{}, tp, func(metav1.Object) bool { return true })
 	c.run(t, 1, func(ctx context.Context, key string) {
 		_, span := tp.Tracer("test").Start(ctx, "reconcile "+key)
@@ -143,7 +139,7 @@ func TestUnparsableTraceparentOnTheServerIsIgnored(t *testing.T) {
 	requests := len(srv.Requests())
 	before := tracing.TraceparentsIgnored()
 
-	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bad",
+	_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bad",
 		Annotations: map[string]string{tracing.AnnotationTraceparent: "00-not-a-traceparent"}}})
 	require.NoError(t, err)
 	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"}})

@@ -98,13 +98,7 @@ func startController(t *testing.T, srv *apiserver.Server, desc, queue string, tp
 // depth and backlogs as read. A second page in the same second takes no
 // second sample.
 func TestLiveViewHistory(t *testing.T) {
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-	for _, n := range []string{"a", "b", "c"} {
-		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
-		require.NoError(t, err)
-	}
+	srv := startServer(t, configMaps("ns", "a", "b", "c")...)
 	clk := newSteppedClock()
 	t.Cleanup(dropin.UseLiveHistoryClock(clk.now))
 	h := dropin.LiveViewHandler()

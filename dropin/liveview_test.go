@@ -83,18 +83,12 @@ func findInformer(p livepage.Process, handler string) (livepage.ProcessInformer,
 // informer's type, the handler's type name and the queue's name, with the
 // counts; once the informer and the queue stop, they are gone from it.
 func TestLiveViewHandlerShowsTheProcessControllers(t *testing.T) {
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-	for _, n := range []string{"a", "b", "c"} {
-		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n}})
-		require.NoError(t, err)
-	}
+	srv := startServer(t, configMaps("ns", "a", "b", "c")...)
 	tp := sdktrace.NewTracerProvider()
 	inf := dropin.NewSharedIndexInformer(srv.ListerWatcher(apiserver.ConfigMaps, metav1.NamespaceAll), &corev1.ConfigMap{}, 0, cache.Indexers{})
 	q := dropin.NewTracedQueue("liveview-test-configmaps", workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
 	q.(*dropin.TracedQueue[string]).SetTracerProvider(tp) // the queue counts while tracing
-	_, err = inf.AddEventHandler(configMapEnqueuer{q})
+	_, err := inf.AddEventHandler(configMapEnqueuer{q})
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
@@ -248,14 +242,12 @@ func TestLiveViewHandlerIsReadOnlyAndChecksHost(t *testing.T) {
 // trace of one holds the chain behind it: the watch event's root, the
 // handler's call, the add, the wait and the reconcile itself.
 func TestLiveViewWhyDidThisRun(t *testing.T) {
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
+	srv := startServer(t)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropin.LiveViewSpanProcessor()))
 	startController(t, srv, "", "why-configmaps", tp)
 	hs := httptest.NewServer(dropin.LiveViewHandler())
 	t.Cleanup(hs.Close)
-	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "why"}})
+	_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "why"}})
 	require.NoError(t, err)
 
 	var st livepage.ProcessState

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
-	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
@@ -52,9 +51,7 @@ func keysTraced(ss tracetest.SpanStubs) (keys []string, processed map[string]int
 // handler call, its add, wait and reconcile), and the state says which
 // key, on the read-only page too. Cleared, every object is traced again.
 func TestLiveViewTraceOneKey(t *testing.T) {
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
+	srv := startServer(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	_, done := startController(t, srv, "tracekey-configmaps", "tracekey-queue", tp)
@@ -91,7 +88,7 @@ func TestLiveViewTraceOneKey(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, code, "%v", hdr)
 	}
 	assert.Empty(t, state(opted.URL).TracedKey, "no refusal set a key")
-	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "before"}})
+	_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "before"}})
 	require.NoError(t, err)
 	testutil.Eventually(t, "ns/before done", func() bool { return done() == 1 })
 	keys, _ := keysTraced(exp.GetSpans())

@@ -61,9 +61,7 @@ func (r *informerRecorder) NewStoreResourceVersionMetric(cache.InformerNameAndRe
 // (informer_processing_latency_seconds' count) after each single write.
 func TestInformerMetricsMatchClientGo(t *testing.T) {
 	reader := installMeterProvider()
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	defer srv.Stop()
+	srv := startServer(t)
 	createPods(t, srv, "initial", 3)
 	synctest.Test(t, func(t *testing.T) {
 		run := metricsRuns.Add(1)

@@ -207,9 +207,7 @@ func TestMetricsReported(t *testing.T) {
 	reader := installMeterProvider()
 	// The server runs outside the bubble (its listener would keep the
 	// bubble from ever being idle); the informers reach it in process.
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	defer srv.Stop()
+	srv := startServer(t)
 	synctest.Test(t, func(t *testing.T) {
 		createPods(t, srv, "before", 3)
 
@@ -289,9 +287,7 @@ func TestMetricsChild(t *testing.T) {
 	require.False(t, metrics.Enabled(), "no provider set yet")
 	// The server runs outside the bubble (its listener would keep the
 	// bubble from ever being idle); the informers reach it in process.
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	defer srv.Stop()
+	srv := startServer(t)
 	synctest.Test(t, func(t *testing.T) {
 		createPods(t, srv, "before", 3)
 		c := newMeteredController(t, srv, "later", "later-queue", true)

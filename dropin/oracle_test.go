@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -178,12 +179,33 @@ func (s server) relist(during func()) {
 	synctest.Wait()
 }
 
-func newServer(t *testing.T, pods ...string) server {
+// startServer starts the embedded API server, stopped when the test ends
+// (after the test's later cleanups, so informers stop first), and creates
+// objs in it.
+func startServer(t *testing.T, objs ...runtime.Object) *apiserver.Server {
 	t.Helper()
 	srv, err := apiserver.Start(apiserver.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
-	s := server{t, srv}
+	for _, obj := range objs {
+		_, err := srv.Create(obj)
+		require.NoError(t, err)
+	}
+	return srv
+}
+
+// configMaps is ConfigMaps named names in namespace ns, to create.
+func configMaps(ns string, names ...string) []runtime.Object {
+	out := make([]runtime.Object, len(names))
+	for i, n := range names {
+		out[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}
+	}
+	return out
+}
+
+func newServer(t *testing.T, pods ...string) server {
+	t.Helper()
+	s := server{t, startServer(t)}
 	for _, n := range pods {
 		s.create(n)
 	}

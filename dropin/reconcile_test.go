@@ -133,10 +133,8 @@ func readOnlyToSpancheck(spans []sdktrace.ReadOnlySpan) []spancheck.Span {
 func TestReconcileContextCarriesTheProcessSpan(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	srv, err := apiserver.Start(apiserver.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-	_, err = srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "listed"}})
+	srv := startServer(t)
+	_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "listed"}})
 	require.NoError(t, err)
 
 	c := newControllerUnderTest(t, "pods", srv, apiserver.Pods, &corev1.Pod{}, tp, func(metav1.Object) bool { return true })
