@@ -309,9 +309,11 @@ func TestRealFIFONeverRunsTwoProcessCallsAtOnce(t *testing.T) {
 			var running, most atomic.Int32
 			release := make(chan struct{})
 			process := func(any, bool) error {
+				// A running maximum: a Load then a Store could let the first
+				// call, seeing the old maximum, overwrite the second's 2 with
+				// its 1 (it did, once in about 1,000 runs).
 				n := running.Add(1)
-				if n > most.Load() {
-					most.Store(n)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
 				<-release
 				running.Add(-1)
