@@ -970,9 +970,12 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 // entries when it shuts down (the priority queue all its items), so they
 // never will fire, and a span never ended is never exported.
 //
-// It stops the metrics' unfinished-work loop, as client-go's ShutDown stops
-// its own (the two gauges keep the values last set), and waits for it, so
-// that every span the queue started has ended when ShutDown returns.
+// It stops the metrics' unfinished-work loop and waits for it, as
+// client-go's ShutDown stops its updateUnfinishedWorkLoop and waits for it
+// (queue.go: the loop runs under wg, and ShutDown defers wg.Wait). The two
+// gauges keep the values last set. Ours must also wait because the loop
+// fires delayed entries: every span the queue started has ended when
+// ShutDown returns.
 //
 // The Tracer stops counting as alive: inner drops what is added from now
 // on, so no handler call need register for it.
