@@ -201,6 +201,7 @@ func readState(cfg liveViewConfig) livepage.ProcessState {
 		st.Events = s.Events(liveEventWindow)
 		st.Reconciles = s.Reconciles(liveReconcileWindow)
 		st.TracesKept, st.TracesEvicted = s.Counts()
+		st.LateSpansDropped = s.LateSpansDropped()
 	}
 	return st
 }

@@ -74,6 +74,9 @@ type State struct {
 	// TracesKept and TracesEvicted: the span store's bound at work.
 	TracesKept    int `json:"tracesKept"`
 	TracesEvicted int `json:"tracesEvicted"`
+	// LateSpansDropped: spans that ended in a trace already evicted, and
+	// were dropped so as not to push out a newer one.
+	LateSpansDropped int `json:"lateSpansDropped"`
 	// SpansDropped is how many spans never reached the exporter because
 	// its queue was full: tracing drops them rather than wait (and slow
 	// the informer). The page and its waterfalls still hold them.
@@ -192,6 +195,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) { livepage.WriteJSON(w, c
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) {
 	st := State{Pipeline: s.o.Pipeline(), Events: s.o.Spans.Events(EventWindow)}
 	st.TracesKept, st.TracesEvicted = s.o.Spans.Counts()
+	st.LateSpansDropped = s.o.Spans.LateSpansDropped()
 	st.TraceparentsIgnored = tracing.TraceparentsIgnored()
 	if s.o.SpansDropped != nil {
 		st.SpansDropped = s.o.SpansDropped()

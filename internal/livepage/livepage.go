@@ -173,6 +173,9 @@ type ProcessState struct {
 	Reconciles    []Reconcile `json:"reconciles"`
 	TracesKept    int         `json:"tracesKept"`
 	TracesEvicted int         `json:"tracesEvicted"`
+	// LateSpansDropped counts the spans that ended in a trace already
+	// evicted (SpanStore.LateSpansDropped).
+	LateSpansDropped int `json:"lateSpansDropped"`
 	// Spans says whether the store has been asked for (a tracer provider
 	// was given it): without it the page hides the events and reconciles.
 	Spans bool `json:"spans"`

@@ -1,6 +1,7 @@
 package livepage
 
 import (
+	"container/list"
 	"context"
 	"maps"
 	"slices"
@@ -21,7 +22,24 @@ import (
 // MaxTraces traces, or more than [SpansPerTrace] spans per kept trace on
 // average ([SpanStore.MaxSpans] in all), are kept, the oldest trace (by its
 // first ended span) is evicted whole; a trace with more than
-// maxSpansPerTrace spans (a long reflector cycle) keeps its first ones. Its
+// maxSpansPerTrace spans (a long reflector cycle) keeps its first ones.
+//
+// An evicted trace stays evicted: the spans of it that end later are
+// dropped (and counted, [SpanStore.LateSpansDropped]), not kept as a new,
+// rootless trace; and a trace that has no root yet (a fragment: a
+// reflector cycle still running, or the late half of a change evicted
+// before the store could know it) is evicted before any trace that has
+// one, and never pushes one out. Behind a slow handler, the spans of one change end
+// minutes after its root (its pop, its handler call, the reconcile it
+// queued); while the store counted each such late span as the newest
+// trace, the late halves of long-evicted changes pushed out the whole
+// recent ones, and after a backlog the page listed a handful of
+// reconciles among 2,000 kept fragments. A late span is known as such in
+// two ways: its trace is one of the recently evicted ones (remembered,
+// bounded), or it is a wait span (the time waited in a queue or a buffer,
+// [tracing.IsWait]) of an unknown trace that began waiting no later than
+// the newest evicted trace began: its trace is older than one already
+// evicted, so by age it goes first. Its
 // memory is so bounded however long the run and however many handlers the
 // informer has: a trace's spans grow with its listeners (about five
 // each), and with the trace count alone 5,000 traces of 60 listeners held
@@ -41,18 +59,37 @@ type SpanStore struct {
 	mu sync.Mutex
 	// Guarded by mu:
 	traces map[trace.TraceID]*storedTrace
-	order  []trace.TraceID // ring of kept trace IDs, oldest at head, n of them
-	head   int
-	n      int
-	spans  int // kept in all
+	// order holds every kept trace, oldest at the front; fragments those
+	// of the kept traces that have no root yet (no span without a parent
+	// has ended in them), oldest at the front. A trace is in order iff it
+	// is in traces, and in fragments iff it is also rootless.
+	order, fragments list.List
+	spans            int // kept in all
 	// evicted counts traces dropped to stay within maxTraces and maxSpans.
 	evicted int
+	// evictedIDs remembers the traces evicted most recently, and lateIDs
+	// those found late by the horizon, so that their later spans are
+	// dropped rather than kept as traces of their own. Two rings, so that
+	// a burst of late traces cannot push the newest evicted ones out.
+	evictedIDs, lateIDs idRing
+	// horizon is the latest first start of an evicted trace: a wait that
+	// began before it belongs to a trace older than one already evicted.
+	horizon time.Time
+	// lateDropped counts the late spans dropped.
+	lateDropped int
 }
 
 type storedTrace struct {
+	id    trace.TraceID
 	spans []sdktrace.ReadOnlySpan // immutable once ended
 	// root is the index in spans of the per-object root, -1 until it ends.
 	root int
+	// first is the earliest start among spans: the trace's age.
+	first time.Time
+	// inOrder is the trace's element of SpanStore.order; inFragments its
+	// element of SpanStore.fragments, nil once a span with no parent (a
+	// root of any kind) has ended in it.
+	inOrder, inFragments *list.Element
 }
 
 // maxSpansPerTrace bounds one trace: a per-object trace has about five
@@ -69,9 +106,14 @@ const SpansPerTrace = 25
 // maxSpansPerTrace).
 func NewSpanStore(maxTraces int) *SpanStore {
 	maxTraces = max(maxTraces, 1)
-	return &SpanStore{maxTraces: maxTraces, maxSpans: maxTraces * SpansPerTrace,
-		order: make([]trace.TraceID, maxTraces), traces: map[trace.TraceID]*storedTrace{}}
+	return &SpanStore{maxTraces: maxTraces, maxSpans: maxTraces * SpansPerTrace, traces: map[trace.TraceID]*storedTrace{},
+		evictedIDs: newIDRing(goneRemembered * maxTraces), lateIDs: newIDRing(goneRemembered * maxTraces)}
 }
+
+// goneRemembered is how many evicted trace IDs the store remembers, per
+// trace it keeps: the late spans of a trace end within a handler call or a
+// reconcile of its eviction, or begin with a wait older than the horizon.
+const goneRemembered = 2
 
 // MaxSpans is the most spans the store keeps (but for one larger trace).
 func (s *SpanStore) MaxSpans() int { return s.maxSpans }
@@ -83,48 +125,128 @@ func (s *SpanStore) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (s *SpanStore) OnEnd(sp sdktrace.ReadOnlySpan) {
 	id := sp.SpanContext().TraceID()
 	root := isEventRoot(sp)
+	parentless := !sp.Parent().SpanID().IsValid()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.traces[id]
 	if !ok {
+		if s.late_locked(id, sp, parentless) {
+			s.lateDropped++
+			return
+		}
+		if !s.makeRoom_locked(parentless) {
+			s.lateIDs.add(id)
+			s.lateDropped++
+			return
+		}
 		// Room for a per-object trace with three listeners, so that
 		// appending rarely grows the slice.
-		t = &storedTrace{root: -1, spans: make([]sdktrace.ReadOnlySpan, 0, 20)}
+		t = &storedTrace{id: id, root: -1, spans: make([]sdktrace.ReadOnlySpan, 0, 20), first: sp.StartTime()}
 		s.traces[id] = t
-		s.push_locked(id)
+		t.inOrder = s.order.PushBack(t)
+		if !parentless {
+			t.inFragments = s.fragments.PushBack(t)
+		}
 	}
 	if len(t.spans) >= maxSpansPerTrace {
 		return
+	}
+	if sp.StartTime().Before(t.first) {
+		t.first = sp.StartTime()
+	}
+	if parentless && t.inFragments != nil {
+		s.fragments.Remove(t.inFragments)
+		t.inFragments = nil
 	}
 	if root {
 		t.root = len(t.spans)
 	}
 	t.spans = append(t.spans, sp)
 	s.spans++
-	for s.spans > s.maxSpans && s.n > 1 {
-		s.evictOldest_locked()
+	for s.spans > s.maxSpans && s.order.Len() > 1 {
+		s.evict_locked(s.oldest_locked())
 	}
 }
 
-// push_locked appends id to the ring, evicting the oldest trace when full.
-func (s *SpanStore) push_locked(id trace.TraceID) {
-	if s.n == len(s.order) {
-		s.evictOldest_locked()
+// makeRoom_locked makes room for one more trace, and says whether it did.
+// A full store evicts its oldest fragment (a trace none of whose roots has
+// ended), else its oldest trace; but for a new trace that is itself a
+// fragment (parentless false: its first span has a parent that ended
+// nowhere here) only a fragment: the late half of a change whose root is
+// gone must never push out a whole trace.
+func (s *SpanStore) makeRoom_locked(parentless bool) bool {
+	if s.order.Len() < s.maxTraces {
+		return true
 	}
-	s.order[(s.head+s.n)%len(s.order)] = id
-	s.n++
+	if s.fragments.Len() == 0 && !parentless {
+		return false
+	}
+	s.evict_locked(s.oldest_locked())
+	return true
 }
 
-// evictOldest_locked drops the oldest kept trace.
-func (s *SpanStore) evictOldest_locked() {
-	id := s.order[s.head]
-	if t := s.traces[id]; t != nil {
-		s.spans -= len(t.spans)
+// oldest_locked is the trace to evict first: the oldest fragment, else the
+// oldest trace.
+func (s *SpanStore) oldest_locked() *storedTrace {
+	if e := s.fragments.Front(); e != nil {
+		return e.Value.(*storedTrace)
 	}
-	delete(s.traces, id)
+	return s.order.Front().Value.(*storedTrace)
+}
+
+// late_locked says whether sp, the first span seen of trace id, ends late
+// in a trace the store no longer keeps (and remembers id if so).
+func (s *SpanStore) late_locked(id trace.TraceID, sp sdktrace.ReadOnlySpan, parentless bool) bool {
+	// A root of a trace dropped as a fragment is not late: its first
+	// spans ended before it did (a late handler's synthetic add: the
+	// listener's pop goroutine can end addCh before AddEventHandler
+	// ends), and from it on the trace is whole but for them.
+	if s.evictedIDs.has(id) || (!parentless && s.lateIDs.has(id)) {
+		return true
+	}
+	if tracing.IsWait(sp.Name()) && !sp.StartTime().After(s.horizon) {
+		s.lateIDs.add(id)
+		return true
+	}
+	return false
+}
+
+// idRing is a set of the last len(order) trace IDs added.
+type idRing struct {
+	set   map[trace.TraceID]struct{}
+	order []trace.TraceID
+	next  int
+}
+
+func newIDRing(n int) idRing {
+	return idRing{set: make(map[trace.TraceID]struct{}, n), order: make([]trace.TraceID, n)}
+}
+
+func (r *idRing) has(id trace.TraceID) bool { _, ok := r.set[id]; return ok }
+
+// add puts id in the set, forgetting the one added len(order) adds ago.
+func (r *idRing) add(id trace.TraceID) {
+	if old := r.order[r.next]; old.IsValid() {
+		delete(r.set, old)
+	}
+	r.order[r.next] = id
+	r.set[id] = struct{}{}
+	r.next = (r.next + 1) % len(r.order)
+}
+
+// evict_locked drops t, whole.
+func (s *SpanStore) evict_locked(t *storedTrace) {
+	s.spans -= len(t.spans)
+	if t.first.After(s.horizon) {
+		s.horizon = t.first
+	}
+	s.order.Remove(t.inOrder)
+	if t.inFragments != nil {
+		s.fragments.Remove(t.inFragments)
+	}
+	delete(s.traces, t.id)
+	s.evictedIDs.add(t.id)
 	s.evicted++
-	s.head = (s.head + 1) % len(s.order)
-	s.n--
 }
 
 // Shutdown and ForceFlush have nothing to flush.
@@ -171,11 +293,11 @@ type Event struct {
 func (s *SpanStore) Events(n int) []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Event, 0, min(n, s.n))
-	for i := s.n - 1; i >= 0 && len(out) < n; i-- {
-		id := s.order[(s.head+i)%len(s.order)]
-		t := s.traces[id]
-		if t == nil || t.root < 0 {
+	out := make([]Event, 0, min(n, s.order.Len()))
+	for el := s.order.Back(); el != nil && len(out) < n; el = el.Prev() {
+		t := el.Value.(*storedTrace)
+		id := t.id
+		if t.root < 0 {
 			continue
 		}
 		r := t.spans[t.root]
@@ -206,6 +328,14 @@ func (s *SpanStore) Counts() (kept, evicted int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.traces), s.evicted
+}
+
+// LateSpansDropped is how many spans ended in a trace already evicted and
+// were dropped, so as not to push out a newer trace (see [SpanStore]).
+func (s *SpanStore) LateSpansDropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lateDropped
 }
 
 // Trace returns a copy of the kept spans of id, sorted by start; ok is
@@ -356,12 +486,9 @@ func (s *SpanStore) Reconciles(n int) []Reconcile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Reconcile
-	for i := s.n - 1; i >= 0 && len(out) < n; i-- {
-		id := s.order[(s.head+i)%len(s.order)]
-		t := s.traces[id]
-		if t == nil {
-			continue
-		}
+	for el := s.order.Back(); el != nil && len(out) < n; el = el.Prev() {
+		t := el.Value.(*storedTrace)
+		id := t.id
 		for j := len(t.spans) - 1; j >= 0 && len(out) < n; j-- {
 			sp := t.spans[j]
 			if sp.Name() != tracing.SpanWorkqueueProcess {

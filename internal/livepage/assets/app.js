@@ -149,7 +149,11 @@ function drawEvents(st) {
   // for the exporter) are still here; only the exporter lacks them.
   const dropped = st.spansDropped ? `; ${st.spansDropped} spans not exported: the exporter could not keep up, and tracing drops rather than wait` : "";
   const ignored = st.traceparentsIgnored ? `; ${st.traceparentsIgnored} tracing.k8s.io/traceparent annotations ignored: they did not parse, so no link was made` : "";
-  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${dropped}${ignored})`);
+  // A change whose trace was evicted (the newest traces are kept whole)
+  // may still be in a handler's buffer or the workqueue: its later spans
+  // are dropped, so that they cannot push out a newer trace.
+  const late = st.lateSpansDropped ? `; ${st.lateSpansDropped} later spans of evicted traces dropped` : "";
+  text("events-note", `(last ${st.events.length}; ${st.tracesKept} traces kept, ${st.tracesEvicted} evicted${late}${dropped}${ignored})`);
   const body = $("events").tBodies[0];
   const sig = st.events.map((e) => e.traceID + e.handlerCalls).join();
   if (body.dataset.sig === sig) return;
