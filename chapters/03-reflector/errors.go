@@ -17,8 +17,10 @@ import (
 // WatchErrorHandler is told whenever ListAndWatch fails (the reflector then
 // backs off and retries) and, in this implementation, also of every watch
 // event the reflector had to drop or refuse, of every LIST whose items it
-// refused in part, and of every 429 or refused connection on a watch. A stop
-// is never reported. It must return quickly.
+// refused in part, of every watch that ended with an error and so causes a
+// relist, and of watch requests retried (429s, refused connections) for a
+// minute or more with none opening. A stop is never reported. It must
+// return quickly.
 //
 // Mirrors [k8s.io/client-go/tools/cache.WatchErrorHandler] (reflector.go).
 type WatchErrorHandler func(r *Reflector, err error)
@@ -34,16 +36,20 @@ type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err er
 // context, else klog's global one), as upstream's does: an expired
 // resourceVersion at V(4) ("Watch closed", routine: the next cycle
 // relists), a normal close (io.EOF) not at all, an unexpected EOF at V(1),
-// and everything else through utilruntime.HandleErrorWithContext ("Failed
-// to watch"), which logs it as an error with the same logger and calls
-// every function in utilruntime.ErrorHandlers.
+// a watch that ended with an error (ours hands these to the handler; see
+// watchEndedError) at default verbosity ("Warning: watch ended with error",
+// as upstream's watch() logs them), and everything else through
+// utilruntime.HandleErrorWithContext ("Failed to watch"), which logs it as
+// an error with the same logger and calls every function in
+// utilruntime.ErrorHandlers.
 //
 // Mirrors [k8s.io/client-go/tools/cache.DefaultWatchErrorHandler] (reflector.go).
 // Ours wraps its errors (with %w), so they are matched with errors.Is where
 // upstream compares with ==; ours also reaches this handler for dropped or
-// refused events and for retried watch requests (see [WatchErrorHandler]),
-// which upstream sends to utilruntime.HandleErrorWithContext directly or
-// logs, so they end up in the same logger either way.
+// refused events and for watch requests retried for a minute (see
+// [WatchErrorHandler]), which upstream sends to
+// utilruntime.HandleErrorWithContext directly or does not report, so they
+// end up in the same logger.
 func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	switch {
 	case isExpiredError(err):
@@ -52,10 +58,33 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 		// closed normally
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		klog.FromContext(ctx).V(1).Info("Watch closed with unexpected EOF", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case errors.As(err, new(*watchEndedError)):
+		// Upstream's watch() logs a watch that ended with an error it
+		// does not retry (other than an expiry) with this line, and
+		// returns nil; ours hands it here, so it is logged the same.
+		klog.FromContext(ctx).Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", errors.Unwrap(err))
 	default:
 		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", r.name, "type", r.typeDescription)
 	}
 }
+
+// watchEndedError is how ListAndWatch ends when its watch ended with an
+// error that calls for a relist (an ERROR event, a very short watch, an
+// undecodable stream): "watch of <type> ended: <err>", wrapping err. Ours:
+// upstream's watch() logs these ("Warning: watch ended with error") and
+// returns nil; ours returns them, so the WatchErrorHandler can see why the
+// next cycle relists, and DefaultWatchErrorHandler logs them as upstream's
+// watch() does.
+type watchEndedError struct {
+	typeDescription string
+	err             error
+}
+
+func (e *watchEndedError) Error() string {
+	return fmt.Sprintf("watch of %v ended: %v", e.typeDescription, e.err)
+}
+
+func (e *watchEndedError) Unwrap() error { return e.err }
 
 // VeryShortWatchError is the error of a watch that the server closed within
 // one second without sending a single event: usually a proxy or load balancer

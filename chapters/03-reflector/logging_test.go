@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,38 @@ import (
 func bufferedLogger() (logr.Logger, func() string) {
 	l := ktesting.NewLogger(&ktesting.BufferTL{}, ktesting.NewConfig(ktesting.Verbosity(10), ktesting.BufferLogs(true)))
 	return l, func() string { return l.GetSink().(ktesting.Underlier).GetBuffer().String() }
+}
+
+// levelLogger is a logger that keeps each line as "V(level) message", one a
+// line, errors as "ERROR message": what a test of verbosities reads.
+func levelLogger() (logr.Logger, func() string) {
+	sink := &levelSink{}
+	return logr.New(sink), sink.String
+}
+
+type levelSink struct {
+	mu    sync.Mutex
+	lines strings.Builder
+}
+
+func (s *levelSink) Init(logr.RuntimeInfo)          {}
+func (s *levelSink) Enabled(int) bool               { return true }
+func (s *levelSink) WithName(string) logr.LogSink   { return s }
+func (s *levelSink) WithValues(...any) logr.LogSink { return s }
+func (s *levelSink) Info(level int, msg string, _ ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(&s.lines, "V(%d) %s\n", level, msg)
+}
+func (s *levelSink) Error(_ error, msg string, _ ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(&s.lines, "ERROR %s\n", msg)
+}
+func (s *levelSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lines.String()
 }
 
 // theirsListFirst makes client-go's reflector LIST, as listFirst makes

@@ -169,6 +169,14 @@ type Reflector struct {
 	// ListAndWatch goroutine touches it.
 	paginatedResult bool
 
+	// retryingSince is when the watch requests began to be retried (a
+	// refused connection or a 429) without one opening since, zero while
+	// none is; nextRetryReport is how long such retrying must last before
+	// the WatchErrorHandler is told (reportWatchRetry). Only the
+	// ListAndWatch goroutine touches them.
+	retryingSince   time.Time
+	nextRetryReport time.Duration
+
 	rvMu sync.RWMutex
 	// Guarded by rvMu:
 
@@ -415,12 +423,14 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 			// The server cannot stream (422 from one whose WatchList is
 			// off, or a stream that ends at once), or the store refused
 			// the result: the classic LIST still works there. The
-			// fallback is an event on the cycle span; upstream logs it at
-			// V(4) and tells no handler, and neither do we: the LIST that
-			// follows is the answer, and its own failure is reported.
+			// fallback is an event on the cycle span and, as upstream's,
+			// a V(4) line; no handler is told: the LIST that follows is
+			// the answer, and its own failure is reported.
 			if span.IsRecording() {
 				span.AddEvent(tracing.EventWatchListFallback, trace.WithAttributes(r.nameAttr, tracing.KeyFallbackReason.String(err.Error())))
 			}
+			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. "+
+				"This is expected if watchlist is not supported or disabled in kube-apiserver.", "err", err)
 			w, err = nil, nil
 		}
 	}
@@ -664,7 +674,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			return nil
 		case apierrors.IsTooManyRequests(err):
 			d := r.backoff.delay()
-			r.reportWatchRetry(ctx, r.LastSyncResourceVersion(), d, err)
+			r.reportWatchRetry(ctx, retryWatchEnded, r.LastSyncResourceVersion(), d, err)
 			if !r.sleep(ctx, d) {
 				return nil
 			}
@@ -675,7 +685,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 		// Everything else ends this ListAndWatch and so causes a relist:
 		// Expired (410: our RV is too old to watch from), an Error event, a
 		// very short watch, an undecodable stream.
-		return fmt.Errorf("watch of %v ended: %w", r.typeDescription, err)
+		return &watchEndedError{typeDescription: r.typeDescription, err: err}
 	}
 }
 
@@ -718,6 +728,7 @@ func (r *Reflector) openWatch(ctx context.Context) (w watch.Interface, span trac
 	w, err = r.listerWatcher.WatchWithContext(wctx, options)
 	switch {
 	case err == nil:
+		r.resetRetrying()
 		return w, span, fromStart, handleEvents, nil
 	case ctx.Err() != nil:
 		// Stopped while the request was being opened: the error is only
@@ -728,7 +739,7 @@ func (r *Reflector) openWatch(ctx context.Context) (w watch.Interface, span trac
 	case isWatchErrorRetriable(err):
 		endSpan(span, err)
 		d := r.backoff.delay()
-		r.reportWatchRetry(ctx, rv, d, err)
+		r.reportWatchRetry(ctx, retryWatchRequest, rv, d, err)
 		if !r.sleep(ctx, d) {
 			return nil, nil, false, stopWatching, nil
 		}
@@ -738,22 +749,68 @@ func (r *Reflector) openWatch(ctx context.Context) (w watch.Interface, span trac
 	return nil, nil, false, relistAfterError, fmt.Errorf("failed to watch %v: %w", r.typeDescription, err)
 }
 
-// reportWatchRetry tells the WatchErrorHandler of a watch request that is
-// retried without a relist (isWatchErrorRetriable: a 429, on the request or
-// as an ERROR event on the stream, or a refused connection) and what happens
-// next. The retry itself is upstream's: back off, watch again from the same
-// RV. Upstream says nothing to the handler (reflector.go: watch), so a run of
-// 429s, or an API server that never comes back, leaves an informer without a
-// watch for minutes, or for good, with nothing said.
-func (r *Reflector) reportWatchRetry(ctx context.Context, rv string, delay time.Duration, err error) {
-	what := "answered the watch of %v with 429 Too Many Requests (it is overloaded)"
-	if !apierrors.IsTooManyRequests(err) {
-		what = "refused the connection for the watch of %v (it is down, restarting, or not at this address); " +
-			"if this goes on, check that the API server runs and that the kubeconfig's server address is right"
+// retryWhere says which of upstream's retries a watch retry is, for the
+// line upstream logs there.
+type retryWhere int
+
+const (
+	retryWatchRequest retryWhere = iota // a WATCH request refused or answered 429
+	retryWatchEnded                     // an open watch ended by a 429 ERROR event
+	retryWatchList                      // a watch-list stream's request refused or answered 429
+)
+
+// retryReportAfter is how long watch requests must have been retried, none
+// opening, before the WatchErrorHandler hears of it; each report doubles the
+// wait for the next.
+const retryReportAfter = time.Minute
+
+// reportWatchRetry logs a watch request that is retried without a relist
+// (isWatchErrorRetriable: a 429, on the request or as an ERROR event on the
+// stream, or a refused connection) as upstream's reflector.go logs it, with
+// its message at its verbosity: "Watch failed - backing off" at V(4) for a
+// request, "Watch returned 429 - backing off" and "watch-list failed -
+// backing off" at V(2). So at klog's default verbosity a brief outage or a
+// few 429s say nothing, as with client-go. The retry itself (back off, watch
+// again from the same RV) is upstream's.
+//
+// Ours adds one thing: when the retries have gone on for retryReportAfter
+// with no watch opened (resetRetrying), the WatchErrorHandler is told once,
+// saying for how long, from which RV and what to check, and again each time
+// that time doubles. Upstream never says anything at default verbosity, so
+// an informer whose API server never comes back waits for good with nothing
+// in its log; before, ours reported every retry, an error line every few
+// seconds through an outage that client-go rides out quietly.
+func (r *Reflector) reportWatchRetry(ctx context.Context, where retryWhere, rv string, delay time.Duration, err error) {
+	logger := klog.FromContext(ctx)
+	switch where {
+	case retryWatchRequest:
+		logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case retryWatchEnded:
+		logger.V(2).Info("Watch returned 429 - backing off", "reflector", r.name, "type", r.typeDescription)
+	case retryWatchList:
+		logger.V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 	}
-	r.reportError(ctx, fmt.Errorf("%s: the API server "+what+"; retrying the watch from resourceVersion %q in %v, without a relist: %w",
-		r.name, r.typeDescription, rv, delay.Round(time.Millisecond), err))
+	now := time.Now()
+	if r.retryingSince.IsZero() {
+		r.retryingSince, r.nextRetryReport = now, retryReportAfter
+	}
+	lasted := now.Sub(r.retryingSince)
+	if lasted < r.nextRetryReport {
+		return
+	}
+	r.nextRetryReport *= 2
+	what := "has answered the watches of %v with 429 Too Many Requests (it is overloaded)"
+	if !apierrors.IsTooManyRequests(err) {
+		what = "has refused the connection for the watches of %v (it is down, restarting, or not at this address); " +
+			"check that the API server runs and that the kubeconfig's server address is right"
+	}
+	r.reportError(ctx, fmt.Errorf("%s: for %v the API server "+what+"; no watch is open, so the cache is not kept up to date; "+
+		"still retrying the watch from resourceVersion %q (next in %v), without a relist: %w",
+		r.name, lasted.Round(time.Second), r.typeDescription, rv, delay.Round(time.Millisecond), err))
 }
+
+// resetRetrying: a watch opened, so the retries (if any) are over.
+func (r *Reflector) resetRetrying() { r.retryingSince = time.Time{} }
 
 // watchTimeoutSeconds is a random timeout in [minWatchTimeout, maxWatchTimeout].
 func (r *Reflector) watchTimeoutSeconds() int64 {

@@ -3,7 +3,6 @@ package reflector
 import (
 	"context"
 	"errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -214,16 +213,10 @@ func TestRefusedConnectionBacksOffAndRewatchesWithoutRelist(t *testing.T) {
 	require.NoError(t, err)
 	testutil.Eventually(t, "caught up", func() bool { return len(s.keys()) == 2 })
 	assert.Len(t, e.requests("list"), 1, "connection refused is retried as a watch, not a relist")
-	// Each refused attempt is reported (upstream is silent): a server that
-	// never comes back must not leave the informer quietly without a watch.
-	attempts := 2 + len(refused)
-	reports := errs.all()
-	require.Len(t, reports, attempts, "one report per refused watch request")
-	for _, err := range reports {
-		assert.True(t, utilnet.IsConnectionRefused(err), "%v", err)
-		assert.Contains(t, err.Error(), "refused the connection for the watch of *v1.Pod")
-		assert.Contains(t, err.Error(), "without a relist")
-	}
+	// A restart of a few seconds is ridden out quietly, as client-go rides
+	// it out: the retries are logged at V(4), and the handler is told only
+	// of an outage that lasts (TestALongOutageIsReportedAsItGoesOn).
+	assert.Empty(t, errs.all(), "a brief outage reaches no handler")
 }
 
 func TestTooManyRequestsOnWatchBacksOffWithoutRelist(t *testing.T) {
@@ -239,8 +232,7 @@ func TestTooManyRequestsOnWatchBacksOffWithoutRelist(t *testing.T) {
 	w := e.requests("watch")
 	assert.Equal(t, []int{429, 429, 0}, []int{w[0].Fault, w[1].Fault, w[2].Fault})
 	assert.Len(t, e.requests("list"), 1)
-	require.Len(t, errs.all(), 2, "each 429 is reported, with what the reflector does about it")
-	assert.True(t, apierrors.IsTooManyRequests(errs.all()[0]))
+	assert.Empty(t, errs.all(), "two 429s in a second reach no handler, as with client-go (logged at V(4))")
 }
 
 func TestErrorEventBecomesAnAPIError(t *testing.T) {
@@ -341,7 +333,7 @@ func TestWatchList(t *testing.T) {
 		testutil.Eventually(t, "same stream carries changes", func() bool { return len(s.keys()) == 4 })
 		assert.Len(t, e.requests("watch"), 1)
 	})
-	t.Run("a 429 is reported and retried as a watch-list", func(t *testing.T) {
+	t.Run("a 429 is retried as a watch-list", func(t *testing.T) {
 		e := newEnv(t)
 		e.createPods("a", 2)
 		e.srv.Inject(apiserver.Fault{Verb: "watch", Status: http.StatusTooManyRequests, Count: 2})
@@ -349,11 +341,8 @@ func TestWatchList(t *testing.T) {
 		run(t, newTestReflector(e.lw, s, errs, ReflectorOptions{}))
 		testutil.Eventually(t, "synced", func() bool { return len(s.keys()) == 2 })
 		assert.Empty(t, e.requests("list"), "a 429 is retried, not answered with a LIST")
-		require.Len(t, errs.all(), 2, "%v", errs.all())
-		for _, err := range errs.all() {
-			assert.True(t, apierrors.IsTooManyRequests(err))
-			assert.Contains(t, err.Error(), "without a relist")
-		}
+		assert.Len(t, e.requests("watch"), 3, "two 429s, then the stream")
+		assert.Empty(t, errs.all(), "retried for a second: logged at V(2), as upstream, and no handler told")
 	})
 	t.Run("falls back to LIST on error", func(t *testing.T) {
 		e := newEnv(t)

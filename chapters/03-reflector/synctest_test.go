@@ -3,9 +3,14 @@ package reflector
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,7 +21,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 )
@@ -36,8 +43,11 @@ func startServer(t *testing.T) *apiserver.Server {
 }
 
 // runInBubble starts r and returns a stop function that waits for it.
-func runInBubble(r *Reflector) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+func runInBubble(r *Reflector) (stop func()) { return runInBubbleWith(context.Background(), r) }
+
+// runInBubbleWith is runInBubble with a parent context (a logger in it).
+func runInBubbleWith(parent context.Context, r *Reflector) (stop func()) {
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() { defer close(done); r.RunWithContext(ctx) }()
 	return func() { cancel(); <-done }
@@ -196,10 +206,11 @@ func TestResyncRunsOnlyWhileWatchingAndWhenAllowed(t *testing.T) {
 	})
 }
 
-// A storm of 429s on WATCH: each one reaches the WatchErrorHandler, saying
-// what the reflector does about it, and the retry pacing is unchanged: back
-// off, watch again from the same RV, never relist.
-func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
+// A storm of 429s on WATCH is logged as client-go logs it, each one at V(4)
+// ("Watch failed - backing off"), and nothing at default verbosity; it is
+// over within a minute, so no handler is told. The retry pacing is
+// upstream's: back off, watch again from the same RV, never relist.
+func TestTooManyRequestsStormOnWatchIsLoggedAsClientGoLogsIt(t *testing.T) {
 	srv := startServer(t)
 	_, err := srv.Create(pod("a", "p0"))
 	require.NoError(t, err)
@@ -211,7 +222,8 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 		s := newRecordingStore()
 		r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: listFirst}) // the default backoff
 		r.SetWatchErrorHandler(errs.handler)
-		stop := runInBubble(r)
+		logger, logged := levelLogger()
+		stop := runInBubbleWith(klog.NewContext(context.Background(), logger), r)
 		defer stop()
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
@@ -224,23 +236,90 @@ func TestTooManyRequestsStormOnWatchIsReportedEachTime(t *testing.T) {
 			assert.Less(t, gap, 2*base, "gap %d", i)
 		}
 		assert.Len(t, listed, 1, "a 429 never causes a relist")
-		reports := errs.all()
-		require.Len(t, reports, storm, "each 429 is reported once: %v", reports)
-		for _, err := range reports {
-			assert.True(t, apierrors.IsTooManyRequests(err), "the report wraps the 429: %v", err)
-			assert.Contains(t, err.Error(), `429 Too Many Requests (it is overloaded); retrying the watch from resourceVersion "2" in `)
-			assert.Contains(t, err.Error(), "without a relist")
-		}
+		assert.Empty(t, errs.all(), "a storm of half a minute reaches no handler")
+		assert.Equal(t, storm, strings.Count(logged(), "V(4) Watch failed - backing off\n"), "each 429 logged at V(4), as upstream: %s", logged())
+		assert.NotContains(t, logged(), "V(0) ", "nothing at default verbosity")
 
-		// A 429 on an open stream (an ERROR event) is reported the same way.
+		// A 429 on an open stream (an ERROR event) is logged at V(2), as
+		// upstream's "Watch returned 429 - backing off".
 		st := apierrors.NewTooManyRequests("slow down", 0).Status()
 		srv.InjectWatchEvent(apiserver.Pods, watch.Error, &st)
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
-		require.Len(t, errs.all(), storm+1, "%v", errs.all())
-		assert.Contains(t, errs.all()[storm].Error(), "slow down")
+		assert.Empty(t, errs.all())
+		assert.Equal(t, 1, strings.Count(logged(), "V(2) Watch returned 429 - backing off\n"), logged())
+		assert.NotContains(t, logged(), "V(0) ", "nothing at default verbosity")
 		listed, seen = calls()
 		assert.Len(t, listed, 1)
 		assert.Len(t, seen, storm+2, "watched again")
+	})
+}
+
+// An API server that stays down is not ridden out in silence: the retried
+// watch requests are logged at V(4), as client-go logs them (which says
+// nothing at klog's default verbosity, for as long as the outage lasts),
+// and ours tells the WatchErrorHandler once they have gone on for a minute
+// with no watch opening, then at two and four minutes: three reports in
+// five minutes, where one per retry made about fifteen error lines. A watch
+// that opens ends the outage; the next one is counted afresh.
+func TestALongOutageIsReportedAsItGoesOn(t *testing.T) {
+	srv := startServer(t)
+	_, err := srv.Create(pod("a", "p0"))
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool
+		refused := 0
+		lw := directLW(srv)
+		watchFn := lw.WatchFuncWithContext
+		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if down.Load() {
+				refused++ // only the reflector's goroutine watches
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+			}
+			return watchFn(ctx, o)
+		}
+		errs := &errorLog{}
+		r := NewReflectorWithOptions(lw, &corev1.Pod{}, newRecordingStore(), ReflectorOptions{UseWatchList: listFirst})
+		r.SetWatchErrorHandler(errs.handler)
+		logger, logged := levelLogger()
+		stop := runInBubbleWith(klog.NewContext(context.Background(), logger), r)
+		defer stop()
+		time.Sleep(2 * time.Second) // a watch of a second or more: not a "very short watch"
+		synctest.Wait()
+
+		down.Store(true)
+		srv.CloseWatches()
+		// The delays grow to 30 s, plus up to as much again of jitter: the
+		// first retry past four minutes comes before 5m.
+		time.Sleep(5*time.Minute + 10*time.Second)
+		synctest.Wait()
+		reports := errs.all()
+		require.Len(t, reports, 3, "reported at one, two and four minutes, not per retry (%d retries): %v", refused, reports)
+		for i, lasted := range []string{"for 1m", "for 2m", "for 4m"} {
+			msg := reports[i].Error()
+			assert.True(t, utilnet.IsConnectionRefused(reports[i]), "the report wraps the refusal: %v", reports[i])
+			assert.Contains(t, msg, ": "+lasted, "how long it has lasted")
+			assert.Contains(t, msg, "has refused the connection for the watches of *v1.Pod")
+			assert.Contains(t, msg, "check that the API server runs and that the kubeconfig's server address is right")
+			assert.Contains(t, msg, `still retrying the watch from resourceVersion "2"`)
+		}
+		assert.Greater(t, refused, 6, "it kept retrying")
+		assert.Equal(t, refused, strings.Count(logged(), "V(4) Watch failed - backing off\n"), "each retry at V(4), as upstream")
+
+		// Back up: a watch opens, and a new outage starts from zero. (Three
+		// minutes up, so that the backoff starts again from 800 ms too: the
+		// first retry past a minute then comes within two.)
+		down.Store(false)
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		down.Store(true)
+		srv.CloseWatches()
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		assert.Len(t, errs.all(), 3, "a new outage of under a minute: no report yet")
+		time.Sleep(70 * time.Second)
+		synctest.Wait()
+		require.Len(t, errs.all(), 4, "%v", errs.all())
+		assert.Contains(t, errs.all()[3].Error(), ": for 1m")
 	})
 }

@@ -209,6 +209,9 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		wctx, span := r.tracer.Start(ctx, tracing.SpanWatchList, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(r.nameAttr, tracing.KeyRequestResourceVersion.String(options.ResourceVersion)))
 		w, err := r.streamOnce(ctx, wctx, span, temp, options)
+		if w != nil {
+			r.resetRetrying()
+		}
 		if w != nil || errors.Is(err, errSyncFailed) {
 			return w, err // the stream's span has ended
 		}
@@ -222,7 +225,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		case isWatchErrorRetriable(err):
 			endSpan(span, err)
 			d := r.backoff.delay()
-			r.reportWatchRetry(ctx, options.ResourceVersion, d, err)
+			r.reportWatchRetry(ctx, retryWatchList, options.ResourceVersion, d, err)
 			if !r.sleep(ctx, d) {
 				return nil, nil
 			}
