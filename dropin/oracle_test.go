@@ -338,6 +338,24 @@ func TestDropinMatchesClientGo(t *testing.T) {
 	})
 }
 
+// TestRegistrationCheckerIsNamedAsClientGos: a registration's checker is
+// named as client-go's ("<informer's checker> + event handler <handler>"),
+// for a handler type and for functions, the second handler of a type
+// included: the index informer.listener carries (#1) is not part of it.
+func TestRegistrationCheckerIsNamedAsClientGos(t *testing.T) {
+	s := newServer(t)
+	ours := dropin.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
+	theirs := cache.NewSharedIndexInformer(inProcessLW(s.srv), &corev1.Pod{}, 0, nil)
+	require.Equal(t, theirs.HasSyncedChecker().Name(), ours.HasSyncedChecker().Name(), "the informer's checker")
+	for _, h := range []cache.ResourceEventHandler{&recorder{}, &recorder{}, cache.ResourceEventHandlerFuncs{AddFunc: func(any) {}}} {
+		regO, err := ours.AddEventHandler(h)
+		require.NoError(t, err)
+		regT, err := theirs.AddEventHandler(h)
+		require.NoError(t, err)
+		require.Equal(t, regT.HasSyncedChecker().Name(), regO.HasSyncedChecker().Name(), "%T's registration", h)
+	}
+}
+
 // TestRegistrationCheckerClosesAfterTheInitialAddsReturned: a handler's
 // checker is done only once its own initial-list calls have returned, not
 // when the informer has synced.

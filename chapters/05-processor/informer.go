@@ -93,8 +93,10 @@ type ResourceEventHandlerRegistration interface {
 type HandlerOptions struct {
 	// Logger, if set, is the logger a panic in the handler and a change
 	// of its resync period are reported to; by default the global one.
-	// Upstream also logs slow handler calls with it; ours has no such log
-	// (the handler's span shows the time).
+	// Upstream's slow-handler log (a handler call over 100ms while more
+	// than 1,024 notifications wait, through k8s.io/utils/trace) goes to
+	// the global klog, not to this logger; ours has no such log (the
+	// handler's span shows the time).
 	Logger *klog.Logger
 	// ResyncPeriod, if set, is the handler's resync period; nil means the
 	// informer's default.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,7 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 		upstream:              upstream,
 		initialQueued:         make(chan struct{}),
 		synced:                make(chan struct{}),
-		syncedName:            upstream.Name() + " + event handler " + name,
+		syncedName:            upstream.Name() + " + event handler " + handlerOf(name),
 		tracer:                tracer,
 		informer:              informerName,
 		requestedResyncPeriod: requested,
@@ -443,6 +444,17 @@ func (p *sharedProcessor) listenerName(handler ResourceEventHandler) string {
 		name = t.String()
 	}
 	return fmt.Sprintf("%s#%d", name, p.nextIndex-1)
+}
+
+// handlerOf is the handler's part of a listenerName: without the "#<n>"
+// index, which is ours (the contract's informer.listener), so that a
+// registration's checker is named as upstream's ("<informer> + event
+// handler <handler>", shared_informer.go, newProcessListener).
+func handlerOf(listener string) string {
+	if i := strings.LastIndexByte(listener, '#'); i >= 0 {
+		return listener[:i]
+	}
+	return listener
 }
 
 // removeListener stops l: pop ends when addCh closes, then run. Removing a

@@ -169,7 +169,7 @@ func silentCollector(t *testing.T) string {
 // collector that accepts and never answers, and a burst of 20,000. The
 // export queue fills and drops (counted on the page), the informer handles
 // every update, the page's data endpoint answers within a second all
-// along, and Ctrl-C ends the demo within two seconds. Before, the batch
+// along, and Ctrl-C ends the demo within stopBound (6s). Before, the batch
 // processor waited for room (WithBlocking): span ends under the RealFIFO's
 // lock waited on the exporter, /api/state (which reads the queue's length
 // under that lock) took 5–8 s, and Ctrl-C took 40 s.
