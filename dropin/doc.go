@@ -72,12 +72,16 @@
 // controller-runtime's priority queue, keeping its AddWithOpts) and carries each object's trace on from the handler call to the
 // reconcile: workqueue.add, workqueue.delayed (only with a delay),
 // workqueue.queued and workqueue.process, as docs/span-contract.md's "After
-// the handler" says. It forwards every call and decides nothing (of its
-// own it only reads inner's ShuttingDown, Len and NumRequeues, while
-// tracing is on); to tell which adds the workqueue merged it keeps the workqueue's own bookkeeping
+// the handler" says. It forwards every call as it was made, but for a
+// rate-limited add whose limiter it knows, which it hands inner as what
+// inner would make of it (the limiter's When, then AddAfter: see
+// [TracedQueue.AddRateLimited]), and decides nothing (of its own it only
+// reads inner's ShuttingDown once it keeps its bookkeeping, and Len and
+// NumRequeues while tracing is on); to tell which adds the workqueue merged it keeps the workqueue's own bookkeeping
 // (dirty, processing, the delaying queue's one entry per key) beside it,
-// from the moment something reads it (tracing on, a MeterProvider set, the
-// live view's handler made, a Stats call). [TracedQueue] says where it has
+// from the moment something reads it (tracing on, a MeterProvider set
+// while it reports the metrics itself, the live view's handler made, a
+// Stats call). [TracedQueue] says where it has
 // to guess. From the same bookkeeping it reports client-go's seven
 // workqueue_* metrics itself (see [NewTracedQueue]).
 //
@@ -89,7 +93,10 @@
 // looks up the calling goroutine (internal/handlerctx). The adapter
 // registers only while a traced queue is alive in the process. The cost:
 // with tracing off nothing is registered and the lookup is one atomic
-// load, and the queue adds an atomic load or two per call to inner's work.
+// load; while nothing reads the queue, it adds to inner's work up to
+// four checks per add (atomic loads, two of them with a type comparison:
+// is its bookkeeping on, is a MeterProvider set, is tracing on, is the
+// live view's handler made) and one atomic load per Get and Done.
 // With tracing on, each registration and lookup reads the goroutine's id
 // from runtime.Stack, about a microsecond, next to the spans' own cost.
 // A handler call the informer's trace filter left out is registered as

@@ -74,7 +74,10 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // so that the trace of an object goes on from the handler that added its
 // key to the worker that reconciled it. Every call is forwarded to inner
 // as it was made, AddWithOpts with its priority, which alone decides what
-// GetWithPriority returns and when; the wrapper only watches.
+// GetWithPriority returns and when; the wrapper only watches. (Behind
+// [NewQueue], which hands the wrapper inner's rate limiter, a rate-limited
+// add reaches inner as what inner would make of it: see
+// [TracedPriorityQueue.AddWithOpts].)
 //
 // It traces with the global TracerProvider unless
 // [TracedPriorityQueue.SetTracerProvider] says otherwise.
