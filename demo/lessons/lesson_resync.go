@@ -22,6 +22,21 @@ func init() {
 }
 
 func resync(e *Env) (Outcome, error) {
+	// Count from a clean start. A relist just before (the fallback
+	// lesson's LIST) hands the cached objects again as updates with their
+	// resourceVersion unchanged, which is what a resync is to a handler,
+	// to every handler still marked as syncing (each is, until the first
+	// resync check: chapter 5's listeners map); the slow handler may still
+	// be working through them, and they were counted here as this
+	// lesson's ("the handlers that asked for none got 1"). One write,
+	// which reaches every handler after whatever was distributed before
+	// it, settles them first.
+	if err := e.UpdatePod("web-1", "resync"); err != nil {
+		return Outcome{}, err
+	}
+	if err := e.handlersCaughtUp("demo/web-1's MODIFIED, before the resync lesson counts"); err != nil {
+		return Outcome{}, err
+	}
 	before := e.othersResynced()
 	if e.late == nil {
 		if err := e.addLate(); err != nil {

@@ -92,6 +92,7 @@ var sameFloor = map[string][]string{
 	"demo/liveview":              {"demo/informers", "demo/telemetry"}, // its tests
 	"demo/terminal":              {"demo/result", "demo/telemetry"},
 	// programs, examples, the workshop and the tests
+	"cmd/trace-demo":               {"test/doccheck"}, // its tests compare the docs' samples of its output with its runs
 	"examples/clientgo-controller": {"examples/clientgo-controller/controller", "examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"examples/controller-runtime":  {"examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"test/e2e":                     {"examples/clientgo-controller/controller"},
