@@ -21,12 +21,14 @@ var docsWithSamples = []string{"README.md", "docs/tracing.md"}
 // demoShape for what the demo itself says varies). A change to what the
 // demo prints fails here until the sample is taken again from a run. The
 // runs are the ones the package's other tests share (the default run,
-// --verbose, one lesson alone), so this costs no run of its own.
+// --verbose, --trace-keys demo/web-1), so this costs no run of its own.
 func TestDocsSampleRunsAreTheDemosOutput(t *testing.T) {
 	runs := map[string]func(*testing.T) string{
-		"go run ./cmd/trace-demo":                   func(t *testing.T) string { return defaultRun(t).r.stdout },
-		"go run ./cmd/trace-demo --verbose":         func(t *testing.T) string { return verboseRun(t).r.stdout },
-		"go run ./cmd/trace-demo --scenario relist": func(t *testing.T) string { return scenarioRun(t, "relist").r.stdout },
+		"go run ./cmd/trace-demo":           func(t *testing.T) string { return defaultRun(t).r.stdout },
+		"go run ./cmd/trace-demo --verbose": func(t *testing.T) string { return verboseRun(t).r.stdout },
+		"go run ./cmd/trace-demo --trace-keys demo/web-1": func(t *testing.T) string {
+			return runShared(t, "trace-keys", "--trace-keys", "demo/web-1").r.stdout
+		},
 	}
 	n := 0
 	for _, doc := range docsWithSamples {
@@ -55,7 +57,7 @@ func TestDocsSampleRunsAreTheDemosOutput(t *testing.T) {
 			}
 		}
 	}
-	if n < 3 {
+	if n < 4 {
 		t.Errorf("%d samples of the demo's output are marked in %v; the README's run and tracing.md's lines should be", n, docsWithSamples)
 	}
 }

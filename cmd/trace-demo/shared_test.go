@@ -128,6 +128,21 @@ func runToFile(t *testing.T, key, file string, args ...string) *sharedRun {
 	return s
 }
 
+// runShared is the shared run key: trace-demo with args (no file), made
+// once; it must exit 0 and report its spans.
+func runShared(t *testing.T, key string, args ...string) *sharedRun {
+	t.Helper()
+	s := shared(key)
+	s.once.Do(func() {
+		var h hooks
+		h.report = func(_ *options, r *terminal.Report) { s.rep = r }
+		s.r = runDemoWith(t, h, context.Background(), args...)
+	})
+	require.Equal(t, 0, s.r.code, "%s: stderr: %s\nstdout: %s", strings.Join(args, " "), s.r.stderr, s.r.stdout)
+	require.NotNil(t, s.rep)
+	return s
+}
+
 // readSpans reads the spans a run wrote to path (--out, the stdouttrace
 // exporter's JSON).
 func readSpans(t *testing.T, path string) []spancheck.Span {

@@ -27,12 +27,8 @@ import (
 // traced while giving the handlers' own count of every call.
 func TestTraceKeysOnTheEmbeddedRunTracesOnlyThatObject(t *testing.T) {
 	const key = lessons.Namespace + "/web-1"
-	var rep *terminal.Report
-	var h hooks
-	h.report = func(_ *options, r *terminal.Report) { rep = r }
-	r := runDemoWith(t, h, context.Background(), "--trace-keys", key)
-	require.Equal(t, 0, r.code, "stderr: %s\nstdout: %s", r.stderr, r.stdout)
-	require.NotNil(t, rep)
+	run := runShared(t, "trace-keys", "--trace-keys", key)
+	r, rep := run.r, run.rep
 
 	roots := map[string]bool{}
 	for i := range rep.Spans {
