@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Result is what one exercise's checker said.
@@ -438,7 +439,8 @@ const (
 	maxOtherLines   = 6
 	maxPanicLines   = 14
 	maxMessageLines = 60
-	maxLineLen      = 300
+	maxLineLen      = 300  // a line of what the answer printed
+	maxMessageLen   = 4000 // a line of a checker's message (keepMessage)
 )
 
 var (
@@ -520,9 +522,6 @@ func (c *collector) line(l string) {
 		c.timeout, c.stopped = "its time", true
 		return
 	}
-	if len(l) > maxLineLen {
-		l = l[:maxLineLen] + fmt.Sprintf("… (%d more characters)", len(l)-maxLineLen)
-	}
 	m := testLine.FindStringSubmatch(l)
 	if m == nil && strings.HasPrefix(l, "kit: ") {
 		m = []string{l, l} // the kit's own words, printed outside any test
@@ -540,6 +539,11 @@ func (c *collector) line(l string) {
 		return
 	}
 	c.inMsg = false
+	if len(l) > maxLineLen {
+		// Not the checker's words: what the answer printed, or a
+		// panic's. Cut at a word's end.
+		l = cutAtWord(l, maxLineLen)
+	}
 	if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") {
 		c.inPanic, c.panicked = true, 0
 	}
@@ -559,13 +563,54 @@ func (c *collector) line(l string) {
 	c.notShown()
 }
 
+// keepMessage keeps a line of a checker's message whole: a message is
+// one finding, and a cut in the middle of it can leave a sentence that
+// points at the wrong thing (07-controller/1's named the wrong field once
+// its last clause was cut). Only a line longer than maxMessageLen, which a
+// checker writes only when it quotes something huge the answer made, is
+// cut, and then after a whole sentence.
 func (c *collector) keepMessage(l string) {
 	c.msgLines++
 	if c.msgLines <= maxMessageLines {
-		c.lines = append(c.lines, l)
+		c.lines = append(c.lines, cutAtSentence(l, maxMessageLen))
 		return
 	}
 	c.notShown()
+}
+
+// cutAtSentence is s when it is at most max bytes long; otherwise its
+// longest beginning of at most max bytes that ends a sentence or a clause
+// (".", "?", "!", ";" or ":" before a space), and a note of what is left
+// out. A line with no such end in its first max bytes is kept whole: a
+// cut there would be mid-sentence, and a checker's line is bounded by what
+// test2json passes on.
+func cutAtSentence(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	end := -1
+	for i := 0; i+1 < max && i+1 < len(s); i++ {
+		if strings.IndexByte(".?!;:", s[i]) >= 0 && s[i+1] == ' ' {
+			end = i + 1
+		}
+	}
+	if end <= 0 {
+		return s
+	}
+	return s[:end] + fmt.Sprintf(" … (the rest of this message, %d characters, is not shown: run the go test line below to see all)", len(s)-end)
+}
+
+// cutAtWord is s cut to about max bytes at the end of a word, with a note
+// of how much is left out.
+func cutAtWord(s string, max int) string {
+	end := max
+	if i := strings.LastIndexByte(s[:max], ' '); i > max/2 {
+		end = i
+	}
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + fmt.Sprintf(" … (%d more characters)", len(s)-end)
 }
 
 // notShown counts a line that is not kept; the first such line leaves the

@@ -299,6 +299,37 @@ func TestCutTestKeepsTheCheckersWordsOnly(t *testing.T) {
 	}
 }
 
+// A checker's message is one finding, shown whole: 07-controller/1's
+// names two fields, and the runner once cut it after 300 characters, so
+// that what was shown spoke of Slow and the cut part of OthersFirst, the
+// one that was wrong. A message too long to show (a huge prediction
+// quoted) is cut after a sentence, never inside one.
+func TestACheckersMessageIsNeverCutMidSentence(t *testing.T) {
+	const msg = `your findings do not match the OnAdd spans: Slow must be the informer.listener value of the listener whose OnAdd spans took longest in total, exactly as the spans carry it (you wrote "github.com/informer-anatomy/informer-anatomy/workshop/kit.Recorder#2"), and OthersFirst what their start and end times show; see hint 1`
+	got := cutTest([]string{"=== RUN   TestFindings", "    check_test.go:45: " + msg, "--- FAIL: TestFindings (0.00s)", "FAIL"})
+	if len(got) != 1 || got[0] != msg {
+		t.Errorf("07-controller/1's message, shown:\n%q\nwant it whole:\n%q", got, msg)
+	}
+
+	huge := "Calls: you predicted a list that is not what the handler got. You wrote " + strings.Repeat(`"add default/p" `, 400) + "and that is too long to read."
+	got = cutTest([]string{"    check_test.go:12: " + huge})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Calls: you predicted a list that is not what the handler got. … (the rest of this message,") {
+		t.Errorf("a message too long to show must be cut after a sentence:\n%.300q", got)
+	}
+	c := &collector{}
+	c.add("    check_test.go:12: " + huge + "\n")
+	if _, messages, _ := c.result(); len(messages) != 1 || messages[0] != huge {
+		t.Errorf("the selfcheck reads a checker's messages whole, not as shown")
+	}
+
+	// What the answer printed is cut at a word's end.
+	printed := strings.Repeat("word ", 100)
+	got = cutTest([]string{printed})
+	if len(got) != 1 || !strings.HasSuffix(strings.SplitN(got[0], " …", 2)[0], "word") {
+		t.Errorf("an answer's long line, cut: %q", got)
+	}
+}
+
 func TestEveryPractisesLineNamesARealDocSection(t *testing.T) {
 	exs, err := load("../..")
 	if err != nil {
