@@ -3,7 +3,7 @@
 //
 //	go run ./cmd/workshop               # the next unsolved exercise: title, file to edit, result
 //	go run ./cmd/workshop NAME          # that exercise only: title, file to edit, result
-//	go run ./cmd/workshop list          # every exercise with ✓/✗, kind and minutes, by chapter
+//	go run ./cmd/workshop list          # every exercise with ✓/✗, kind and minutes, in the agenda's order
 //	go run ./cmd/workshop watch [NAME]  # rerun the current exercise (or NAME) whenever a file is saved
 //	go run ./cmd/workshop hint [NAME]   # the next hint (each call shows one more)
 //	go run ./cmd/workshop solution NAME # the reference solution
@@ -27,7 +27,10 @@
 // # Design
 //
 // An exercise is one Go package, workshop/exercises/<chapter>/<n>-<name>/,
-// in reading order (chapter, then n). It holds:
+// in reading order (chapter, then n). The runner offers them in the
+// order a room does them: the three-hour session's, which the agenda of
+// docs/workshop.md names (the ★ exercises, read from the page's table by
+// agendaOrder), then the rest in reading order. Each package holds:
 //
 //   - the edited file(s), named like the files of its solution directory
 //     (almost always one, exercise.go). Its package doc comment carries the
@@ -106,8 +109,11 @@
 //
 // Progress is what the checkers say now: list and verify run every checker
 // in one `go test -tags workshop -json` per timeout and race mode over all
-// exercise packages, so Go's build and test caches make a second run
-// cheap, but a cached result is only ever the checker's own. In a copy of
+// exercise packages, and a cached result is only ever the checker's own.
+// go test caches passing results only; list and the default command also
+// keep each result they ran in workshop/.results.json (git-ignored),
+// keyed by a hash of everything it depends on (cache.go), so that a list
+// on an unchanged course runs no go command; verify always asks go test. In a copy of
 // the course (the selfcheck, the runner's tests) go test -o keeps each
 // checker's binary as well, so one whose files have not changed is not
 // linked again (linking is what the build cache does not keep; a

@@ -34,6 +34,9 @@ type Exercise struct {
 	// code (concurrentMark), run under -race and uncached.
 	Tests      []string
 	Concurrent bool
+	// Star marks an exercise of the three-hour session: named in the
+	// agenda of docs/workshop.md (agendaOrder).
+	Star bool
 }
 
 // Name is <chapter>/<dir>, the NAME of the commands.
@@ -267,4 +270,42 @@ func find(exs []*Exercise, name string) (*Exercise, error) {
 		names = append(names, h.Name())
 	}
 	return nil, fmt.Errorf("%q is ambiguous: %s", name, strings.Join(names, ", "))
+}
+
+// agendaPage is the participants' page, whose three-hour agenda sets the
+// order the runner offers the exercises in.
+const agendaPage = "docs/workshop.md"
+
+// agendaRow is a row of the agenda's table: "| 0:10 | what | exercises |".
+var agendaRow = regexp.MustCompile(`(?m)^\| (\d):(\d\d) \| [^|]+\| (.+) \|$`)
+
+// agendaOrder is exs in the order a room does them: first the exercises
+// of the three-hour session (marked Star), in the order the agenda of
+// docs/workshop.md names them, then the others in reading order. The
+// agenda is read from the page itself, so that the page and the runner
+// cannot disagree (TestTheWorkshopPageAgreesWithTheExercises checks the
+// page against the exercises). Without the page (a course copied without
+// docs), or with no exercise named in it, the order is exs' own.
+func agendaOrder(root string, exs []*Exercise) []*Exercise {
+	b, err := os.ReadFile(filepath.Join(root, agendaPage))
+	if err != nil {
+		return exs
+	}
+	var out []*Exercise
+	for _, m := range agendaRow.FindAllStringSubmatch(string(b), -1) {
+		for _, n := range regexp.MustCompile("`([\\w./-]+)`").FindAllStringSubmatch(m[3], -1) {
+			for _, e := range exs {
+				if e.Name() == n[1] && !e.Star {
+					e.Star = true
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	for _, e := range exs {
+		if !e.Star {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -313,6 +313,9 @@ func goTestOnce(root string, exs []*Exercise, timeout time.Duration, env, extra 
 	for _, e := range exs {
 		args = append(args, "./"+strings.ReplaceAll(e.Path(), "\\", "/"))
 	}
+	goTestRuns.Lock()
+	goTestRuns.n++
+	goTestRuns.Unlock()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if len(env) > 0 {

@@ -94,7 +94,7 @@ func run(root string, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	inv.exs = exs
+	inv.exs = agendaOrder(root, exs)
 	return inv.dispatch(root, out)
 }
 
@@ -232,19 +232,21 @@ func included(exs []*Exercise, needs []string) []*Exercise {
 	return out
 }
 
-// current is the first unsolved exercise, or nil when all are solved, with
-// the checker results it ran. It checks a chapter at a time, in order, and
-// stops at the first chapter with an unsolved exercise: solved checkers are
-// served from go test's cache, so this costs about one chapter's checkers.
+// current is the first unsolved exercise, in exs' order (the agenda's:
+// agendaOrder), or nil when all are solved, with the checker results it
+// ran. It checks a run of exercises of one chapter at a time, in order,
+// and stops at the first run with an unsolved exercise: results are
+// served from the runner's cache when nothing they depend on changed
+// (cachedCheckers), so this costs about one chapter's checkers.
 func current(root string, exs []*Exercise, needs []string) (*Exercise, map[string]*Result, int, error) {
 	inc := included(exs, needs)
 	solved := 0
 	for start := 0; start < len(inc); {
 		end := start
-		for end < len(inc) && inc[end].Chapter == inc[start].Chapter {
+		for end < len(inc) && inc[end].Chapter == inc[start].Chapter && inc[end].Star == inc[start].Star {
 			end++
 		}
-		res, err := runCheckers(root, inc[start:end])
+		res, err := cachedCheckers(root, inc[start:end])
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -262,7 +264,7 @@ func current(root string, exs []*Exercise, needs []string) (*Exercise, map[strin
 func header(out io.Writer, exs []*Exercise, e *Exercise) {
 	i := 0
 	for j, x := range exs {
-		if x == e {
+		if x.Name() == e.Name() { // watch reloads e: the same exercise, another value
 			i = j + 1
 		}
 	}
@@ -376,16 +378,25 @@ func next(root string, exs []*Exercise, needs []string, out io.Writer) error {
 	return nil
 }
 
+// list shows every exercise with its result, in exs' order (the agenda's:
+// the three-hour session's first, then the rest by chapter).
 func list(root string, exs []*Exercise, needs []string, out io.Writer) error {
-	res, err := runCheckers(root, included(exs, needs))
+	res, err := cachedCheckers(root, included(exs, needs))
 	if err != nil {
 		return err
 	}
 	chapter, solved, counted := "", 0, 0
-	for _, e := range exs {
-		if e.Chapter != chapter {
+	for i, e := range exs {
+		switch {
+		case e.Star && i == 0:
+			fmt.Fprintln(out, "★ the three-hour session (docs/workshop.md), in its order")
+		case !e.Star && e.Chapter != chapter:
 			chapter = e.Chapter
 			fmt.Fprintf(out, "%s\n", chapter)
+		}
+		dir := e.Dir
+		if e.Star {
+			dir = e.Name()
 		}
 		mark := "-"
 		if r, ok := res[e.ImportPath()]; ok {
@@ -403,7 +414,7 @@ func list(root string, exs []*Exercise, needs []string, out io.Writer) error {
 		if len(e.Damage) > 0 {
 			needs += "  [damaged: reset " + e.Name() + "]"
 		}
-		fmt.Fprintf(out, "  %s %-28s %-11s %2d min  %s%s\n", mark, e.Dir, e.Kind, e.Minutes, e.Title, needs)
+		fmt.Fprintf(out, "  %s %-28s %-11s %2d min  %s%s\n", mark, dir, e.Kind, e.Minutes, e.Title, needs)
 	}
 	fmt.Fprintf(out, "%d of %d solved", solved, counted)
 	if counted < len(exs) {
@@ -537,6 +548,7 @@ func watch(root string, exs []*Exercise, needs []string, named *Exercise, out io
 			fmt.Fprintln(out, "  … waiting for you to save a file (Ctrl-C to stop)")
 			waitForChange(filepath.Join(root, e.Path()))
 			if fresh, err := loadOne(root, e.Chapter, e.Dir); err == nil {
+				fresh.Star = e.Star
 				e = fresh // its damage may have been repaired, or done
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1420,5 +1421,161 @@ func TestTheKitReadsTheRunnersTimeout(t *testing.T) {
 	}
 	if want := "TimeoutEnv = " + strconv.Quote(timeoutEnv); !strings.Contains(string(src), want) {
 		t.Errorf("workshop/kit/check.go must declare %s, the runner's setting", want)
+	}
+}
+
+// agendaCourse is a course of four quick predict exercises (N = 7 is each
+// one's answer) whose docs/workshop.md names two of them, out of reading
+// order, in its three-hour agenda.
+func agendaCourse(t *testing.T) string {
+	t.Helper()
+	files := map[string]string{}
+	for _, dir := range []string{"1-a", "2-b", "3-c", "4-d"} {
+		maps.Copy(files, predictExercise(dir, "var N = -1\n", "var N = 7\n", `if N != 7 { t.Errorf("not what happened") }`))
+	}
+	files[agendaPage] = "# Workshop\n\n| time | what | exercises (★) |\n|---|---|---|\n" +
+		"| 0:00 | introduction | — |\n| 0:10 | the first block | `01-x/3-c`, `01-x/1-a` |\n| 0:30 | end | — |\n\n" +
+		"A room can add `01-x/4-d` (not in the agenda's table).\n"
+	return fakeCourse(t, files)
+}
+
+// The runner goes in the agenda's order: the ★ exercises first, as the
+// page's agenda names them, then the others by chapter; after ★ 01-x/3-c
+// it offers the next ★ one, not 01-x/2-b (after ★ 01-store/1-bynode it
+// offered the non-★ 01-store/2-configmaps).
+func TestTheRunnerGoesInTheAgendasOrder(t *testing.T) {
+	root := agendaCourse(t)
+	out := runOK(t, root)
+	if !strings.Contains(out, "Exercise 1 of 4: 01-x/3-c") {
+		t.Errorf("the first exercise must be the agenda's first:\n%s", out)
+	}
+	exs, err := load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := find(exs, "01-x/3-c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := putSolution(root, c); err != nil {
+		t.Fatal(err)
+	}
+	if out := runOK(t, root); !strings.Contains(out, "Exercise 2 of 4: 01-x/1-a") {
+		t.Errorf("after the agenda's first, the runner must offer its second, 01-x/1-a:\n%s", out)
+	}
+	out = runOK(t, root, "list")
+	var order []string
+	for _, m := range regexp.MustCompile(`[✓✗] (\S+)`).FindAllStringSubmatch(out, -1) {
+		order = append(order, m[1])
+	}
+	if want := []string{"01-x/3-c", "01-x/1-a", "2-b", "4-d"}; !slices.Equal(order, want) {
+		t.Errorf("list's order: %q, want %q:\n%s", order, want, out)
+	}
+	if !strings.Contains(out, "★ the three-hour session") {
+		t.Errorf("list must head the session's exercises:\n%s", out)
+	}
+
+	// The course's own page: its ★ rows are the runner's first exercises.
+	all, err := load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join("../..", agendaPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stars := len(regexp.MustCompile("(?m)^\\| ★ `").FindAllString(string(page), -1))
+	ordered := agendaOrder("../..", all)
+	for i, e := range ordered {
+		if e.Star != (i < stars) {
+			t.Errorf("the course's order: %s is number %d, starred %v; the page has %d ★ exercises", e.Name(), i+1, e.Star, stars)
+		}
+	}
+}
+
+// list keeps what each checker said, and a second list on an unchanged
+// course runs no go command; a changed exercise is run again, alone, and
+// so is every exercise when what they all build on changes.
+func TestASecondListOnAnUnchangedCourseRunsNothing(t *testing.T) {
+	root := agendaCourse(t)
+	runs := func() int {
+		goTestRuns.Lock()
+		defer goTestRuns.Unlock()
+		return goTestRuns.n
+	}
+	first := runOK(t, root, "list")
+	before := runs()
+	if second := runOK(t, root, "list"); second != first {
+		t.Errorf("the second list differs from the first:\n%s\n%s", first, second)
+	}
+	if n := runs() - before; n != 0 {
+		t.Errorf("the second list on an unchanged course ran go test %d times, want none", n)
+	}
+	if out := runOK(t, root); !strings.Contains(out, "01-x/3-c") || runs() != before {
+		t.Errorf("the default command after list must run nothing either (%d go tests):\n%s", runs()-before, out)
+	}
+
+	exs, err := load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := find(exs, "01-x/2-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := putSolution(root, b); err != nil {
+		t.Fatal(err)
+	}
+	// A scratch test is not what the checker is built from: no new run.
+	if err := os.WriteFile(filepath.Join(root, b.Path(), "mine_test.go"), []byte("package p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = runs()
+	out := runOK(t, root, "list")
+	if !strings.Contains(out, "✓ 2-b") || !strings.Contains(out, "1 of 4 solved") {
+		t.Errorf("list after 01-x/2-b's answer:\n%s", out)
+	}
+	if n := runs() - before; n != 1 {
+		t.Errorf("one exercise changed: list ran go test %d times, want once", n)
+	}
+	res := readResults(root)
+	if len(res) != 4 || !res["01-x/2-b"].Result.Pass || res["01-x/1-a"].Result.Pass {
+		t.Errorf("the cache holds %v", res)
+	}
+	// The kit, a chapter, go.mod: every result depends on them.
+	if err := os.WriteFile(filepath.Join(root, "workshop", "kit", "zz_new.go"), []byte("package kit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = runs()
+	if again := runOK(t, root, "list"); again != out {
+		t.Errorf("list after a change in the kit:\n%s\nwant:\n%s", again, out)
+	}
+	if runs() == before {
+		t.Errorf("a change in the kit must run the checkers again")
+	}
+}
+
+// A result a time limit decided is never kept (a loaded machine makes
+// one), nor the pass of a checker of concurrent code (a racy answer that
+// passed once would keep its ✓).
+func TestTheCacheKeepsNoResultATimeLimitDecided(t *testing.T) {
+	e := &Exercise{}
+	for _, c := range []struct {
+		r    *Result
+		conc bool
+		want bool
+	}{
+		{&Result{Messages: []string{"not what happened"}}, false, true},
+		{&Result{Pass: true}, false, true},
+		{&Result{Pass: true}, true, false},
+		{&Result{Messages: []string{"not what happened"}}, true, true},
+		{&Result{TimedOut: true}, false, false},
+		{&Result{Messages: []string{"ByNode did not return within 10s: an endless loop?"}}, false, false},
+		{&Result{Output: []string{"kit: initialising the exercise's package did not finish within 20s"}}, false, false},
+	} {
+		e.Concurrent = c.conc
+		if got := cacheable(e, c.r); got != c.want {
+			t.Errorf("cacheable(%+v, concurrent %v) = %v", c.r, c.conc, got)
+		}
 	}
 }

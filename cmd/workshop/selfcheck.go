@@ -29,8 +29,8 @@ import (
 var copied = []string{"go.mod", "go.sum", "chapters", "cmd", "demo", "dropin", "internal", "liveprobe", "workshop"}
 
 // copyTree copies the named files and directories of src into dst,
-// skipping the runner's progress file, reset's backups and the checker
-// binaries a copy keeps (keepBinaries).
+// skipping the runner's progress file and result cache, reset's backups
+// and the checker binaries a copy keeps (keepBinaries).
 func copyTree(src, dst string, names []string) error {
 	for _, n := range names {
 		if _, err := os.Stat(filepath.Join(src, n)); errors.Is(err, fs.ErrNotExist) {
@@ -47,7 +47,7 @@ func copyTree(src, dst string, names []string) error {
 			if d.IsDir() {
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 			}
-			if d.Name() == ".progress.json" {
+			if d.Name() == ".progress.json" || d.Name() == ".results.json" {
 				return nil
 			}
 			return copyFile(p, filepath.Join(dst, rel))
