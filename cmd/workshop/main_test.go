@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -1576,6 +1577,40 @@ func TestTheCacheKeepsNoResultATimeLimitDecided(t *testing.T) {
 		e.Concurrent = c.conc
 		if got := cacheable(e, c.r); got != c.want {
 			t.Errorf("cacheable(%+v, concurrent %v) = %v", c.r, c.conc, got)
+		}
+	}
+}
+
+// warm compiles and links nothing: linking is what the build cache does
+// not keep, and the 51 binaries the old warm linked only to throw them
+// away took it 16 minutes on a loaded machine. go -x prints each command
+// it runs; a link would be one.
+//
+// On one chapter and one exercise (a test must not compile the whole
+// module), and without copyFlags, as a participant's warm runs: those
+// are the build cache entries the course's own go commands have made.
+func TestWarmLinksNothing(t *testing.T) {
+	narrow := map[string]string{"./...": "./chapters/01-store", "./workshop/...": "./workshop/exercises/01-store/1-bynode"}
+	for _, step := range warmSteps {
+		args := []string{step[0], "-x"}
+		for _, a := range step[1:] {
+			if n, ok := narrow[a]; ok {
+				a = n
+			}
+			args = append(args, a)
+		}
+		cmd := exec.Command("go", args...)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, stderr.String())
+		}
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(l, "/link ") || strings.HasPrefix(strings.TrimSpace(l), "link ") {
+				t.Errorf("go %v links: %s", args, l)
+				break
+			}
 		}
 	}
 }
