@@ -3,6 +3,9 @@
 package requests
 
 import (
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,7 +39,40 @@ func TestPrediction(t *testing.T) {
 		time.Sleep(30 * time.Second)
 		got = kit.Requests(srv, "pods", kit.RenameRVs(map[string]string{first: "S"}))
 	})
-	if d := kit.DiffList(Requests, got); d != "" {
-		t.Errorf("Requests: you predicted %q, not the pod requests the server saw: %s", Requests, d)
+	if !slices.Equal(Requests, got) {
+		t.Errorf("Requests: you predicted %q, not the pod requests the server saw: %s", Requests, whatIsWrong(Requests, got))
 	}
+}
+
+// requestForm is the forms the task gives a request.
+var requestForm = regexp.MustCompile(`^(watch rv=\S* stream|watch rv=\S*|list rv=\S*( limit=\d+)?)$`)
+
+// whatIsWrong says what kind of mistake yours holds, and never where in
+// the list it is: "your entry N is the first that is not what happened"
+// let a script that tries the page's forms pass a position at a time.
+func whatIsWrong(yours, real []string) string {
+	var says []string
+	switch {
+	case len(yours) < len(real):
+		says = append(says, "the server saw more pod requests than you wrote")
+	case len(yours) > len(real):
+		says = append(says, "the server saw fewer pod requests than you wrote")
+	}
+	forms, numbers, lists := true, false, false
+	for _, r := range yours {
+		forms = forms && requestForm.MatchString(r)
+		numbers = numbers || regexp.MustCompile(`rv=\d`).MatchString(r)
+		lists = lists || strings.HasPrefix(r, "list ")
+	}
+	if !forms {
+		says = append(says, `some of your entries are not in the forms the task gives ("watch rv=X stream", "watch rv=X", "list rv=X limit=N")`)
+	}
+	if numbers {
+		says = append(says, "write each resourceVersion as the task says (S for the initial state's, its word for a newer one), not as a number")
+	}
+	if lists {
+		says = append(says, "you have a LIST: with v0.37.2's defaults (WatchListClient on), when does the table say a reflector sends one?")
+	}
+	says = append(says, `read each of your requests against the table in docs/03-reflector.md: why the first asks for "", what a watch that closed normally resumes from, and what answers a 410`)
+	return strings.Join(says, "; ")
 }

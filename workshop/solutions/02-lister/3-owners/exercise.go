@@ -6,10 +6,10 @@
 //
 // Namespace "shop" holds three ReplicaSets: "web" selecting app=web,
 // "everything" with an empty selector {}, and "nothing" with no selector
-// at all (nil). Namespace "other" holds "web-too", selecting app=web. Pod
-// "shop/web-1" is labelled app=web. Predict the names GetPodReplicaSets
-// returns for it (sorted), and whether it returns an error for a pod in
-// "shop" labelled app=db.
+// at all (nil). Namespace "other" holds "web-too", selecting app=web. Pods
+// "shop/web-1" and "other/web-2" are labelled app=web. Predict the names
+// GetPodReplicaSets returns for each of them (sorted), and whether it
+// returns an error for a pod in "shop" labelled app=db.
 //
 // Then think: what would happen in a real cluster if an empty selector
 // matched every pod?
@@ -17,6 +17,7 @@ package owners
 
 // Your predictions.
 var (
-	Owners      = []string{"web"}
-	ErrorForApp = true
+	Owners        = []string{"web"}     // for shop/web-1
+	OwnersInOther = []string{"web-too"} // for other/web-2
+	ErrorForApp   = true
 )
