@@ -54,8 +54,10 @@
 //     of client-go's tools/cache where that is the point) and says in words
 //     what is wrong in the reasoning, never what is right nor which yes/no
 //     value to change: a question that points to the rule, and for a list
-//     where it first goes wrong (kit.DiffList). Predictions that are each
-//     a small choice get one message for all of them. The runner adds the
+//     where it first goes wrong (kit.DiffList), or, where that would let a
+//     script find the list a position at a time, what kind of mistake it
+//     holds. Predictions that are each a small choice get one message for
+//     all of them. The runner adds the
 //     command for the next hint, and runs only the checker's own tests
 //     (-run), so that scratch tests in the folder never decide the verdict.
 //     A checker of concurrent code carries the line //workshop:concurrent:
@@ -94,8 +96,12 @@
 // prediction set through that test's init, it tries every combination of
 // the yes/no values, and it changes only what the checker's messages name
 // (setting each named prediction that a few runs would find to its
-// answer); either passing is a problem, and so is a prediction other than
-// yes/no that starts as its answer. It judges the exercises as git's HEAD
+// answer), and it searches as a script would (the searcher): the page's
+// quoted words, the numbers 0-9 and yes/no, a list a position at a time
+// where the messages say where it first goes wrong, the predictions
+// named by different messages side by side. Passing is a problem (for the
+// searcher, within 12 runs), and so is a prediction other than yes/no that
+// starts as its answer. It judges the exercises as git's HEAD
 // has them, so that it can run on a participant's tree (--worktree: the
 // files as they are).
 //

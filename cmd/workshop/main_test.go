@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -957,12 +958,21 @@ func fakeCourse(t *testing.T, files map[string]string) string {
 // stub and solution hold vars (Go declarations) and whose checker is
 // check (the body of TestPredictions).
 func predictExercise(dir, stubVars, solVars, check string) map[string]string {
-	doc := "// Package p is a test exercise.\n//\n// # Test " + dir + "\n//\n// Kind: predict. Minutes: 5. Needs: none. Practises: nothing.\n//\n// Predict.\npackage p\n\n"
+	return predictExerciseTask(dir, "Predict.", stubVars, solVars, check)
+}
+
+// predictExerciseTask is predictExercise with the task (one line) given.
+func predictExerciseTask(dir, task, stubVars, solVars, check string) map[string]string {
+	doc := "// Package p is a test exercise.\n//\n// # Test " + dir + "\n//\n// Kind: predict. Minutes: 5. Needs: none. Practises: nothing.\n//\n// " + task + "\npackage p\n\n"
+	imports := "import \"testing\"\n\n"
+	if strings.Contains(check, "kit.") {
+		imports = "import (\n\t\"testing\"\n\n\t\"github.com/informer-anatomy/informer-anatomy/workshop/kit\"\n)\n\n"
+	}
 	return map[string]string{
 		"workshop/exercises/01-x/" + dir + "/exercise.go": doc + stubVars,
 		"workshop/solutions/01-x/" + dir + "/exercise.go": doc + solVars,
 		"workshop/exercises/01-x/" + dir + "/hints.md":    "## Hint 1\nThink.\n",
-		"workshop/exercises/01-x/" + dir + "/check_test.go": "//go:build workshop\n\npackage p\n\nimport \"testing\"\n\n" +
+		"workshop/exercises/01-x/" + dir + "/check_test.go": "//go:build workshop\n\npackage p\n\n" + imports +
 			"func TestPredictions(t *testing.T) {\n" + check + "\n}\n",
 	}
 }
@@ -993,6 +1003,13 @@ if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
 			files[k] = v
 		}
 	}
+	// A list of the page's words whose checker says where it first goes
+	// wrong (kit.DiffList): the searcher finds it a position at a time.
+	maps.Copy(files, predictExerciseTask("5-leaky", `Predict the calls, each "add", "update" or "delete".`, "var L []string\n", "var L = []string{\"update\", \"delete\", \"update\"}\n",
+		`if d := kit.DiffList(L, []string{"update", "delete", "update"}); d != "" { t.Errorf("L: not the calls the handler got: %s", d) }`))
+	// The same, its checker locating nothing: safe.
+	maps.Copy(files, predictExerciseTask("6-tight", `Predict the calls, each "add", "update" or "delete".`, "var L []string\n", "var L = []string{\"update\", \"delete\", \"update\"}\n",
+		`if kit.DiffList(L, []string{"update", "delete", "update"}) != "" { t.Errorf("L: not the calls the handler got: which of them does a filter pass on?") }`))
 	root := fakeCourse(t, files)
 	var out bytes.Buffer
 	err := selfcheck(root, nil, &out)
@@ -1004,13 +1021,16 @@ if Y != true { t.Errorf("Y: you predicted %v, not what happened", Y) }`},
 		"01-x/1-yesno: it can be solved by trial: trying the yes/no values of A, B (4 combinations)",
 		"01-x/2-named: it can be solved by trial: changing only what the checker names (N, Y)",
 		"01-x/4-start: the stub's K is already its answer",
+		"01-x/5-leaky: it can be solved by trial: a script that tries the page's quoted words",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "01-x/3-list") {
-		t.Errorf("an exercise whose list cannot be guessed was reported:\n%s", got)
+	for _, safe := range []string{"01-x/3-list", "01-x/6-tight"} {
+		if strings.Contains(got, safe) {
+			t.Errorf("%s, whose answer cannot be found by trial, was reported:\n%s", safe, got)
+		}
 	}
 }
 
@@ -1612,5 +1632,112 @@ func TestWarmLinksNothing(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// The searcher fills a template's placeholder with the page's other
+// one-letter names, or leaves it empty, as 03-reflector/1's page invites.
+func TestTheSearcherTriesThePagesWords(t *testing.T) {
+	task := "Predict the requests: \"watch rv=X stream\", \"watch rv=X\" or \"list rv=X limit=N\". Write X as sent, or as S for the state."
+	got := searchWords(task)
+	for _, want := range []string{"watch rv= stream", "watch rv=S stream", "watch rv=S", "list rv=S limit=", "list rv= limit=S"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("searchWords lacks %q: %q", want, got)
+		}
+	}
+	if slices.Contains(got, "watch rv=X") {
+		t.Errorf("a template is not a word: %q", got)
+	}
+}
+
+// The searcher solves a checker that locates the first wrong entry of a
+// list (kit.DiffList's words), and one that names each wrong prediction
+// of small numbers, within trialBudget runs; it does not solve the same
+// predictions when the messages locate nothing.
+func TestTheSearcherSolvesALeakyCheckerAndNotATightOne(t *testing.T) {
+	task := `Predict the calls, each one of "add", "update", "delete", "resync", "bookmark".`
+	answer := []any{"update", "delete", "add", "update"}
+	diff := func(yours []any) string {
+		if len(yours) == 0 {
+			return "you wrote no entry"
+		}
+		for i := range min(len(yours), len(answer)) {
+			if yours[i] != answer[i] {
+				return fmt.Sprintf("your entry %d (%q) is the first that is not what happened", i+1, yours[i])
+			}
+		}
+		if len(yours) < len(answer) {
+			return fmt.Sprintf("your %d entries are right as far as they go, but there were more", len(yours))
+		}
+		if len(yours) > len(answer) {
+			return fmt.Sprintf("there were fewer entries than your %d: the first %d are right", len(yours), len(answer))
+		}
+		return ""
+	}
+	countsOK := func(v any, a, b int) bool {
+		m := v.(map[string]any)
+		return m["A"] == json.Number(strconv.Itoa(a)) && m["B"] == json.Number(strconv.Itoa(b))
+	}
+	counts := func(a, b int) map[string]any {
+		return map[string]any{"A": json.Number(strconv.Itoa(a)), "B": json.Number(strconv.Itoa(b))}
+	}
+	for _, c := range []struct {
+		name  string
+		check func(v map[string]any) (bool, []string)
+		want  bool
+	}{
+		{"a list, its first wrong entry located", func(v map[string]any) (bool, []string) {
+			l, _ := v["Calls"].([]any)
+			if d := diff(l); d != "" {
+				return false, []string{"Calls: not the calls the handler got: " + d}
+			}
+			return true, nil
+		}, true},
+		{"a list, nothing located", func(v map[string]any) (bool, []string) {
+			l, _ := v["Calls"].([]any)
+			if diff(l) != "" {
+				return false, []string{"not the calls the handler got: a filter passes an update on as what the handler has seen"}
+			}
+			return true, nil
+		}, false},
+		{"counts, each named", func(v map[string]any) (bool, []string) {
+			var msgs []string
+			if !countsOK(v["First"], 1, 0) {
+				msgs = append(msgs, "First: not what ByIndex returns")
+			}
+			if !countsOK(v["Second"], 0, 2) {
+				msgs = append(msgs, "Second: not what ByIndex returns")
+			}
+			return len(msgs) == 0, msgs
+		}, true},
+		{"counts, one message for both", func(v map[string]any) (bool, []string) {
+			if !countsOK(v["First"], 1, 0) || !countsOK(v["Second"], 0, 2) {
+				return false, []string{"your counts are not what ByIndex returns: which index entries does Update remove?"}
+			}
+			return true, nil
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			te := &trialExercise{task: task, check: c.check, stub: map[string]any{}, sol: map[string]any{}}
+			if strings.HasPrefix(c.name, "a list") {
+				te.names = []string{"Calls"}
+				te.stub["Calls"], te.sol["Calls"] = []any{}, answer
+			} else {
+				te.names = []string{"First", "Second"}
+				te.stub["First"], te.stub["Second"] = counts(0, 0), counts(0, 0)
+				te.sol["First"], te.sol["Second"] = counts(1, 0), counts(0, 2)
+			}
+			_, first := c.check(te.stub)
+			problems, err := te.searcher(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if solved := len(problems) > 0; solved != c.want {
+				t.Errorf("solved by the searcher: %v, want %v (%d runs): %q", solved, c.want, te.runs.Load(), problems)
+			}
+			if n := te.runs.Load(); n > trialBudget-1 {
+				t.Errorf("the searcher ran the checker %d times after the stub's run; its budget is %d in all", n, trialBudget)
+			}
+		})
 	}
 }

@@ -26,7 +26,8 @@ import (
 
 // The trial attacks: a predict or investigate exercise must not be
 // solvable by trial, without the reasoning it asks for. The selfcheck
-// plays two participants who do not think, on the checker compiled once
+// plays three participants who do not think (the third, the searcher, is
+// described below), on the checker compiled once
 // with the solution in place and every prediction set, through the
 // answers test's init (answers.go, setEnv), to the values an attack
 // chooses:
@@ -226,6 +227,9 @@ type trialExercise struct {
 	runs       atomic.Int32
 	// sem bounds the checker runs made at once (nil: no bound).
 	sem chan struct{}
+	// check, when set, stands for the checker's binary (the tests'
+	// checkers written in Go).
+	check func(v map[string]any) (bool, []string)
 }
 
 // values is the JSON object of every prediction, as the answers test's
@@ -239,6 +243,10 @@ func (t *trialExercise) values(v map[string]any) string {
 // and its messages.
 func (t *trialExercise) run(v map[string]any) (bool, []string, error) {
 	t.runs.Add(1)
+	if t.check != nil {
+		pass, msgs := t.check(v)
+		return pass, msgs, nil
+	}
 	if t.sem != nil {
 		t.sem <- struct{}{}
 		defer func() { <-t.sem }()
@@ -592,7 +600,7 @@ func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bin string, sem chan
 	}
 	// The two attacks are independent: made side by side, reported in
 	// order.
-	attacks := []func() ([]string, error){t.coinTosser, func() ([]string, error) { return t.flipper(stub.Messages) }}
+	attacks := []func() ([]string, error){t.coinTosser, func() ([]string, error) { return t.flipper(stub.Messages) }, func() ([]string, error) { return t.searcher(stub.Messages) }}
 	found := make([][]string, len(attacks))
 	errs := make([]error, len(attacks))
 	var wg sync.WaitGroup
@@ -611,4 +619,456 @@ func (sc *selfcheckRun) trialOne(e *Exercise, stub *Result, bin string, sem chan
 		problems = append(problems, found[i]...)
 	}
 	return problems
+}
+
+// The searcher: the third participant who does not think, and the
+// strongest. It knows the shape of each prediction (a list of strings, a
+// struct of two numbers) and what the page offers: every string the task
+// quotes, with a template's placeholder letter ("watch rv=X") filled in
+// with the page's other one-letter names ("S") or left empty; the numbers
+// 0 to 9; yes and no. It reads of the checker's messages only which
+// predictions they name and, for a list, where it first goes wrong
+// (kit.DiffList's "your entry N is the first that is not what
+// happened", or a request, call or pop named by number or ordinal), and
+// searches:
+//
+//   - the predictions one message names together are searched together,
+//     and those named by different messages side by side, one candidate
+//     each per run: a prediction no message names any more is right;
+//   - a list whose messages say where it first goes wrong is searched a
+//     position at a time, each over every candidate entry;
+//   - anything else through its candidates in order, simplest first (the
+//     lowest numbers, the page's first words, the shortest lists).
+//
+// An exercise it solves within trialBudget runs of its checker (the one
+// on the stub included) yields to trial: a script does it in a minute.
+// It runs no checker for an exercise whose answer holds a value it never
+// tries (a resourceVersion, a handler's name that is on no page): those
+// are safe.
+
+// trialBudget is the most runs in which solving an exercise counts as
+// trial.
+const trialBudget = 12
+
+// searchMax bounds the candidates the searcher lists for one prediction,
+// or for the predictions of one message together: past trialBudget they
+// are never reached.
+const searchMax = 64
+
+var (
+	oneLetter = regexp.MustCompile(`\b[A-Z]\b`)
+	// Where a message says a list first goes wrong.
+	posAt       = regexp.MustCompile(`(?i)\b(?:entry|request|call|pop|element|item|line|position)\s+(?:number\s+)?(\d+)\b`)
+	posOrdinal  = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) (?:entry|request|call|pop|element|item|line)\b`)
+	posNone     = regexp.MustCompile(`(?i)wrote no entry|predicted no entr`)
+	posRightTo  = regexp.MustCompile(`(\d+) entries are right as far as they go`)
+	posFewerTo  = regexp.MustCompile(`the first (\d+) are right`)
+	ordinalWord = []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
+)
+
+// searchWords are the strings the searcher tries: what the task quotes,
+// in order, a template's placeholders filled in.
+func searchWords(task string) []string {
+	var quotedWords []string
+	for _, q := range quoted.FindAllString(task, -1) {
+		quotedWords = append(quotedWords, q[1:len(q)-1])
+	}
+	placeholders := map[string]bool{}
+	for _, w := range quotedWords {
+		for _, l := range oneLetter.FindAllString(w, -1) {
+			placeholders[l] = true
+		}
+	}
+	fillers := []string{""}
+	for _, l := range oneLetter.FindAllString(quoted.ReplaceAllString(task, " "), -1) {
+		if !placeholders[l] && l != "A" && l != "I" && !slices.Contains(fillers, l) {
+			fillers = append(fillers, l)
+		}
+	}
+	var out []string
+	add := func(w string) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	for _, w := range quotedWords {
+		holes := slices.Compact(slices.Sorted(slices.Values(oneLetter.FindAllString(w, -1))))
+		if len(holes) == 0 {
+			add(w)
+			continue
+		}
+		// Every way of filling the holes, each with a filler.
+		fills := [][]string{{}}
+		for range holes {
+			var next [][]string
+			for _, f := range fills {
+				for _, x := range fillers {
+					next = append(next, append(slices.Clone(f), x))
+				}
+			}
+			fills = next
+		}
+		for _, f := range fills {
+			filled := w
+			for i, h := range holes {
+				filled = regexp.MustCompile(`\b`+h+`\b`).ReplaceAllLiteralString(filled, f[i])
+			}
+			add(filled)
+		}
+	}
+	return out
+}
+
+// searchCandidates lists what the searcher tries for a value shaped like
+// shape (the solution's value), simplest first.
+func searchCandidates(shape any, words []string) []any {
+	switch x := shape.(type) {
+	case bool:
+		return []any{false, true}
+	case json.Number:
+		var out []any
+		for i := range 10 {
+			out = append(out, json.Number(strconv.Itoa(i)))
+		}
+		return out
+	case string:
+		var out []any
+		for _, w := range words {
+			out = append(out, w)
+		}
+		if _, err := strconv.Atoi(x); err == nil {
+			for i := range 10 {
+				if s := strconv.Itoa(i); !slices.Contains(words, s) {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(x))
+		var lists [][]any
+		for _, k := range keys {
+			lists = append(lists, searchCandidates(x[k], words))
+		}
+		var out []any
+		for _, tuple := range byRankSum(lists, searchMax) {
+			m := map[string]any{}
+			for i, k := range keys {
+				m[k] = tuple[i]
+			}
+			out = append(out, m)
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return []any{[]any{}}
+		}
+		return listsByRank(searchCandidates(x[0], words), searchMax)
+	}
+	return nil
+}
+
+// byRankSum are the tuples of one candidate of each list, ordered by the
+// sum of their places in the lists (simplest first), at most max.
+func byRankSum(lists [][]any, max int) [][]any {
+	var out [][]any
+	most := 0
+	for _, l := range lists {
+		if len(l) == 0 {
+			return nil
+		}
+		most += len(l) - 1
+	}
+	var walk func(i, left int, tuple []any)
+	walk = func(i, left int, tuple []any) {
+		if len(out) >= max {
+			return
+		}
+		if i == len(lists) {
+			if left == 0 {
+				out = append(out, slices.Clone(tuple))
+			}
+			return
+		}
+		for r := 0; r <= left && r < len(lists[i]); r++ {
+			walk(i+1, left-r, append(tuple, lists[i][r]))
+		}
+	}
+	for sum := 0; sum <= most && len(out) < max; sum++ {
+		walk(0, sum, nil)
+	}
+	return out
+}
+
+// listsByRank are lists of elems' candidates, shortest and simplest
+// first: ordered by the sum over their entries of 1 + the entry's place.
+func listsByRank(elems []any, max int) []any {
+	out := []any{[]any{}}
+	var walk func(left int, list []any)
+	walk = func(left int, list []any) {
+		if len(out) >= max {
+			return
+		}
+		if left == 0 {
+			out = append(out, slices.Clone(list))
+			return
+		}
+		for r := 1; r <= left && r <= len(elems); r++ {
+			walk(left-r, append(list, elems[r-1]))
+		}
+	}
+	for total := 1; len(out) < max && total <= 4*len(elems); total++ {
+		walk(total, nil)
+	}
+	return out
+}
+
+// reachable reports whether every scalar of v is among the values the
+// searcher tries.
+func reachable(v any, words []string) bool {
+	switch x := v.(type) {
+	case bool:
+		return true
+	case json.Number:
+		n, err := x.Int64()
+		return err == nil && n >= 0 && n <= 9
+	case string:
+		if slices.Contains(words, x) {
+			return true
+		}
+		n, err := strconv.Atoi(x)
+		return err == nil && n >= 0 && n <= 9
+	case map[string]any:
+		for _, e := range x {
+			if !reachable(e, words) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !reachable(e, words) {
+				return false
+			}
+		}
+		return true
+	}
+	return v == nil
+}
+
+// position is what a message says of where a list first goes wrong.
+type position struct {
+	kind byte // 0 nothing, '=' entry at (1-based) is wrong, '+' append after at, '<' keep at entries
+	at   int
+}
+
+func positionIn(msgs []string) position {
+	for _, m := range msgs {
+		if s := posRightTo.FindStringSubmatch(m); s != nil {
+			n, _ := strconv.Atoi(s[1])
+			return position{'+', n}
+		}
+		if s := posFewerTo.FindStringSubmatch(m); s != nil {
+			n, _ := strconv.Atoi(s[1])
+			return position{'<', n}
+		}
+		if s := posAt.FindStringSubmatch(m); s != nil {
+			n, _ := strconv.Atoi(s[1])
+			return position{'=', n}
+		}
+		if s := posOrdinal.FindStringSubmatch(m); s != nil {
+			return position{'=', slices.Index(ordinalWord, strings.ToLower(s[1])) + 1}
+		}
+		if posNone.MatchString(m) {
+			return position{'+', 0}
+		}
+	}
+	return position{}
+}
+
+// searchGroup is predictions the searcher searches together.
+type searchGroup struct {
+	names  []string
+	all    bool    // no message names a prediction: every message is about every one
+	tuples [][]any // whole candidates, made on first use
+	cursor int
+	// a list searched a position at a time: which, since when
+	pos, cand int
+	posSet    bool
+	done      bool
+}
+
+// step moves the group's predictions in v to their next candidates, from
+// what msgs (the messages about them) say; false when it has none left.
+func (g *searchGroup) step(t *trialExercise, v map[string]any, msgs []string, words []string) bool {
+	if len(g.names) == 1 {
+		if l, ok := t.sol[g.names[0]].([]any); ok && len(l) > 0 {
+			if p := positionIn(msgs); p.kind != 0 {
+				return g.stepPosition(v, g.names[0], p, searchCandidates(l[0], words))
+			}
+		}
+	}
+	if g.tuples == nil {
+		var lists [][]any
+		for _, n := range g.names {
+			lists = append(lists, searchCandidates(t.sol[n], words))
+		}
+		g.tuples = byRankSum(lists, searchMax)
+	}
+	for ; g.cursor < len(g.tuples); g.cursor++ {
+		tuple := g.tuples[g.cursor]
+		same := true
+		for i, n := range g.names {
+			if t.values(map[string]any{n: tuple[i]}) != t.values(map[string]any{n: v[n]}) {
+				same = false
+			}
+		}
+		if same {
+			continue // what failed already
+		}
+		for i, n := range g.names {
+			v[n] = cloneJSON(tuple[i])
+		}
+		g.cursor++
+		return true
+	}
+	return false
+}
+
+func (g *searchGroup) stepPosition(v map[string]any, name string, p position, elems []any) bool {
+	list, _ := v[name].([]any)
+	list = slices.Clone(list)
+	switch p.kind {
+	case '<':
+		if p.at <= len(list) {
+			v[name] = list[:p.at]
+			return true
+		}
+		return false
+	case '+':
+		if p.at > len(list) {
+			return false
+		}
+		g.pos, g.cand, g.posSet = p.at, 0, true
+		list = append(list[:p.at], elems[0])
+	case '=':
+		i := p.at - 1
+		if i < 0 || i >= len(list) {
+			return false
+		}
+		if g.posSet && i == g.pos {
+			g.cand++
+		} else {
+			g.pos, g.cand, g.posSet = i, 0, true
+		}
+		for g.cand < len(elems) && cloneJSONEqual(elems[g.cand], list[i]) {
+			g.cand++
+		}
+		if g.cand >= len(elems) {
+			return false
+		}
+		list[i] = elems[g.cand]
+	}
+	v[name] = list
+	return true
+}
+
+func cloneJSONEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// searcher plays the searcher; first are the checker's messages on the
+// stub, its first run.
+func (t *trialExercise) searcher(first []string) ([]string, error) {
+	words := searchWords(t.task)
+	for _, n := range t.names {
+		if !reachable(t.sol[n], words) {
+			return nil, nil // it never tries the answer
+		}
+	}
+	v := cloneJSON(t.stub).(map[string]any)
+	var groups []*searchGroup
+	grouped := map[string]*searchGroup{}
+	named := func(m string) []string {
+		var out []string
+		for _, n := range t.names {
+			if containsWord(m, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	// The groups, from the first messages: predictions one message
+	// names are searched together.
+	anonymous := len(first) == 0
+	for _, m := range first {
+		if len(named(m)) == 0 {
+			anonymous = true
+		}
+	}
+	if anonymous {
+		g := &searchGroup{names: t.names, all: true}
+		groups = append(groups, g)
+		for _, n := range t.names {
+			grouped[n] = g
+		}
+	}
+	msgs := first
+	for runs := 1; runs < trialBudget; runs++ {
+		for _, m := range msgs {
+			ns := named(m)
+			var g *searchGroup
+			for _, n := range ns {
+				if grouped[n] != nil {
+					g = grouped[n]
+				}
+			}
+			if g == nil && len(ns) > 0 {
+				g = &searchGroup{}
+				groups = append(groups, g)
+			}
+			for _, n := range ns {
+				if grouped[n] == nil {
+					g.names = append(g.names, n)
+					grouped[n] = g
+				}
+			}
+		}
+		moved := false
+		for _, g := range groups {
+			if g.done {
+				continue
+			}
+			var about []string
+			for _, m := range msgs {
+				if g.all || slices.ContainsFunc(g.names, func(n string) bool { return containsWord(m, n) }) {
+					about = append(about, m)
+				}
+			}
+			if len(about) == 0 {
+				g.done = true // right: nothing says otherwise
+				continue
+			}
+			if g.step(t, v, about, words) {
+				moved = true
+			} else {
+				g.done = true
+			}
+		}
+		if !moved {
+			return nil, nil
+		}
+		pass, m, err := t.run(v)
+		if err != nil {
+			return nil, err
+		}
+		if pass {
+			return []string{fmt.Sprintf("it can be solved by trial: a script that tries the page's quoted words, the numbers 0-9 and yes/no, and reads of the checker's messages only which predictions they name and where a list first goes wrong, passes it in %d runs (%d or fewer is trial); the messages must say what is wrong in the reasoning without locating it (which prediction, which entry), or the answer must hold a part that cannot be guessed",
+				runs+1, trialBudget)}, nil
+		}
+		msgs = m
+	}
+	return nil, nil
 }
