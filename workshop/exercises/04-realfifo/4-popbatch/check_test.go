@@ -59,7 +59,7 @@ func TestPredictions(t *testing.T) {
 			queued += n
 		}
 		if total != queued {
-			says = append(says, "your sizes do not add up to the number of entries the queue held: how many entries does an atomic Replace queue, and does a Bookmark queue one?")
+			says = append(says, "your sizes do not add up to the number of entries the queue held (how many does an atomic Replace queue, and does a Bookmark queue one)")
 		}
 		says = append(says, "for each call, ask where the batch rule stops a run (docs/04-deltafifo.md, Batch pops) and which entries come from the initial list")
 		t.Error(strings.Join(says, "; "))
