@@ -99,7 +99,7 @@ var shared struct {
 	err  error
 }
 
-var sharedNames = []string{"01-store/1-bynode", "01-store/2-configmaps", "01-store/3-inplace", "05-processor/5-pop-loop"}
+var sharedNames = []string{"01-store/1-bynode", "01-store/2-configmaps", "01-store/3-inplace", "02-lister/4-freshness", "05-processor/5-pop-loop"}
 
 func TestMain(m *testing.M) {
 	// Every test works in a temporary copy of the course, as the selfcheck
@@ -517,6 +517,107 @@ func Pop(in <-chan any, out chan<- any) {
 		t.Errorf("want the checker's message about out, got err %v:\n%s", err, out)
 	}
 	noDump(t, out)
+}
+
+// Answers that are wrong in a way an earlier checker let pass (issue 39):
+// each must fail its checker, with the message that says why.
+func TestWrongBuildAnswersFail(t *testing.T) {
+	for _, c := range []struct {
+		name, exercise, src, want string
+	}{
+		{"an error that does not name the type", "01-store/1-bynode", `package bynode
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ByNode refuses what is not a pod with a fixed error.
+func ByNode(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, errors.New("byNode: not a *v1.Pod but a string")
+	}
+	if pod.Spec.NodeName == "" {
+		return nil, nil
+	}
+	return []string{pod.Spec.NodeName}, nil
+}
+`, "does not name the type it got"},
+		{"resourceVersions compared as strings, UID ignored", "02-lister/4-freshness", `package freshness
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	lister "github.com/informer-anatomy/informer-anatomy/chapters/02-lister"
+)
+
+// Seen compares resourceVersions as strings ("9" >= "10" is true).
+func Seen(l lister.ConfigMapNamespaceLister, created *corev1.ConfigMap) (bool, error) {
+	cm, err := l.Get(created.Name)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return cm.ResourceVersion >= created.ResourceVersion, nil
+}
+`, "a later state of the created ConfigMap"},
+		{"resourceVersions compared as numbers, UID ignored", "02-lister/4-freshness", `package freshness
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	lister "github.com/informer-anatomy/informer-anatomy/chapters/02-lister"
+)
+
+// Seen compares resourceVersions as numbers and never looks at the UID.
+func Seen(l lister.ConfigMapNamespaceLister, created *corev1.ConfigMap) (bool, error) {
+	cm, err := l.Get(created.Name)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	have, _ := strconv.ParseUint(cm.ResourceVersion, 10, 64)
+	want, _ := strconv.ParseUint(created.ResourceVersion, 10, 64)
+	return have >= want, nil
+}
+`, "a newer one of the same name"},
+		{"a bounded channel and a draining goroutine", "05-processor/5-pop-loop", `package poploop
+
+// Pop buffers in a channel of fixed capacity, drained by a goroutine.
+func Pop(in <-chan any, out chan<- any) {
+	buf := make(chan any, 1<<16)
+	go func() {
+		defer close(out)
+		for n := range buf {
+			out <- n
+		}
+	}()
+	for n := range in {
+		buf <- n
+	}
+	close(buf)
+}
+`, "goroutines ran for it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, ex := sharedCourse(t)
+			answer(t, root, ex[c.exercise], c.src)
+			out, err := runErr(root, "verify", c.exercise)
+			if err == nil || !strings.Contains(out, c.want) {
+				t.Errorf("want the checker to fail with %q, got err %v:\n%s", c.want, err, out)
+			}
+		})
+	}
 }
 
 func TestAnEndlessLoopGetsTheCheckersMessage(t *testing.T) {

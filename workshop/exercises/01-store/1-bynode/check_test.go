@@ -4,8 +4,10 @@ package bynode
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	kcache "k8s.io/client-go/tools/cache"
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
@@ -25,8 +27,21 @@ func TestByNode(t *testing.T) {
 }
 
 func checkByNode(t *testing.T) {
-	if _, err := ByNode("not a pod"); err == nil {
-		t.Errorf("ByNode(%q) returned no error: an index function must refuse what is not a pod", "not a pod")
+	// The error must name the type it got, whatever that is: a fixed
+	// text that happens to hold one type's name is not enough.
+types:
+	for _, c := range []struct {
+		obj        any
+		call, name string
+	}{{"not a pod", `ByNode("not a pod")`, "string"}, {42, "ByNode(42)", "int"}, {&corev1.ConfigMap{}, "ByNode(&corev1.ConfigMap{})", "ConfigMap"}} {
+		_, err := ByNode(c.obj)
+		switch {
+		case err == nil:
+			t.Errorf("%s returned no error: an index function must refuse what is not a pod", c.call)
+			break types // once is enough
+		case !strings.Contains(err.Error(), c.name):
+			t.Errorf("%s returned the error %q, which does not name the type it got: the task asks for an error that does (fmt's %%T)", c.call, err)
+		}
 	}
 	ours := store.NewIndexer(store.MetaNamespaceKeyFunc, store.Indexers{"byNode": ByNode})
 	theirs := kcache.NewIndexer(kcache.MetaNamespaceKeyFunc, kcache.Indexers{"byNode": ByNode})

@@ -4,6 +4,7 @@ package freshness
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,15 +61,37 @@ func checkSeen(t *testing.T) {
 	if ok, err := Seen(l, created); !ok || err != nil {
 		t.Errorf("the cache holds the created ConfigMap: want true, nil; got %v, %v", ok, err)
 	}
-	later := created.DeepCopy()
-	later.Data = map[string]string{"k": "v"}
-	updated, err := srv.Update(later)
-	if err != nil {
-		t.Fatal(err)
+	// Updates until the resourceVersion has more digits than the
+	// created one's ("10" after "9"): a resourceVersion is opaque, and
+	// one compared as a string, or as a number, says nothing about
+	// identity.
+	updated := created
+	for i := 0; len(updated.ResourceVersion) <= len(created.ResourceVersion); i++ {
+		later := updated.DeepCopy()
+		later.Data = map[string]string{"k": fmt.Sprint(i)}
+		obj, err := srv.Update(later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated = obj.(*corev1.ConfigMap)
 	}
 	_ = cache.Update(updated)
 	if ok, err := Seen(l, created); !ok || err != nil {
 		t.Errorf("the cache holds a later state of the created ConfigMap: want true, nil; got %v, %v", ok, err)
+	}
+	// Someone else deletes it and creates another of the same name: a
+	// newer object, which is not the one the controller created.
+	if err := srv.Delete(apiserver.ConfigMaps, "default", "settings"); err != nil {
+		t.Fatal(err)
+	}
+	obj, err = srv.Create(cm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cache.Delete(updated)
+	_ = cache.Add(obj)
+	if ok, err := Seen(l, created); ok || err != nil {
+		t.Errorf("the created ConfigMap was deleted, and the cache holds a newer one of the same name (another UID, a later resourceVersion): want false, nil; got %v, %v", ok, err)
 	}
 	if _, err := Seen(broken{}, created); err == nil {
 		t.Errorf("a lister that fails with something other than NotFound: want its error returned, got nil")

@@ -8,6 +8,7 @@ package poploop
 //workshop:concurrent
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -17,6 +18,33 @@ import (
 )
 
 const patience = 2 * time.Second
+
+// First, and not parallel: while it runs, no other test starts or ends a
+// goroutine, so the count it takes is Pop's alone.
+func TestPopRunsInItsOwnGoroutineOnly(t *testing.T) {
+	before := runtime.NumGoroutine()
+	in, out := make(chan any), make(chan any)
+	done := make(chan struct{})
+	go func() { Pop(in, out); close(done) }()
+	for i := range 3 {
+		select {
+		case in <- i:
+		case <-time.After(patience):
+			t.Fatal("Pop does not receive from in")
+		}
+	}
+	// Pop holds three notifications that nobody has read: a goroutine it
+	// started to forward them is still there, blocked on out.
+	if n := runtime.NumGoroutine() - before; n > 1 {
+		t.Errorf("while Pop held 3 notifications that nobody had read, %d goroutines ran for it: Pop must do its work in the goroutine that calls it. A second goroutine draining a channel makes the channel's capacity a bound on the buffer (a full one blocks the sender), and outlives Pop", n)
+	}
+	close(in)
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("after in was closed Pop did not return (it must not wait for out's reader to take the buffered notifications)")
+	}
+}
 
 func TestNeverBlocksTheSenderAndKeepsOrder(t *testing.T) {
 	t.Parallel()
@@ -90,13 +118,15 @@ func TestClosingInClosesOut(t *testing.T) {
 	}
 	// out must be closed: ranging over it is how a listener's run loop
 	// learns that it was removed. Read it until closed, but not forever.
+	// Pop has returned, so nothing it buffered may still come out: a
+	// removed handler gets nothing more.
 	n := 0
 	for {
 		select {
 		case _, ok := <-out:
 			if !ok {
-				if n > 3 {
-					t.Errorf("out gave %d notifications after 3 were sent", n)
+				if n > 0 {
+					t.Errorf("after in was closed and Pop had returned, out still gave %d of the 3 notifications nobody had read before it was closed: what Pop still buffers when in closes is dropped, not delivered", n)
 				}
 				return
 			}

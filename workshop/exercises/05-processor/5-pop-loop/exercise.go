@@ -14,7 +14,9 @@
 //     needed (client-go uses a growing ring buffer,
 //     k8s.io/utils/buffer.RingGrowing; a slice used as a queue will do);
 //   - when in is closed, Pop closes out and returns at once; whatever is
-//     still buffered is dropped (a removed handler gets nothing more).
+//     still buffered is dropped (a removed handler gets nothing more);
+//   - Pop does all this in the goroutine that calls it (the listener's
+//     pop goroutine) and starts no other.
 //
 // Hint of the trick client-go uses: a send on a nil channel blocks
 // forever, so a select can switch its send case off while there is
