@@ -263,3 +263,24 @@ func TestDiffListSaysWhatIsWrongWithoutTheRealList(t *testing.T) {
 		}
 	}
 }
+
+func TestNamesOffTellsANameFromAReasoning(t *testing.T) {
+	real := []string{"default/x: Updated@9 Deleted@tombstone(9)", "add default/p-0"}
+	for _, c := range []struct {
+		yours []string
+		want  bool
+	}{
+		{[]string{"x: Updated@9 Deleted@tombstone(9)", "add default/p-0"}, true},   // no namespace
+		{[]string{"default/x: Updated@9 Deleted@tombstone(9)", "add pod-0"}, true}, // another name
+		{real, false}, // equal: nothing off
+		{[]string{"x: Updated@9 Deleted@tombstone(5)", "add default/p-0"}, false},    // a reasoning off too
+		{[]string{"default/x: Deleted@tombstone(9)", "add default/p-0"}, false},      // an entry left out
+		{[]string{"x Updated@9 Deleted@tombstone(9)", "add default/p-0"}, false},     // not the notation
+		{[]string{"default/x: Updated@9 Deleted@tombstone(9)", "update p-0"}, false}, // another call
+		{[]string{"add default/p-0"}, false},                                         // fewer entries
+	} {
+		if got := kit.NamesOff(c.yours, real); got != c.want {
+			t.Errorf("NamesOff(%q): %v, want %v", c.yours, got, c.want)
+		}
+	}
+}

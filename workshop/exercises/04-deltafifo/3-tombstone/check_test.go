@@ -41,7 +41,10 @@ func TestPredictions(t *testing.T) {
 		update    bool
 	}{{"Plain", Plain, false}, {"AfterUpdate", AfterUpdate, true}} {
 		got := ours(c.update)
-		if got != c.you {
+		switch {
+		case kit.NamesOff([]string{c.you}, []string{got}):
+			t.Errorf("%s: you predicted %q: its deltas are what the queue pops, but not the key it files x under: the task gives x's namespace, and kit.DescribeDeltas starts with the key as MetaNamespaceKeyFunc writes it", c.name, c.you)
+		case got != c.you:
 			t.Errorf("%s: you predicted %q, not what chapter 4's DeltaFIFO pops", c.name, c.you)
 		}
 		if theirs(c.update) != got {

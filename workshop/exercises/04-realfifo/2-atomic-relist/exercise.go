@@ -4,7 +4,8 @@
 //
 // Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "Relists: per event, or one `ReplacedAll` entry".
 //
-// The informer's cache holds a@1 and b@2. A relist returns b@3 and c@4:
+// The informer's cache holds a@1 and b@2 (pods named a and b, like every
+// pod here in namespace default). A relist returns b@3 and c@4:
 // the reflector calls Replace([b@3, c@4], "10") on a RealFIFO with
 // AtomicEvents (chapter 5's default queue). The checker pops until the
 // queue is empty, each Pop handing the entry to chapter 4's Consumer

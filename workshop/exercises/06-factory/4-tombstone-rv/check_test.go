@@ -74,6 +74,9 @@ func TestFinding(t *testing.T) {
 	switch {
 	case TombstoneRV != "last known" && TombstoneRV != "list" && TombstoneRV != "deletion":
 		t.Errorf("TombstoneRV: you wrote %q; write one of the three answers the doc comment names", TombstoneRV)
+	case kit.NamesOff(Calls, rec.Strings()):
+		// Said alone: the reasoning is judged once the names are right.
+		t.Errorf("Calls: your calls follow the handler's, but name the pods otherwise than a kit.Recorder writes them: the task gives their names and namespace, and its Strings() writes each as its key")
 	case got != TombstoneRV || !slices.Equal(Calls, rec.Strings()):
 		// One message: naming which of the two is wrong would leave a
 		// choice of three to try.

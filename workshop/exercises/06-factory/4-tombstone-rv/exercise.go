@@ -4,17 +4,20 @@
 //
 // Kind: investigate. Minutes: 15. Needs: none. Practises: docs/tracing.md, and docs/04-deltafifo.md, "Tombstones: why handlers must expect DeletedFinalStateUnknown".
 //
-// cmd/trace-demo's relist lesson, as an exercise. A factory
+// cmd/trace-demo's relist lesson, as an exercise. The embedded API server
+// (kit.StartServer) holds two pods of namespace default, p-0 and p-1
+// (kit.CreatePods(t, srv, "p", 2)). A factory
 // (factory.WithTracerProvider(spans.Provider())) runs a pod informer on
-// its default queue (the RealFIFO) with a kit.Recorder. Pod p-0 is
-// updated once (its resourceVersion becomes U). Then, with the watch open
-// for over a second: the server is stopped, p-0 deleted (at
-// resourceVersion D), another pod created, history compacted, server
-// restarted. The relist (a new stream, as client-go v0.37.2's reflector
-// fetches the whole state) turns p-0 into a DeletedFinalStateUnknown, and
-// its trace root, a "ListAndWatch watchlist" span with
-// informer.event.type TOMBSTONE, carries informer.resource_version.
-// Answer:
+// its default queue (the RealFIFO) with a kit.Recorder, started and
+// synced. Pod p-0 is updated once (a label added; its resourceVersion
+// becomes U). Then, with the watch open for over a second: the server is
+// stopped (srv.Stop()), p-0 deleted (at resourceVersion D), a pod named
+// new created (kit.Pod("", "new")), history compacted (srv.Compact()),
+// and the server restarted (srv.Restart()). The relist (a new stream, as
+// client-go v0.37.2's reflector fetches the whole state) turns p-0 into a
+// DeletedFinalStateUnknown, and its trace root, a "ListAndWatch
+// watchlist" span with informer.event.type TOMBSTONE, carries
+// informer.resource_version. Answer:
 //
 //   - TombstoneRV: is that resourceVersion "last known" (U, the last state
 //     the informer saw), "list" (the relist's: the one its stream's

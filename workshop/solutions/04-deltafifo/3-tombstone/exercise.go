@@ -4,8 +4,9 @@
 //
 // Kind: predict. Minutes: 10. Needs: none. Practises: docs/04-deltafifo.md, "Tombstones: why handlers must expect DeletedFinalStateUnknown".
 //
-// The informer's cache (the DeltaFIFO's knownObjects) holds x@5. The
-// reflector relists, and the new LIST lacks x: Replace([], "20").
+// The informer's cache (the DeltaFIFO's knownObjects) holds x@5, a pod
+// named x in namespace default. The reflector relists, and the new LIST
+// lacks x: Replace([], "20").
 //
 //   - Plain: predict the one pop, in kit.DescribeDeltas form (a tombstone
 //     shows as "Deleted@tombstone(RV)" with the resourceVersion of the

@@ -5,7 +5,8 @@
 // Kind: predict. Minutes: 10. Needs: none. Practises: docs/05-processor.md, "Handler rules".
 //
 // Chapter 5's shared informer (on the RealFIFO, its default) has synced
-// three pods with one handler. Then a second handler, a kit.Recorder, is
+// three pods with one handler: p-0, p-1 and p-2, in namespace default
+// (kit.CreatePods(t, srv, "p", 3)). Then a second handler, a kit.Recorder, is
 // added with AddEventHandler, and the informer is traced with kit.Spans.
 // Predict:
 //

@@ -11,7 +11,8 @@
 // On a fresh run (restart the demo if you have pressed buttons already)
 // the informer has listed demo/web-1. Press "create a pod" twice: three
 // pods are cached (the Indexer box says 3). Note the HandleDeltas box, then
-// press "add a handler": a fourth listener row appears, and new rows in the
+// press "add a handler": a fourth listener row appears, the added
+// handler's, which the page names *demo.extraHandler#3, and new rows in the
 // event list. Predict, then click one of the new rows to open its
 // waterfall:
 //
