@@ -20,7 +20,9 @@
 // WATCH) or "list rv=X limit=N" (no " limit=N" when the request had none).
 // Write X as it was sent ("" is written rv=), or as S for the
 // resourceVersion the initial state is at (the stream's bookmark says it),
-// and later for any newer one. Explain each with the table in
+// or as the word "later" for any newer one: rv=later. S and "later" are
+// names, written in place of a number that changes from run to run; the
+// exercises of chapters 3 and 4 use them alike. Explain each with the table in
 // docs/03-reflector.md: why the first request asks for "", why the second
 // asks for S, and what the reflector sends after the 410.
 package requests

@@ -11,7 +11,8 @@
 // the whole state: a relist, with client-go v0.37.2's defaults), "watch
 // rv=X" (a plain WATCH from X) or "list rv=X limit=N", with " fault=N"
 // added when the server answered with an injected error. Write X as S for
-// the resourceVersion the initial state is at, later for any newer one.
+// the resourceVersion the initial state is at, and as the word "later"
+// for any newer one (rv=later; as in 1-requests).
 // Each runs in its own testing/synctest bubble: start, wait until
 // watching, wait 5 seconds (except QuickClose), fault, wait 30 seconds,
 // list the requests.

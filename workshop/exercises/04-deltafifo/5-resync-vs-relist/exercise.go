@@ -12,7 +12,8 @@
 // again. Write requests as kit.Requests does: "watch rv=X stream" (a
 // WATCH with sendInitialEvents=true, client-go v0.37.2's default), "watch
 // rv=X" or "list rv=X limit=N", with X as sent ("" is written rv=), S for
-// the resourceVersion of the initial state, later for any newer one.
+// the resourceVersion of the initial state, and the word "later" for any
+// newer one (rv=later; as in 03-reflector/1-requests).
 // Answer:
 //
 //   - Requests: the pod requests in those 5 seconds;

@@ -73,7 +73,7 @@ func describe(q liveprobe.ProbedRequest, s string) string {
 		from = `""`
 	case q.ResourceVersion == "0":
 	case err1 == nil && err2 == nil && n > sn:
-		from = "newer"
+		from = "later"
 	case err1 == nil && err2 == nil && n < sn:
 		from = "older"
 	}

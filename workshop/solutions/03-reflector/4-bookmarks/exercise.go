@@ -22,7 +22,8 @@
 // per request, "watch rv=X stream", "watch rv=X" or "list rv=X limit=N"
 // (no " limit=N" when the request had none), with X as it was sent (""
 // is written rv=), S for the resourceVersion the initial state is at, B
-// for the one the bookmark carried, and later for any other.
+// for the one the bookmark carried, and the word "later" for any other
+// (rv=later).
 //
 // Then answer for yourself: why do real API servers send bookmarks about
 // once a minute?

@@ -12,8 +12,8 @@
 // sendInitialEvents=true), "watch rv=X" (a plain WATCH), "list rv=X
 // limit=N" (no " limit=N" when the request had none), followed by
 // " refused=422" when the server refused it. X is as sent ("" is written
-// rv=), or S for the resourceVersion of the pods' initial state, or later
-// for any newer one.
+// rv=), or S for the resourceVersion of the pods' initial state, or the
+// word "later" for any newer one (rv=later; as in 1-requests).
 //
 //   - Refused: the server cannot stream, as a kube-apiserver whose
 //     WatchList feature is off (apiserver.Options{DisableWatchList: true}):

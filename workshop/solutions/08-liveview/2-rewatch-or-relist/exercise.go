@@ -23,7 +23,8 @@
 // one of:
 //
 //	S      the resourceVersion the box showed before the press
-//	newer  a resourceVersion newer than S
+//	later  a resourceVersion newer than S (the word "later", as in
+//	       the exercises of chapter 3)
 //	0      "0": any version the server has
 //	""     "": the latest state
 //
