@@ -249,7 +249,7 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 
 	code, r = d.press(t, "drop-watch")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	assert.Contains(t, r.LookFor, "without a new stream or LIST")
+	assert.Contains(t, r.LookFor, "Which request does it send next")
 	st := d.waitState(t, "a new WATCH", func(st liveview.State) bool {
 		return st.Pipeline.Reflector.Watches > r0.Watches && st.Pipeline.Reflector.Phase == "WATCH"
 	})
@@ -264,7 +264,7 @@ func TestLiveViewDropWatchAndRelistShowInTheReflector(t *testing.T) {
 	r1 := d.waitState(t, "the second ADDED delivered", func(st liveview.State) bool { return st.Pipeline.Indexer == 3 }).Pipeline.Reflector
 	code, r = d.press(t, "relist")
 	require.Equal(t, http.StatusOK, code, r.Message)
-	assert.Contains(t, r.LookFor, "a new STREAM, not a LIST")
+	assert.Contains(t, r.LookFor, "how does the rewatch from a compacted resourceVersion end")
 	// The event list is made of ended traces, which can come a moment
 	// after the reflector's state says WATCH: wait for demo/live-1's
 	// LISTED too, or the check below reads the list too early (it did, in
@@ -331,7 +331,7 @@ func TestLiveViewServerCannotStreamShowsTheFallback(t *testing.T) {
 	code, r = d.press(t, "no-stream")
 	require.Equal(t, http.StatusOK, code, r.Message)
 	assert.Contains(t, r.Message, "refuses streams (422 Invalid)")
-	assert.Contains(t, r.LookFor, "falls back to the classic LIST, then WATCH")
+	assert.Contains(t, r.LookFor, "read the reflector's requests after it")
 	st := d.waitState(t, "the fallback: a LIST, then WATCH", func(st liveview.State) bool {
 		return st.Pipeline.Reflector.Lists > r0.Reflector.Lists && st.Pipeline.Reflector.Phase == "WATCH"
 	}).Pipeline

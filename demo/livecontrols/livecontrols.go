@@ -100,29 +100,29 @@ func (le *liveEmbedded) controls() []liveview.Control {
 		{Name: "delete-pod", Label: "delete a pod", LookFor: "one DELETED event: the indexer shrinks by one, every handler gets OnDelete",
 			Do: le.locked(le.deletePod)},
 		{Name: "burst", Label: "burst of N updates", Param: "how many updates of demo/web-1", Max: MaxBurst,
-			LookFor: "for a moment the queue and the listeners fill while the watch delivers; then, while it is slow, only " + demo.TunableListener + "'s pending (its ring buffer) still holds the burst, draining at its handler's pace, while the fast handlers are done. Every listener ends with N more calls: the counters count every update, traced or not. " + burstLimits,
+			LookFor: "the queue box and every listener's row (addCh, pending, nextCh, handler) while the watch delivers the burst, and the handlers' counters once it has drained: where does the burst wait, and which handler gets how many calls? The counters count every update, traced or not. " + burstLimits,
 			Do:      le.locked(le.burst)},
 		{Name: "slow", Label: "make the handler slow",
-			LookFor: "from its next call on, " + demo.TunableListener + " takes " + SlowDelay.String() + " (its max time shows it); after a burst its pending grows while the other listeners' stay at 0 and the queue empties: one slow handler never delays the others or the queue. In its events' waterfalls its pop span (informer.listener.pending > 0) is the long one",
+			LookFor: "from its next call on, " + demo.TunableListener + " takes " + SlowDelay.String() + " (its max time shows it). Press a burst next and watch the queue and every listener's row: which boxes fill, and does any other handler or the queue wait for the slow one? Then compare its events' waterfalls with the other listeners' spans",
 			Do:      le.slow},
-		{Name: "fast", Label: "make the handler fast", LookFor: demo.TunableListener + "'s pending drains within moments; its mean time falls as fast calls add up, its max stays",
+		{Name: "fast", Label: "make the handler fast", LookFor: "from its next call on, " + demo.TunableListener + " returns at once: watch its row empty; its mean time falls as fast calls add up, its max stays",
 			Do: le.fast},
-		{Name: "add-handler", Label: "add a handler", LookFor: lookFor("late-handler") + fmt.Sprintf(" Its row appears last, with one call per cached object. The page adds %d at most", MaxExtraHandlers),
+		{Name: "add-handler", Label: "add a handler", LookFor: fmt.Sprintf("a new listener row, last, and new rows in the event list: click one to read its waterfall (its root span, the listeners in it), and compare the HandleDeltas box before and after. The page adds %d at most", MaxExtraHandlers),
 			Do: le.locked(le.addHandler)},
 		{Name: "remove-handler", Label: "remove a handler", LookFor: "the last *demo.extraHandler row disappears; the others go on",
 			Do: le.locked(le.removeHandler)},
-		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector WATCHes again from the last resourceVersion it saw, without a new stream or LIST, losing and repeating nothing; but a watch that ended within a second with no event is a \"very short watch\": then it backs off and fetches the whole state again (a new STREAM)",
+		{Name: "drop-watch", Label: "drop the watch", LookFor: "the reflector box: its STREAM, LIST and WATCH counters, and its last requests, oldest first. Which request does it send next, from which resourceVersion, and is any change lost or repeated? (A watch that ended within a second with no event is a \"very short watch\", which docs/03-reflector.md treats apart)",
 			Do: le.locked(le.dropWatch)},
 		{Name: "relist", Label: "compact + force a 410 relist",
-			LookFor: "the rewatch from a compacted resourceVersion ends with ERROR Expired (410), so after a backoff the reflector fetches the whole state again: a new STREAM, not a LIST (where the server cannot stream: the refused STREAM, then LIST and WATCH); on the RealFIFO the state is one ReplacedAll entry, and every object still gets its own trace (LISTED) linked to the entry's RealFIFO.ReplacedAll span",
+			LookFor: "the reflector box's last requests: how does the rewatch from a compacted resourceVersion end, and how does the reflector then fetch the whole state again, from which resourceVersion? Then click an object's event that follows, and read its trace and its links",
 			Do:      le.locked(le.relist)},
 		{Name: "no-stream", Label: "server cannot stream (on/off)",
-			LookFor: "switched on, the server refuses every stream with 422 Invalid, as a kube-apiserver whose WatchList feature is off, and the control forces a relist: the rewatch ends with ERROR Expired, the new STREAM is refused (422 Invalid), and the reflector falls back to the classic LIST, then WATCH; its objects come as \"ListAndWatch list\" roots. Switched off, the server streams again: the open watch goes on, and the next relist is a STREAM",
+			LookFor: "switched on, the server refuses every stream with 422 Invalid, as a kube-apiserver whose WatchList feature is off, and the control forces a relist: read the reflector's requests after it, and the root span of its objects' traces. Switched off, the server streams again: what happens to the open watch, and to the next relist?",
 			Do:      le.locked(le.noStream)},
-		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; the reflector WATCHes again from its last resourceVersion, without a new stream or LIST (history was kept; a request sent while the server is down fails with connection refused and is retried)",
+		{Name: "restart", Label: "restart the API server", LookFor: "the open WATCH ends with the server; read the reflector's requests once it is back: does it fetch the whole state again, or go on from where it was? (The server kept its history; a request sent while it is down fails with connection refused)",
 			Do: le.locked(le.restart)},
 		{Name: "controller", Label: "run a controller",
-			LookFor: "a *lessons.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile: 6 adds, 4 merged, 2 reconciles; click demo/ctl's create to see the trace go on to workqueue.process",
+			LookFor: "a *lessons.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile. Count its adds, the adds merged and the reconciles in its row; click demo/ctl's create to see the trace go on to workqueue.process",
 			Do:      le.locked(le.controller)},
 		{Name: "handoff", Label: "hand off to a second controller",
 			LookFor: "controller A reconciles lessons/handoff and writes lessons/handoff-out, stamped with its reconcile's span (tracing.k8s.io/traceparent); controller B's informer receives that write: click lessons/handoff-out's ADDED to see B's trace down to its reconcile, and its root's \"written by\" link: a link, not a parent; click the link to open A's trace",
@@ -297,7 +297,7 @@ const (
 // burstLimits is the part of the burst's "look for" that says what the
 // page refuses, and what happens past the embedded server's watch buffer.
 var burstLimits = fmt.Sprintf("The page refuses a burst that would leave more than %d changes waiting for the informer's slowest listener, or, with the handler slow, more than it handles in %v (%d at %v per call). "+
-	"If the informer falls %d events behind the API server, the embedded server ends its watch, as a real one ends a watch that cannot keep up: the reflector watches again from its last resourceVersion, or, when the server's history (its last %d events) no longer reaches back that far, gets 410 Expired and streams the whole state again; the updates it missed then come as one relisted state, and the listeners get fewer than N calls. The burst's answer says when that happened",
+	"If the informer falls %d events behind the API server, the embedded server ends its watch, as a real one ends a watch that cannot keep up, and the reflector recovers as after \"drop the watch\", or, when the server's history (its last %d events) no longer reaches back that far, as after \"compact + force a 410 relist\": then the listeners get fewer than N calls. The burst's answer says when that happened",
 	maxBacklog, MaxDrain, int(MaxDrain/SlowDelay), SlowDelay, apiserver.WatchBuffer, apiserver.DefaultHistoryLimit)
 
 // backlog is how many changes wait for the slowest listener now: those
@@ -377,4 +377,16 @@ func (le *liveEmbedded) runLessons() {
 		}
 	}
 	le.printer.Status("lesson script done")
+}
+
+// Texts returns the page's controls as GET /api/controls serves them,
+// with no run behind them (Do is nil): their names, labels and "look
+// for" texts, which a page shows before any press. The workshop's tests
+// read them: no text may give a live view exercise's answer away.
+func Texts() []liveview.Control {
+	cs := (&liveEmbedded{}).controls()
+	for i := range cs {
+		cs[i].Do = nil
+	}
+	return cs
 }

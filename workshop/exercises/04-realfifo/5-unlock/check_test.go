@@ -42,9 +42,20 @@ func addReturns(t *testing.T, unlock bool, left int) bool {
 }
 
 func TestPredictions(t *testing.T) {
-	// One message for the two yes/no answers: naming the wrong one would
-	// say which to flip.
-	if addReturns(t, true, 0) != WithUnlock || addReturns(t, false, 0) != WithoutUnlock {
+	for _, p := range []struct{ name, you string }{{"WithUnlock", WithUnlock}, {"WithoutUnlock", WithoutUnlock}} {
+		if p.you != "returns" && p.you != "waits" {
+			t.Errorf("%s: you wrote %q; write one of the two words the task gives", p.name, p.you)
+		}
+	}
+	word := func(returned bool) string {
+		if returned {
+			return "returns"
+		}
+		return "waits"
+	}
+	// One message for the two returns/waits answers: naming the wrong one
+	// would say which to change.
+	if word(addReturns(t, true, 0)) != WithUnlock || word(addReturns(t, false, 0)) != WithoutUnlock {
 		t.Errorf("your answers about whether Add returns while the process function blocks are not what it did: with and without UnlockWhileProcessing, who holds the queue's lock during the process call?")
 	}
 	if KeepsLockFrom < 1 {

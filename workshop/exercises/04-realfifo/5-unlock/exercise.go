@@ -11,9 +11,10 @@
 // calls Add from another goroutine. Predict:
 //
 //   - WithUnlock: with UnlockWhileProcessing (chapter 5's setting), one
-//     entry queued and popped: does the Add return while the process
-//     function blocks?
-//   - WithoutUnlock: the same without UnlockWhileProcessing?
+//     entry queued and popped: while the process function blocks, does
+//     the Add return at once ("returns") or wait for it ("waits")?
+//   - WithoutUnlock: the same without UnlockWhileProcessing ("returns"
+//     or "waits")?
 //   - KeepsLockFrom: with UnlockWhileProcessing, the smallest number of
 //     entries still queued (after the Pop took its one) at which the Pop
 //     keeps the lock anyway, so that Add waits. Find the line of
@@ -25,7 +26,7 @@ package unlock
 
 // Your predictions.
 var (
-	WithUnlock    = false
-	WithoutUnlock = true
+	WithUnlock    = ""
+	WithoutUnlock = ""
 	KeepsLockFrom = 0
 )
