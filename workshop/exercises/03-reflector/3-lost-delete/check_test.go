@@ -64,6 +64,6 @@ func TestFindings(t *testing.T) {
 	case len(codes) == 0:
 		t.Errorf("Status: the WatchErrorHandler saw no API error this time; run the checker again")
 	case Status != codes[0]:
-		t.Errorf("Status: you wrote %d, not the status code of the first API error the WatchErrorHandler saw (SetWatchErrorHandler, apierrors.APIStatus)", Status)
+		t.Errorf("Status: you wrote %d, not the status code of the first API error the WatchErrorHandler saw (SetWatchErrorHandler). The reflector wraps the errors it hands over (fmt.Errorf with %%w), so a type assertion on err finds no status: errors.As(err, &status) with a var status apierrors.APIStatus does, and apierrors.ReasonForError(err) names the reason", Status)
 	}
 }

@@ -3,6 +3,9 @@
 package realrestart
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +18,9 @@ import (
 )
 
 func TestFindings(t *testing.T) {
-	// What each part is for, not the part: the command is the answer.
+	// What a part is for, not the part: the command is the answer. Only
+	// the first part missing, so that the messages are no checklist to
+	// complete without a cluster; Evidence needs a run anyway.
 	for _, part := range []struct{ text, lacks string }{
 		{"hack/local-cluster.sh env", "does not load the cluster's environment (without it the test finds no cluster)"},
 		{"-tags e2e", "does not build the e2e tests (they are behind a build tag)"},
@@ -24,7 +29,11 @@ func TestFindings(t *testing.T) {
 	} {
 		if !strings.Contains(Command, part.text) {
 			t.Errorf("Command: yours %s", part.lacks)
+			break
 		}
+	}
+	if !evidence(Evidence) {
+		t.Errorf("Evidence: not what a passing run of the restart test logs last (its namespace, then a digest of it): run the test against the cluster with -v, and copy what follows \"evidence: \"")
 	}
 
 	srv := kit.StartServer(t)
@@ -57,4 +66,21 @@ func TestFindings(t *testing.T) {
 	if relisted != Relisted || arrived != WhileDownArrivesAs {
 		t.Errorf("Relisted and WhileDownArrivesAs are not what the reflector did across the restart: is connection refused retriable, does the server still have the history after a restart, and so which store call brought while-down in (record them: kit.NewRecordingStore)?")
 	}
+}
+
+// evidence reports whether s is what test/e2e's restartEvidence logs for
+// some run: "e2e-<unix nanoseconds> <digest of it>". The digest is
+// computed as there; a run's namespace is its own, so the line is only
+// had by running the test (or by reading this function, which is not the
+// exercise).
+func evidence(s string) bool {
+	ns, digest, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "evidence:")), " ")
+	if !ok || !strings.HasPrefix(ns, "e2e-") {
+		return false
+	}
+	if _, err := strconv.ParseInt(strings.TrimPrefix(ns, "e2e-"), 10, 64); err != nil {
+		return false
+	}
+	sum := sha256.Sum256([]byte("informer-anatomy restart " + ns))
+	return digest == hex.EncodeToString(sum[:6])
 }

@@ -10,10 +10,17 @@
 // with the e2e build tag, and only find the cluster through the
 // environment that hack/local-cluster.sh env prints. Start the cluster
 // (hack/local-cluster.sh up; the first time it builds kube-apiserver, for
-// several minutes), run the test with -v, and read
-// hack/.cluster/kube-apiserver.log around the restart.
+// several minutes), run the test with -v, and read its log around the
+// restart: it logs every request its reflector sends ("reflector: WATCH
+// rv=..."), every error the reflector's WatchErrorHandler gets, and when
+// kube-apiserver restarts. (kube-apiserver's own log,
+// hack/.cluster/kube-apiserver.log, has no request lines at its default
+// verbosity.)
 //
 //   - Command: the shell line you ran the test with (after "up").
+//   - Evidence: the line a passing run logs last, after "evidence: ": the
+//     test's namespace and a digest of it, which tells the checker that
+//     your answers come from a run against the cluster.
 //   - Relisted: after the restart, did the reflector fetch the whole
 //     state again (a new stream, or a LIST where the server cannot
 //     stream), or only WATCH again from its resourceVersion? (etcd was
@@ -22,13 +29,15 @@
 //     a reflector's store through which store method: "Add" (a watch
 //     event) or "Replace" (a relist)?
 //
-// The checker cannot reach your cluster: it checks Command's parts, and
-// proves the other two on the embedded API server (stop, create, restart).
+// The checker cannot reach your cluster: it checks Command's parts and
+// Evidence, and proves the other two on the embedded API server (stop,
+// create, restart).
 package realrestart
 
 // Your findings.
 var (
 	Command            = `eval "$(hack/local-cluster.sh env)" && go test -tags e2e -run TestRestartingKubeAPIServerMidWatchLosesNothing -v ./test/e2e`
-	Relisted           = false // connection refused, then a watch from the same RV: the history is still there
-	WhileDownArrivesAs = "Add" // replayed by the re-watch as an ADDED event
+	Evidence           = "e2e-1764403200123456789 59340aa23c7c" // from one run: each run has its own
+	Relisted           = false                                  // connection refused, then a watch from the same RV: the history is still there
+	WhileDownArrivesAs = "Add"                                  // replayed by the re-watch as an ADDED event
 )
