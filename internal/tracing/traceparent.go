@@ -28,7 +28,7 @@ const traceparentHeader = "traceparent"
 
 // maxIgnoredValue bounds the part of an unparsable annotation put on a
 // span: a well-formed traceparent is 55 bytes, and an annotation can be up
-// to 256 KiB, which no span should carry.
+// to 256 KiB, which no span should carry (nor keep alive: see Cut).
 const maxIgnoredValue = 64
 
 var (
@@ -64,8 +64,9 @@ func (c *traceparentCarrier) Keys() []string { return []string{traceparentHeader
 // context it names (valid, remote); white space around the value is
 // trimmed first (a YAML block scalar leaves a newline at its end, which the
 // W3C format does not allow but nobody means). When it is present and does
-// not parse (an empty value included), sc is invalid, ignored is the value (cut to 64
-// bytes, for a span event) and the ignored-annotations counter
+// not parse (an empty value included), sc is invalid, ignored is the value
+// made safe for a span event ([Cut] to 64 bytes: valid UTF-8, no control
+// character, a copy) and the ignored-annotations counter
 // ([TraceparentsIgnored]) goes up by one: bad input in an annotation anyone
 // can write is never an error for the informer.
 //
@@ -79,10 +80,11 @@ func Traceparent(obj any) (sc trace.SpanContext, ignored string, present bool) {
 	sc = trace.SpanContextFromContext(w3c.Extract(context.Background(), &traceparentCarrier{value: strings.TrimSpace(value)}))
 	if !sc.IsValid() {
 		ignoredTraceparents.Add(1)
-		if len(value) > maxIgnoredValue {
-			value = value[:maxIgnoredValue]
-		}
-		return trace.SpanContext{}, value, true
+		// Never value[:64]: that can split a character (and an invalid
+		// attribute fails the OTLP export of every span batched with
+		// it), and it keeps the whole annotation alive for as long as
+		// the span is held. Cut says more.
+		return trace.SpanContext{}, Cut(value, maxIgnoredValue), true
 	}
 	return sc, "", true
 }
