@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // ReflectorProbe wraps the ListerWatcher an informer is built with, to show
@@ -274,10 +275,15 @@ func outcomeOf(err error) string {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) && st.Status().Code != 0 {
 		s := st.Status()
-		return strings.TrimSpace(fmt.Sprintf("%d %s", s.Code, s.Reason))
+		return strings.TrimSpace(fmt.Sprintf("%d %s", s.Code, tracing.Value(string(s.Reason))))
 	}
-	return err.Error()
+	return errorText(err)
 }
+
+// errorText is err's message as the page may show it: an API server's
+// message can quote what it refused, so it is made safe and bounded as
+// a span's error is (tracing.Cut, at tracing.MaxMessageBytes).
+func errorText(err error) string { return tracing.Cut(err.Error(), tracing.MaxMessageBytes) }
 
 // List passes to ListWithContext.
 func (p *ReflectorProbe) List(o metav1.ListOptions) (runtime.Object, error) {
@@ -293,22 +299,22 @@ func (p *ReflectorProbe) Watch(o metav1.ListOptions) (watch.Interface, error) {
 func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	var n int
 	p.set(func(s *ReflectorState) {
-		s.Phase, s.ResourceVersion, s.Unprobed = VerbList, o.ResourceVersion, false
+		s.Phase, s.ResourceVersion, s.Unprobed = VerbList, tracing.Value(o.ResourceVersion), false
 		s.Lists++
-		n = p.request_locked(VerbList, o.ResourceVersion)
+		n = p.request_locked(VerbList, s.ResourceVersion)
 	})
 	obj, err := p.lw.ListWithContext(ctx, o)
 	p.set(func(s *ReflectorState) {
 		s.Phase = PhaseIdle
 		if err != nil {
-			s.LastError = "LIST: " + err.Error()
+			s.LastError = "LIST: " + errorText(err)
 			p.outcome_locked(n, outcomeOf(err))
 			return
 		}
 		s.LastError = ""
 		objects := meta.LenList(obj)
 		if l, lerr := meta.ListAccessor(obj); lerr == nil {
-			s.ResourceVersion = l.GetResourceVersion()
+			s.ResourceVersion = tracing.Value(l.GetResourceVersion())
 			if l.GetContinue() == "" {
 				s.Fetched, s.Listed = FetchedList, objects
 			}
@@ -331,7 +337,7 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 	}
 	var n int
 	p.set(func(s *ReflectorState) {
-		n = p.request_locked(verb, o.ResourceVersion)
+		n = p.request_locked(verb, tracing.Value(o.ResourceVersion))
 		if stream {
 			s.Streams++
 		} else {
@@ -341,14 +347,14 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 	w, err := p.lw.WatchWithContext(ctx, o)
 	if err != nil {
 		p.set(func(s *ReflectorState) {
-			s.Phase, s.LastError = PhaseIdle, verb+": "+err.Error()
+			s.Phase, s.LastError = PhaseIdle, verb+": "+errorText(err)
 			p.outcome_locked(n, outcomeOf(err))
 		})
 		return nil, err
 	}
 	unprobed := p.probeEvents != nil && !p.probeEvents()
 	p.set(func(s *ReflectorState) {
-		s.Phase, s.ResourceVersion, s.LastError, s.Unprobed = verb, o.ResourceVersion, "", unprobed
+		s.Phase, s.ResourceVersion, s.LastError, s.Unprobed = verb, tracing.Value(o.ResourceVersion), "", unprobed
 		if stream {
 			s.Streamed = 0
 		}
@@ -426,7 +432,7 @@ func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 		outcome := "ERROR"
 		var st apierrors.APIStatus
 		if errors.As(apierrors.FromObject(ev.Object), &st) && st.Status().Reason != "" {
-			outcome += " " + string(st.Status().Reason)
+			outcome += " " + tracing.Value(string(st.Status().Reason))
 		}
 		p.set(func(s *ReflectorState) { s.WatchErrors++; p.outcome_locked(w.n, outcome) })
 		return
@@ -435,7 +441,9 @@ func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 	if err != nil {
 		return
 	}
-	rv := m.GetResourceVersion()
+	// The page shows it: made safe and copied out of the object
+	// (tracing.Value), as every value taken from an object is.
+	rv := tracing.Value(m.GetResourceVersion())
 	if !w.streaming {
 		p.set(func(s *ReflectorState) { s.WatchEvents++; s.ResourceVersion = rv })
 		return

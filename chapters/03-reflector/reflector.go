@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -427,7 +426,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) (err error) {
 			// a V(4) line; no handler is told: the LIST that follows is
 			// the answer, and its own failure is reported.
 			if span.IsRecording() {
-				span.AddEvent(tracing.EventWatchListFallback, trace.WithAttributes(r.nameAttr, tracing.KeyFallbackReason.String(err.Error())))
+				span.AddEvent(tracing.EventWatchListFallback, trace.WithAttributes(r.nameAttr, tracing.KeyFallbackReason.String(tracing.Cut(err.Error(), tracing.MaxMessageBytes))))
 			}
 			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. "+
 				"This is expected if watchlist is not supported or disabled in kube-apiserver.", "err", err)
@@ -485,7 +484,7 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 		r.paginatedResult = true
 	}
 	r.setIsLastSyncResourceVersionUnavailable(false)
-	span.SetAttributes(tracing.KeyResourceVersion.String(rv), tracing.KeyListItems.Int(len(items)))
+	span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(rv)), tracing.KeyListItems.Int(len(items)))
 
 	found := r.admitListItems(ctx, items, rv)
 	// Replace first, record the RV second: if Replace fails, the next attempt
@@ -646,7 +645,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErr chan
 			}
 		} else {
 			_, span = r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(r.LastSyncResourceVersion())))
+				trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(tracing.Value(r.LastSyncResourceVersion()))))
 		}
 
 		_, err = r.handleWatch(ctx, start, w, r.store, false, resyncErr, func(rv string, pastSynthetic bool) {
@@ -724,7 +723,7 @@ func (r *Reflector) openWatch(ctx context.Context) (w watch.Interface, span trac
 	}
 	fromStart = rv != "" && rv != "0"
 	wctx, span := r.tracer.Start(ctx, tracing.SpanWatch, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(rv)))
+		trace.WithAttributes(r.nameAttr, tracing.KeyResourceVersion.String(tracing.Value(rv))))
 	w, err = r.listerWatcher.WatchWithContext(wctx, options)
 	switch {
 	case err == nil:
@@ -881,9 +880,8 @@ func (r *Reflector) rewatchResourceVersion() string {
 
 // endSpan records err (if any, and not a stop) and ends span.
 func endSpan(span trace.Span, err error) {
-	if err != nil && !errors.Is(err, errorStopRequested) && span.IsRecording() {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+	if err != nil && !errors.Is(err, errorStopRequested) {
+		tracing.SetError(span, err, true)
 	}
 	span.End()
 }

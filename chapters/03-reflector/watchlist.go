@@ -207,7 +207,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			TimeoutSeconds:       &timeout,
 		}
 		wctx, span := r.tracer.Start(ctx, tracing.SpanWatchList, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(r.nameAttr, tracing.KeyRequestResourceVersion.String(options.ResourceVersion)))
+			trace.WithAttributes(r.nameAttr, tracing.KeyRequestResourceVersion.String(tracing.Value(options.ResourceVersion))))
 		w, err := r.streamOnce(ctx, wctx, span, temp, options)
 		if w != nil {
 			r.resetRetrying()
@@ -274,7 +274,7 @@ func (r *Reflector) streamOnce(ctx, wctx context.Context, span trace.Span, temp 
 		return nil, errStreamClosedEarly
 	}
 	list, arrived := temp.list()
-	span.SetAttributes(tracing.KeyResourceVersion.String(bookmarkRV), tracing.KeyListCount.Int(len(list)))
+	span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(bookmarkRV)), tracing.KeyListCount.Int(len(list)))
 	endSpan(span, nil)
 	r.setIsLastSyncResourceVersionUnavailable(false)
 	if err := replace(WithStreamedList(ctx, StreamedList{Arrived: arrived}), r.store, list, bookmarkRV); err != nil {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -118,9 +117,7 @@ func (c *Consumer) ProcessDeltas(deltas Deltas, isInInitialList bool) error {
 		}
 	}
 	for _, s := range spans {
-		if err != nil {
-			s.SetStatus(codes.Error, err.Error())
-		}
+		tracing.SetError(s, err, false)
 		s.End()
 	}
 	return err
@@ -268,7 +265,7 @@ func (c *Consumer) processReplacedAll(entry Delta, info ReplacedAllInfo, isInIni
 	if err != nil {
 		for _, e := range events {
 			if e.span != nil {
-				e.span.SetStatus(codes.Error, err.Error())
+				tracing.SetError(e.span, err, false)
 				e.span.End()
 			}
 		}
@@ -303,7 +300,7 @@ func (c *Consumer) indexerSpansForReplace(events []atomicEvent, start, end time.
 			op = "Add"
 		}
 		_, s := c.Tracer.Start(e.ctx, tracing.SpanIndexerPrefix+op, internal, trace.WithTimestamp(start),
-			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(e.key)))
+			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(tracing.Value(e.key))))
 		endIndexer(s, err, trace.WithTimestamp(end))
 	}
 }
@@ -382,7 +379,7 @@ func (c *Consumer) ProcessDeltasInBatch(deltas []Delta, isInInitialList bool) er
 		if err != nil {
 			// The batch error names no delta; mark every span of the
 			// batch so a reader sees which pop it was.
-			ch.span.SetStatus(codes.Error, err.Error())
+			tracing.SetError(ch.span, err, false)
 		}
 		ch.span.End()
 	}
@@ -504,7 +501,7 @@ func (c *Consumer) indexerSpansForBatch(changes []batchChange, txns []store.Tran
 			continue
 		}
 		_, s := c.Tracer.Start(ch.ctx, tracing.SpanIndexerPrefix+string(txns[i].Type), internal, trace.WithTimestamp(start),
-			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(ch.key),
+			trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(tracing.Value(ch.key)),
 				tracing.KeyBatchSize.Int(len(changes))))
 		var err error
 		if failed.Has(i) {
@@ -522,7 +519,7 @@ func (c *Consumer) startIndexer(ctx context.Context, op string, obj any) trace.S
 	}
 	key, _ := c.keyOf(obj)
 	_, s := c.Tracer.Start(ctx, tracing.SpanIndexerPrefix+op, internal,
-		trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(key)))
+		trace.WithAttributes(tracing.KeyInformerName.String(c.Name), tracing.KeyObjectKey.String(tracing.Value(key))))
 	return s
 }
 
@@ -530,9 +527,6 @@ func endIndexer(s trace.Span, err error, opts ...trace.SpanEndOption) {
 	if s == nil {
 		return
 	}
-	if err != nil {
-		s.RecordError(err)
-		s.SetStatus(codes.Error, err.Error())
-	}
+	tracing.SetError(s, err, true)
 	s.End(opts...)
 }

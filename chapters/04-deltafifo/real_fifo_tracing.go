@@ -67,7 +67,7 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 	if w.sc.IsValid() {
 		span.AddLink(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs})
 	}
-	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyEventType.String(event))
+	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(tracing.Value(key)), tracing.KeyEventType.String(event))
 	if w.present && !w.sc.IsValid() {
 		span.AddEvent(tracing.EventTraceparentIgnored, trace.WithAttributes(tracing.KeyTraceparent.String(w.ignored)))
 	}
@@ -75,9 +75,9 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 		obj = t.Obj
 	}
 	if m, err := meta.Accessor(obj); err == nil {
-		span.SetAttributes(tracing.KeyResourceVersion.String(m.GetResourceVersion()))
+		span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(m.GetResourceVersion())))
 		if ns := m.GetNamespace(); ns != "" {
-			span.SetAttributes(tracing.KeyNamespace.String(ns))
+			span.SetAttributes(tracing.KeyNamespace.String(tracing.Value(ns)))
 		}
 	}
 	return span
@@ -117,7 +117,7 @@ func (f *RealFIFO) startAtomicEntry(ctx context.Context, typ DeltaType, listed i
 	}
 	span.SetAttributes(f.nameAttr, tracing.KeyDeltaType.String(string(typ)))
 	if typ == ReplacedAll {
-		span.SetAttributes(tracing.KeyListCount.Int(listed), tracing.KeyResourceVersion.String(resourceVersion))
+		span.SetAttributes(tracing.KeyListCount.Int(listed), tracing.KeyResourceVersion.String(tracing.Value(resourceVersion)))
 	}
 	return &deltaTrace{root: span.SpanContext(), queuedAt: time.Now(), atomic: &atomicTrace{entry: span, filter: f.traceFilter}}
 }
@@ -136,7 +136,7 @@ func (f *RealFIFO) endWait(d Delta, dropped bool) {
 		return
 	}
 	key, _ := f.KeyOf(d.Object)
-	attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))}
+	attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(tracing.Value(key)), tracing.KeyDeltaType.String(string(d.Type))}
 	if dropped {
 		attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
 	}
@@ -149,7 +149,7 @@ func (f *RealFIFO) endWait(d Delta, dropped bool) {
 // reflector's cycle span: a bookmark changes no object, so it gets no trace.
 func (f *RealFIFO) bookmarkEvent(ctx context.Context, resourceVersion string) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent(tracing.EventRealFIFOBookmark, trace.WithAttributes(f.nameAttr, tracing.KeyResourceVersion.String(resourceVersion)))
+		span.AddEvent(tracing.EventRealFIFOBookmark, trace.WithAttributes(f.nameAttr, tracing.KeyResourceVersion.String(tracing.Value(resourceVersion))))
 	}
 }
 
@@ -208,11 +208,12 @@ func StartAtomicObject(tracer trace.Tracer, informerName string, entry Delta, ke
 	}
 	rootCtx := trace.ContextWithSpanContext(background, root.SpanContext())
 	deltaType := tracing.KeyDeltaType.String(string(entry.Type))
+	keyAttr := tracing.KeyObjectKey.String(tracing.Value(key))
 	_, queued := tracer.Start(rootCtx, tracing.SpanRealFIFOQueued, internal, trace.WithTimestamp(t.queuedAt),
-		trace.WithAttributes(nameAttr, tracing.KeyObjectKey.String(key), deltaType))
+		trace.WithAttributes(nameAttr, keyAttr, deltaType))
 	queued.End(trace.WithTimestamp(poppedAt))
 	return tracer.Start(rootCtx, tracing.SpanHandleDeltas, consumer, trace.WithAttributes(
-		nameAttr, tracing.KeyObjectKey.String(key), deltaType,
+		nameAttr, keyAttr, deltaType,
 		tracing.KeyDeltasCount.Int(1), tracing.KeyInitialList.Bool(isInInitialList)))
 }
 
@@ -229,7 +230,7 @@ func StartHandleDeltasInBatch(tracer trace.Tracer, informerName, key string, d D
 		return background, nil
 	}
 	return tracer.Start(d.RootContext(), tracing.SpanHandleDeltas, consumer, trace.WithAttributes(
-		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(key),
+		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(tracing.Value(key)),
 		tracing.KeyDeltaType.String(string(d.Type)), tracing.KeyDeltasCount.Int(1),
 		tracing.KeyBatchSize.Int(batchSize), tracing.KeyInitialList.Bool(isInInitialList)))
 }

@@ -169,7 +169,7 @@ func (f *DeltaFIFO) endQueued(key string, deltas Deltas, dropped bool) int {
 		if d.trace == nil {
 			continue
 		}
-		attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(key), tracing.KeyDeltaType.String(string(d.Type))}
+		attrs := []attribute.KeyValue{f.nameAttr, tracing.KeyObjectKey.String(tracing.Value(key)), tracing.KeyDeltaType.String(string(d.Type))}
 		if dropped {
 			attrs = append(attrs, tracing.KeyQueueDropped.Bool(true))
 		}
@@ -255,7 +255,7 @@ func StartHandleDeltas(tracer trace.Tracer, informerName, key string, deltas Del
 	ctxs := make([]context.Context, len(deltas))
 	spans := make([]trace.Span, len(deltas))
 	common := []attribute.KeyValue{
-		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(key),
+		tracing.KeyInformerName.String(informerName), tracing.KeyObjectKey.String(tracing.Value(key)),
 		tracing.KeyDeltasCount.Int(len(deltas)), tracing.KeyInitialList.Bool(isInInitialList),
 	}
 	for i, d := range deltas {

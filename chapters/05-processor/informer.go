@@ -719,6 +719,9 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 		return
 	}
 	key, _ := deltafifo.DeletionHandlingMetaNamespaceKeyFunc(d.Object)
+	// Made safe once (tracing.Value) and carried in n.tr for every
+	// listener's spans.
+	key = tracing.Value(key)
 	dctx, span := s.tracer.Start(ctx, tracing.SpanDistribute, internal, trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 	n.tr = &notificationTrace{parent: trace.SpanContextFromContext(dctx), key: key}
 	s.processor.distribute(n, isSync)
@@ -729,6 +732,7 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 // the object cached under key: "AddEventHandler" (INTERNAL), under which
 // its addCh chain hangs.
 func (s *sharedIndexInformer) startSyntheticAdd(n *notification, key string) trace.Span {
+	key = tracing.Value(key)
 	_, span := s.tracer.Start(context.Background(), tracing.SpanAddEventHandle, internal, trace.WithNewRoot(),
 		trace.WithAttributes(s.nameAttr, tracing.KeyObjectKey.String(key)))
 	if !span.IsRecording() {

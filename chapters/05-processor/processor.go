@@ -142,7 +142,7 @@ func newProcessListener(handler ResourceEventHandler, name string, requested, re
 		runFinished:           make(chan struct{}),
 		handler:               handler,
 		name:                  name,
-		nameAttr:              tracing.KeyListener.String(name),
+		nameAttr:              tracing.KeyListener.String(tracing.Value(name)),
 		upstream:              upstream,
 		initialQueued:         make(chan struct{}),
 		synced:                make(chan struct{}),

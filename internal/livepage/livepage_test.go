@@ -5,10 +5,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -113,4 +117,45 @@ func TestWaterfallSaysWhatTheRowShows(t *testing.T) {
 	assert.Equal(t, "listener=*demo.fast#1 k8s.namespace.name=demo", byName[tracing.SpanAddCh].AttrText,
 		"by full key, as the page drew them from the JSON map; test/browser reads listener= off the addCh row")
 	assert.Equal(t, "pods", byName[tracing.SpanRealFIFOQueued].Attrs[string(tracing.KeyInformerName)], "Attrs still has every attribute")
+}
+
+// What the page shows of a span is valid UTF-8 and bounded, whoever made
+// the span: the store keeps a user's own spans too, whose names and
+// attributes nothing else made safe.
+func TestPageShowsEveryValueSafe(t *testing.T) {
+	store := NewSpanStore(10)
+	tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(store)).Tracer("test")
+	hostile := "ns/\xff\x1b[2J" + strings.Repeat("k", 200<<10)
+	ctx, root := tr.Start(context.Background(), tracing.SpanRootPrefix+"watch", trace.WithAttributes(
+		tracing.KeyObjectKey.String(hostile), tracing.KeyEventType.String("ADDED"), tracing.KeyResourceVersion.String("7\xc3")))
+	_, mine := tr.Start(ctx, "reconcile "+hostile, trace.WithAttributes(attribute.String("mine", hostile)))
+	mine.End()
+	_, proc := tr.Start(ctx, tracing.SpanWorkqueueProcess, trace.WithAttributes(tracing.KeyWorkqueueKey.String(hostile), tracing.KeyWorkqueueName.String("q\xff")))
+	proc.End()
+	root.End()
+
+	safe := func(what, s string) {
+		t.Helper()
+		assert.True(t, utf8.ValidString(s), "%s: %.40q", what, s)
+		assert.LessOrEqual(t, len(s), tracing.MaxValueBytes, "%s", what)
+		assert.False(t, strings.ContainsFunc(s, unicode.IsControl), "%s: %.40q", what, s)
+	}
+	events := store.Events(10)
+	require.Len(t, events, 1)
+	safe("event key", events[0].Key)
+	safe("event rv", events[0].ResourceVersion)
+	rs := store.Reconciles(10)
+	require.Len(t, rs, 1)
+	safe("reconcile key", rs[0].Key)
+	safe("reconcile queue", rs[0].Queue)
+	wf, ok := store.Waterfall(root.SpanContext().TraceID())
+	require.True(t, ok)
+	require.Len(t, wf.Spans, 3)
+	for _, s := range wf.Spans {
+		safe("span name", s.Name)
+		for k, v := range s.Attrs {
+			safe(k, v)
+		}
+		assert.True(t, utf8.ValidString(s.AttrText), s.Name)
+	}
 }

@@ -264,11 +264,14 @@ func isHandlerCall(s sdktrace.ReadOnlySpan) bool {
 	return spancheck.IsHandlerCall(&spancheck.Span{Name: s.Name()})
 }
 
-// attr is the attribute k of s as spancheck.FromReadOnly renders it, or "".
+// attr is the attribute k of s as spancheck.FromReadOnly renders it, or
+// "", made safe for the page (tracing.Value): the store keeps every span
+// of the tracer provider, a user's own included, whose attributes no one
+// here made safe.
 func attr(s sdktrace.ReadOnlySpan, k attribute.Key) string {
 	for _, a := range s.Attributes() {
 		if a.Key == k {
-			return a.Value.String()
+			return tracing.Value(a.Value.String())
 		}
 	}
 	return ""
@@ -443,7 +446,13 @@ func (s *SpanStore) Waterfall(id trace.TraceID) (wf Waterfall, ok bool) {
 		t0 = spans[0].Start
 	}
 	for _, sp := range spans {
-		ws := WaterfallSpan{SpanID: sp.SpanID.String(), Name: sp.Name, Kind: sp.Kind.String(),
+		// Every text from a span is made safe (tracing.Value): a user's
+		// spans share the store, and nothing made their names and values
+		// valid and bounded.
+		for k, v := range sp.Attrs {
+			sp.Attrs[k] = tracing.Value(v)
+		}
+		ws := WaterfallSpan{SpanID: sp.SpanID.String(), Name: tracing.Value(sp.Name), Kind: sp.Kind.String(),
 			OffsetMicros: sp.Start.Sub(t0).Microseconds(), Micros: sp.Duration().Microseconds(), Attrs: map[string]string{}}
 		if sp.ParentID.IsValid() {
 			ws.ParentID = sp.ParentID.String()
@@ -457,7 +466,7 @@ func (s *SpanStore) Waterfall(id trace.TraceID) (wf Waterfall, ok bool) {
 			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
 				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
 			if ls, ok := s.Span(l); ok {
-				ln.Name = ls.Name
+				ln.Name = tracing.Value(ls.Name)
 			}
 			ws.Links = append(ws.Links, ln)
 		}

@@ -512,8 +512,11 @@ func (q *Tracer[T]) keyAttrs(item T) []attribute.KeyValue {
 	case fmt.Stringer:
 		s = k.String()
 	default:
-		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(fmt.Sprintf("%+v", item))}
+		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(tracing.Value(fmt.Sprintf("%+v", item)))}
 	}
+	// A key is made of an object's fields: valid UTF-8, bounded, copied
+	// (tracing.Value), or one bad byte fails its batch's OTLP export.
+	s = tracing.Value(s)
 	if !isObjectKey(s) {
 		return []attribute.KeyValue{q.nameKV, tracing.KeyWorkqueueKey.String(s)}
 	}
