@@ -19,7 +19,7 @@ func TestHandoffLesson(t *testing.T) {
 	run := scenarioRun(t, "handoff")
 	r, out := run.r, run.out
 	assert.Contains(t, r.stdout, "━━ [handoff] lessons/handoff-out — controller B's informer receives the write")
-	assert.Contains(t, r.stdout, `root links to the writer of its object (tracing.k8s.io/traceparent): "controller A: reconcile"`)
+	assert.Contains(t, r.stdout, `root links to the span its object's annotation (tracing.k8s.io/traceparent) names as its writer (unverified): "controller A: reconcile"`)
 	assert.Contains(t, r.stdout, "B's reconcile is in that trace")
 
 	spans := readSpans(t, out)

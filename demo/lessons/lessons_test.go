@@ -254,7 +254,7 @@ func TestHandoffLessonLinksTheNextControllerToTheWriter(t *testing.T) {
 	var waterfalls bytes.Buffer
 	terminal.DrawWaterfalls(&waterfalls, r.report, r.outcomes["handoff"].Show)
 	assert.Contains(t, waterfalls.String(), "━━ [handoff] lessons/handoff-out — controller B's informer receives the write")
-	assert.Regexp(t, `root links to the writer of its object \(tracing\.k8s\.io/traceparent\): "controller A: reconcile" [0-9a-f]{16} \(trace [0-9a-f]{32}\), started -`,
+	assert.Regexp(t, `root links to the span its object's annotation \(tracing\.k8s\.io/traceparent\) names as its writer \(unverified\): "controller A: reconcile" [0-9a-f]{16} \(trace [0-9a-f]{32}\), started -`,
 		waterfalls.String(), "the waterfall says what the link is")
 	assert.Regexp(t, `workqueue\.process[^\n]*\n[^\n]*controller B: reconcile`, waterfalls.String(), "B's trace goes down to its reconcile's own span")
 	assert.Empty(t, r.report.Broken)

@@ -210,11 +210,13 @@ func describeLink(ix *spancheck.Index, root *spancheck.Span, id trace.SpanID, t0
 	switch {
 	case slices.ContainsFunc(root.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == id }):
 		// From one controller to the next (docs/span-contract.md): the
-		// object carried the writer's span in tracing.k8s.io/traceparent.
+		// object's tracing.k8s.io/traceparent names a span as its writer.
+		// Anyone who can write the object can name any span there, so the
+		// line says what the link is, a claim, not that the span wrote it.
 		if s == nil {
-			return fmt.Sprintf("root links to the writer of its object (%s): span %s, not among the recorded spans", tracing.AnnotationTraceparent, id)
+			return fmt.Sprintf("root links to the span its object's annotation (%s) names as its writer (unverified): span %s, not among the recorded spans", tracing.AnnotationTraceparent, id)
 		}
-		return fmt.Sprintf("root links to the writer of its object (%s): %q %s (trace %s), started %s; a link, not a parent",
+		return fmt.Sprintf("root links to the span its object's annotation (%s) names as its writer (unverified): %q %s (trace %s), started %s; a link, not a parent",
 			tracing.AnnotationTraceparent, s.Name, s.SpanID, s.TraceID, signedMs(s.Start.Sub(t0)))
 	case s == nil:
 		return fmt.Sprintf("root links to span %s, not among the recorded spans", id)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -117,6 +119,48 @@ func TestWaterfallSaysWhatTheRowShows(t *testing.T) {
 	assert.Equal(t, "listener=*demo.fast#1 k8s.namespace.name=demo", byName[tracing.SpanAddCh].AttrText,
 		"by full key, as the page drew them from the JSON map; test/browser reads listener= off the addCh row")
 	assert.Equal(t, "pods", byName[tracing.SpanRealFIFOQueued].Attrs[string(tracing.KeyInformerName)], "Attrs still has every attribute")
+}
+
+// A root's link to the span its object's tracing.k8s.io/traceparent names
+// carries the page's words for it: the annotation names the span as the
+// writer, unverified (anyone who can write the object can name any span),
+// never "written by". The cycle's link carries no such note.
+func TestWriterLinkSaysTheAnnotationNamesIt(t *testing.T) {
+	store := NewSpanStore(10)
+	tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(store)).Tracer("test")
+	_, named := tr.Start(context.Background(), tracing.SpanWorkqueueProcess)
+	named.End()
+	_, cycle := tr.Start(context.Background(), tracing.SpanListAndWatchCycle)
+	cycle.End()
+	_, root := tr.Start(context.Background(), tracing.SpanRootPrefix+"watch", trace.WithLinks(
+		trace.Link{SpanContext: cycle.SpanContext()},
+		trace.Link{SpanContext: named.SpanContext(), Attributes: []attribute.KeyValue{tracing.KeyLinkAnnotation.String(tracing.AnnotationTraceparent)}},
+	))
+	root.End()
+
+	wf, ok := store.Waterfall(root.SpanContext().TraceID())
+	require.True(t, ok)
+	require.Len(t, wf.Spans, 1)
+	require.Len(t, wf.Spans[0].Links, 2)
+	cycleLink, writerLink := wf.Spans[0].Links[0], wf.Spans[0].Links[1]
+	assert.True(t, writerLink.Writer)
+	assert.Contains(t, writerLink.Note, "annotation "+tracing.AnnotationTraceparent+" names this span as its writer (unverified")
+	assert.NotContains(t, strings.ToLower(writerLink.Note), "written by")
+	assert.Empty(t, cycleLink.Note, "the cycle's link is no claim of the object's")
+}
+
+// The page never says a span wrote an object: the link is the object's
+// annotation's claim, and the page shows the server's note (WriterNote)
+// for it.
+func TestPageNeverSaysWrittenBy(t *testing.T) {
+	for _, name := range []string{"app.js", "index.html"} {
+		src, err := os.ReadFile(filepath.Join("assets", name))
+		require.NoError(t, err)
+		assert.False(t, strings.Contains(strings.ToLower(string(src)), "written by"), "%s says a span wrote the object; the annotation only names it", name)
+	}
+	src, err := os.ReadFile(filepath.Join("assets", "app.js"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(src), "${l.note}"), "app.js shows the server's note on a writer link")
 }
 
 // What the page shows of a span is valid UTF-8 and bounded, whoever made

@@ -420,12 +420,24 @@ type Link struct {
 	TraceID string `json:"traceID"`
 	SpanID  string `json:"spanID"`
 	Name    string `json:"name,omitempty"` // "" when the linked span is not kept
-	// Writer marks a root's link to the span that wrote its object (the
-	// object carried it in tracing.k8s.io/traceparent; the contract's
-	// "From one controller to the next"), as opposed to a link to a
-	// reflector cycle, a queue entry or deltas popped together.
-	Writer bool `json:"writer,omitempty"`
+	// Writer marks a root's link to the span its object's
+	// tracing.k8s.io/traceparent annotation names as its writer (the
+	// contract's "From one controller to the next"), as opposed to a link
+	// to a reflector cycle, a queue entry or deltas popped together. The
+	// annotation is unauthenticated: whoever can write the object can name
+	// any span there, so the link is a claim, and Note (WriterNote) says
+	// so on the page.
+	Writer bool   `json:"writer,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
+
+// WriterNote is what the page says of a writer link: what the link is
+// (the object's annotation names the span), not what it would be if the
+// annotation were true ("written by"). Anyone who can write an object can
+// stamp it with any span's traceparent, one that never wrote it included;
+// docs/span-contract.md says what that allows.
+const WriterNote = "the object's annotation " + tracing.AnnotationTraceparent +
+	" names this span as its writer (unverified: whoever can write the object can name any span)"
 
 // Waterfall is the trace endpoint's answer.
 type Waterfall struct {
@@ -465,6 +477,9 @@ func (s *SpanStore) Waterfall(id trace.TraceID) (wf Waterfall, ok bool) {
 		for _, l := range sp.Links {
 			ln := Link{TraceID: l.TraceID().String(), SpanID: l.SpanID().String(),
 				Writer: slices.ContainsFunc(sp.WriterLinks, func(w trace.SpanContext) bool { return w.SpanID() == l.SpanID() })}
+			if ln.Writer {
+				ln.Note = WriterNote
+			}
 			if ls, ok := s.Span(l); ok {
 				ln.Name = tracing.Value(ls.Name)
 			}

@@ -531,13 +531,16 @@ async function openWaterfall(e) {
       const div = document.createElement("div");
       div.className = "link";
       if (l.writer) {
-        // The object carried its writer's span (tracing.k8s.io/traceparent):
-        // a link, not a parent. Clicking opens the writer's trace.
+        // The span the object's annotation names as its writer: a claim
+        // anyone who can write the object can make, so the page says what
+        // the link is in the server's words (internal/livepage's
+        // WriterNote), never that the span wrote the object. A link, not a
+        // parent. Clicking opens the named span's trace.
         div.className = "link writer";
-        div.textContent = `↪ written by ${l.name || "a span the page does not hold (evicted, or another process's)"} (trace ${l.traceID.slice(0, 8)}…), named in the object's tracing.k8s.io/traceparent: a link, not a parent`;
+        div.textContent = `↪ ${l.name || "a span the page does not hold (evicted, or another process's)"} (trace ${l.traceID.slice(0, 8)}…): ${l.note}; a link, not a parent`;
         if (l.name) {
-          div.title = "open the writer's trace";
-          div.onclick = (ev) => { ev.stopPropagation(); openWaterfall({ traceID: l.traceID, type: "writer:", key: l.name, rv: "" }); };
+          div.title = "open the trace of the span the annotation names";
+          div.onclick = (ev) => { ev.stopPropagation(); openWaterfall({ traceID: l.traceID, type: "named as writer (unverified):", key: l.name, rv: "" }); };
         }
       } else {
         div.textContent = `↪ link to ${l.name || "a span the page does not hold (still running, as the reflector's cycle is, or evicted)"} (trace ${l.traceID.slice(0, 8)}…)`;
