@@ -35,7 +35,7 @@ func serveLiveView(ctx context.Context, addr string) (url string, wait func(), e
 	if err != nil {
 		return "", nil, fmt.Errorf("--live-view-addr %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: liveViewMux(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second}
+	hs := newServer(liveViewMux())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -32,6 +33,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -66,6 +68,8 @@ func run() error {
 		<-ctx.Done()
 		stop() // the next signal kills the process the default way
 	}()
+
+	installErrorHandler(os.Stderr)
 
 	// The live view's span store gets the spans too: its page lists the
 	// events and reconciles and opens their traces.
@@ -149,7 +153,7 @@ func serveMetrics(addr string) (bound string, stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metricsetup.Handler(reg))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := newServer(mux)
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "clientgo-controller: metrics at http://%s/metrics\n", ln.Addr())
 	return ln.Addr().String(), func() {
@@ -158,4 +162,29 @@ func serveMetrics(addr string) (bound string, stop func(), err error) {
 		_ = srv.Shutdown(ctx)
 		_ = shutdown(ctx)
 	}, nil
+}
+
+// installErrorHandler sends OpenTelemetry's errors (a failed export, a
+// full span queue) to w as one short line each (otelsetup.ErrorHandler):
+// OpenTelemetry's default handler logs a collector's whole answer, which
+// can be megabytes, once per failed batch.
+func installErrorHandler(w io.Writer) { otel.SetErrorHandler(otelsetup.ErrorHandler(w)) }
+
+// newServer is every HTTP server of this example (/metrics, the live
+// view): one that a client cannot hold. Without ReadHeaderTimeout and
+// ReadTimeout a client that sends its request a byte a minute keeps a
+// goroutine and a connection; without WriteTimeout one that never reads
+// the answer does (800 such clients held 900 goroutines and 165 MB);
+// without IdleTimeout a kept-alive connection stays open for good. The
+// live view's page polls every 200 ms, each answer small, and a scrape of
+// /metrics takes well under a second: 30 s of writing is room for a slow
+// link, not for a reader that stopped.
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
 }

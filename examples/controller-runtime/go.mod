@@ -3,6 +3,7 @@ module github.com/informer-anatomy/informer-anatomy/examples/controller-runtime
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.4
 	github.com/informer-anatomy/informer-anatomy v0.0.0
 	github.com/informer-anatomy/informer-anatomy/dropin/crqueue v0.0.0
 	github.com/stretchr/testify v1.12.1
@@ -25,7 +26,6 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -15,7 +16,38 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
+
+// ErrorHandler is the OpenTelemetry error handler the examples install
+// (otel.SetErrorHandler): each error the SDK reports (an export that
+// failed, a span queue that was full) becomes one line on w, cut as
+// cmd/trace-demo cuts an exporter's error (demo/telemetry's OneLine, at
+// telemetry.MaxMessage bytes, saying how much was left out) with any
+// URL's userinfo and query masked (telemetry.MaskURLs), and with no
+// invalid byte or control character. OpenTelemetry's
+// default handler logs the error whole: a collector that answers an
+// export with a 2 MB body makes a 2 MB log line, once per failed batch.
+//
+// Ours.
+func ErrorHandler(w io.Writer) otel.ErrorHandler {
+	var mu sync.Mutex
+	return otel.ErrorHandlerFunc(func(err error) {
+		if err == nil {
+			return
+		}
+		// Masked before it is cut, so that no cut leaves half a secret
+		// unmasked; then made valid UTF-8 without control characters
+		// (tracing.Value), so that a peer's bytes cannot rewrite the
+		// terminal the log is read on.
+		line := "opentelemetry: " + tracing.Value(telemetry.OneLine(telemetry.MaskURLs(err.Error()))) + "\n"
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = io.WriteString(w, line)
+	})
+}
 
 // Install sets the global TracerProvider for exporter: "stdout" (one JSON
 // object per span on w), "otlp" (OTLP over HTTP to

@@ -5,11 +5,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -77,4 +82,56 @@ func TestNoneWithAProcessor(t *testing.T) {
 	require.NoError(t, shutdown(context.Background()))
 	require.Len(t, rec.Ended(), 1)
 	require.Equal(t, "a span", rec.Ended()[0].Name())
+}
+
+// A collector that refuses an export with a 2 MB answer, through the real
+// OTLP exporter and batch processor: ErrorHandler writes it as one line,
+// cut (as cmd/trace-demo cuts an exporter's error) and saying how much was
+// left out, where OpenTelemetry's default handler would log all 2 MB.
+func TestErrorHandlerCutsACollectorsAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "refused: "+strings.Repeat("\x1b[2J"+"y", 2<<20/5), http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	previous := otel.GetErrorHandler()
+	defer otel.SetErrorHandler(previous)
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	otel.SetErrorHandler(ErrorHandler(lockedWriter{&mu, &buf}))
+
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(srv.URL+"/v1/traces"),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	require.NoError(t, err)
+	// The batch processor's own timer exports (and hands the error to
+	// otel.Handle); ForceFlush would return it instead.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(10*time.Millisecond)))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	_, span := tp.Tracer("test").Start(context.Background(), "a span")
+	span.End()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Len() > 0
+	}, 30*time.Second, 10*time.Millisecond, "the failed export reached the handler")
+
+	mu.Lock()
+	defer mu.Unlock()
+	out := buf.String()
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n") {
+		assert.Less(t, len(line), 512, "a line of %d bytes: %.80q…", len(line), line)
+		assert.True(t, strings.HasPrefix(line, "opentelemetry: "), "%.80q", line)
+		assert.Contains(t, line, "more bytes)", "the line says it was cut")
+		assert.NotContains(t, line, "\x1b", "no control character reaches the log")
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
