@@ -125,7 +125,7 @@ func (le *liveEmbedded) controls() []liveview.Control {
 			LookFor: "a *lessons.controllerHandler row appears with its workqueue and reconciles: demo/ctl is created, then updated 5 times during its first 200 ms reconcile. Count its adds, the adds merged and the reconciles in its row; click demo/ctl's create to see the trace go on to workqueue.process",
 			Do:      le.locked(le.controller)},
 		{Name: "handoff", Label: "hand off to a second controller",
-			LookFor: "controller A reconciles lessons/handoff and writes lessons/handoff-out, stamped with its reconcile's span (tracing.k8s.io/traceparent); controller B's informer receives that write: click lessons/handoff-out's ADDED to see B's trace down to its reconcile, and its root's \"written by\" link: a link, not a parent; click the link to open A's trace",
+			LookFor: "controller A reconciles lessons/handoff and writes lessons/handoff-out, stamped with its reconcile's span (tracing.k8s.io/traceparent); controller B's informer receives that write: click lessons/handoff-out's ADDED to see B's trace down to its reconcile, and its root's link to the span its object's annotation names as its writer (unverified: whoever can write the object can name any span): a link, not a parent; click the link to open A's trace",
 			Do:      le.locked(le.handoff)},
 		{Name: "lessons", Label: "run the lesson script", LookFor: "each lesson's line is printed in the terminal as it runs, and its result after it; watch the boxes move. The script can run again: each lesson makes its objects anew",
 			Do: le.lessons},

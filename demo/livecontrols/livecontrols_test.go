@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,6 +251,7 @@ func TestHandOffShowsTheWritersLinkOnThePage(t *testing.T) {
 	assert.True(t, reconciled, "B's trace goes down to its reconcile")
 	require.Len(t, writers, 1)
 	assert.Equal(t, "controller A: reconcile", writers[0].Name)
+	assert.Contains(t, writers[0].Note, "names this span as its writer (unverified", "the page says the link is the annotation's claim")
 	var a liveview.Waterfall
 	require.NoError(t, p.get("api/trace/"+writers[0].TraceID, &a), "the writer's trace is served: the link can be followed")
 	names := map[string]bool{}
@@ -257,4 +259,16 @@ func TestHandOffShowsTheWritersLinkOnThePage(t *testing.T) {
 		names[s.Name] = true
 	}
 	assert.True(t, names["controller A: reconcile"] && names["workqueue.process"] && names["ListAndWatch watch"], "%v", names)
+}
+
+// No control tells the reader that a span wrote an object: a writer link
+// is what the object's annotation claims, which anyone who can write the
+// object can forge (docs/span-contract.md, "From one controller to the
+// next").
+func TestNoControlSaysWrittenBy(t *testing.T) {
+	controls := (&liveEmbedded{}).controls()
+	require.NotEmpty(t, controls)
+	for _, c := range controls {
+		assert.False(t, strings.Contains(strings.ToLower(c.LookFor+" "+c.Label), "written by"), "%s: %q", c.Name, c.LookFor)
+	}
 }
