@@ -519,7 +519,7 @@ var warmSteps = [][]string{
 
 func warm(root string, exs []*Exercise, out io.Writer) error {
 	start := time.Now()
-	fmt.Fprintln(out, "Compiling the chapters, the kit and every checker into Go's build cache (the first time, with an empty cache: several minutes; see docs/workshop.md)…")
+	fmt.Fprintln(out, "Compiling the chapters, the kit and every checker into Go's build cache (with an empty cache, many minutes: see docs/workshop.md)…")
 	for _, step := range warmSteps {
 		args := append(append([]string{step[0]}, copyFlags...), step[1:]...)
 		cmd := exec.Command("go", args...)
