@@ -2,29 +2,40 @@
 // called from. client-go's handler interface (OnAdd, OnUpdate, OnDelete)
 // and its workqueue (Add) carry no context.Context, so a handler's
 // queue.Add(key) cannot hand the queue its span the way Go code normally
-// would. Instead, whoever makes a traced call on a goroutine (dropin's
-// handler adapter around the handler call, which chapter 5 tells its span
-// through processor.CallSpanHandler, and only while a traced queue is
-// alive; dropin's traced queue between Get and Done) registers that call's
-// span context for the goroutine, and the queue looks it up by goroutine.
+// would. Instead, whoever makes a call on a goroutine while tracing is on
+// (dropin's handler adapter around the handler call, which chapter 5 tells
+// its span through processor.CallSpanHandler, and only while a traced
+// queue is alive; dropin's traced queue between Get and Done) registers
+// that call's span context for the goroutine, and the queue looks it up by
+// goroutine.
 //
-// The span contract (docs/span-contract.md, "After the handler")
-// leaves the mechanism to the implementation and asks for its cost: with
-// nothing registered (tracing off) [Current] is one atomic load. With
-// something registered, [Enter] and [Current] each read the goroutine's id
-// from the first line of runtime.Stack (about a microsecond) and take a
-// lock: paid only by traced handler calls and traced Adds, next to the cost
-// of their spans.
+// A registration's span context may be unsampled: the call belongs to a
+// change the informer left out of the traces, because its object's root
+// was dropped by the sampler or left out by the informer's trace filter.
+// What the call starts must then follow that decision: a traced queue's
+// Add there makes no span, rather than a trace of its own that the sampler
+// would decide on again (one in a hundred of them kept, at 1%, each a trace
+// that starts at workqueue.add with no watch event above it). [Untraced]
+// says so: registered, and not sampled. The span context is invalid for a
+// handler call (the informer has no span to give), and a valid unsampled
+// one for a reconcile ([Unsampled]), so that the spans a reconcile starts
+// under it are dropped by a ParentBased sampler as well.
 //
-// A registration may carry an invalid span context: the goroutine is in a
-// call made while tracing was on that is not traced, because an
-// informer's trace filter left its object out (or, on an informer with a
-// filter set, the sampler, which the informer cannot tell apart; a call
-// the sampler left out on an informer without one registers nothing). What the
-// call starts must then stay untraced too: a traced queue's Add there
-// makes no span, rather than a trace of its own the filter refused.
-// [Current] returns it as (invalid, true), and only then: with tracing off
-// nothing registers.
+// The cost, which the span contract (docs/span-contract.md, "After the
+// handler") asks to be said: with nothing registered (tracing off, no
+// traced queue) [Current] is one atomic load. With something registered,
+// [Register], [Token.Exit] and [Current] each find the goroutine from the
+// runtime's pointer to it (a few instructions of assembly on amd64 and
+// arm64; other architectures read the goroutine's id from runtime.Stack,
+// about a microsecond) and take one of 64 locks, picked by goroutine:
+// tens of nanoseconds, allocation-free once a goroutine has registered
+// once.
+//
+// A registration must be ended before its goroutine exits: the runtime
+// gives an exited goroutine's descriptor to a new goroutine, which would
+// find the registration as its own. Handler calls end theirs on return;
+// a worker that calls Get and exits without Done breaks the workqueue's
+// contract anyway (the key stays processing for good).
 //
 // Go has no goroutine-local storage on purpose; this is the narrow case the
 // contract allows because the APIs in between cannot be changed. Nothing
@@ -33,9 +44,8 @@
 package handlerctx
 
 import (
-	"bytes"
-	"runtime"
-	"strconv"
+	"encoding/binary"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -46,70 +56,114 @@ var (
 	// active counts the registrations in force; Current reads nothing
 	// else while it is zero.
 	active atomic.Int64
-
-	mu sync.RWMutex
-	// byGoroutine holds each goroutine's registrations in force, the
-	// latest last (guarded by mu). A slice and not a single value because
-	// they need not end in the order they began: a worker may Get two keys
-	// and call Done on the first one first; ending one takes out that one
-	// only, and the latest still in force stays current.
-	byGoroutine = map[uint64][]registration{}
-	// lastToken tells registrations apart (guarded by mu).
-	lastToken uint64
+	// lastSeq tells registrations apart.
+	lastSeq atomic.Uint64
+	// shards hold each goroutine's registrations in force, the latest
+	// last, picked by goroutine so that handler calls and workers on
+	// different goroutines rarely wait on one lock.
+	shards [numShards]shard
 )
 
-type registration struct {
-	sc    trace.SpanContext
-	token uint64
+const numShards = 64
+
+type shard struct {
+	mu sync.Mutex
+	// byG holds, guarded by mu, each goroutine's registrations. A slice
+	// and not a single value because they need not end in the order they
+	// began: a worker may Get two keys and call Done on the first one
+	// first; ending one takes out that one only, and the latest still in
+	// force stays current. An emptied slice stays in the map with its
+	// array (see keepEmpty), so a goroutine's next registration allocates
+	// nothing.
+	byG map[uintptr][]registration
+	_   [40]byte // a shard to a cache line: no false sharing between locks
 }
 
-// Enter registers sc as the current traced call of the calling goroutine
-// until exit is called (from any goroutine; a second call does nothing).
-// The latest registration of a goroutine still in force is its current
-// one.
-func Enter(sc trace.SpanContext) (exit func()) {
-	id := goroutineID()
-	mu.Lock()
-	lastToken++
-	token := lastToken
-	byGoroutine[id] = append(byGoroutine[id], registration{sc: sc, token: token})
-	mu.Unlock()
+func shardOf(g uintptr) *shard {
+	// Goroutine descriptors are a few hundred bytes apart: a
+	// multiplicative hash spreads them over the shards.
+	return &shards[(uint64(g)*0x9E3779B97F4A7C15)>>58]
+}
+
+type registration struct {
+	sc  trace.SpanContext
+	seq uint64
+}
+
+// Token ends one registration ([Token.Exit]). The zero Token ends nothing.
+type Token struct {
+	g   uintptr
+	seq uint64
+}
+
+// Register registers sc as the current call of the calling goroutine until
+// the returned Token's Exit. The latest registration of a goroutine still
+// in force is its current one.
+func Register(sc trace.SpanContext) Token {
+	g := goroutineKey()
+	t := Token{g: g, seq: lastSeq.Add(1)}
+	s := shardOf(g)
+	s.mu.Lock()
+	if s.byG == nil {
+		s.byG = map[uintptr][]registration{}
+	}
+	s.byG[g] = append(s.byG[g], registration{sc: sc, seq: t.seq})
+	s.mu.Unlock()
 	active.Add(1)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			mu.Lock()
-			regs := byGoroutine[id]
-			for i, r := range regs {
-				if r.token == token {
-					regs = append(regs[:i], regs[i+1:]...)
-					break
-				}
-			}
-			if len(regs) == 0 {
-				delete(byGoroutine, id)
-			} else {
-				byGoroutine[id] = regs
-			}
-			mu.Unlock()
-			active.Add(-1)
-		})
+	return t
+}
+
+// Exit ends the registration, from any goroutine; a second call does
+// nothing.
+func (t Token) Exit() {
+	if t.seq == 0 {
+		return
+	}
+	s := shardOf(t.g)
+	found := false
+	s.mu.Lock()
+	regs := s.byG[t.g]
+	for i := len(regs) - 1; i >= 0; i-- {
+		if regs[i].seq == t.seq {
+			copy(regs[i:], regs[i+1:])
+			regs[len(regs)-1] = registration{}
+			regs = regs[:len(regs)-1]
+			found = true
+			break
+		}
+	}
+	switch {
+	case !found:
+	case len(regs) == 0 && !keepEmpty:
+		delete(s.byG, t.g)
+	default:
+		s.byG[t.g] = regs
+	}
+	s.mu.Unlock()
+	if found {
+		active.Add(-1)
 	}
 }
 
+// Enter is [Register] with the Exit as a func, for callers that hold one
+// (a closure and a method value: an allocation; the handler adapter keeps
+// its Token instead).
+func Enter(sc trace.SpanContext) (exit func()) { return Register(sc).Exit }
+
 // Current returns the span context registered on the calling goroutine
-// last and still in force, if any. ok with an invalid span context: the
-// goroutine is in an untraced call (see the package doc).
+// last and still in force, if any. ok with an unsampled span context: the
+// goroutine is in a call left out of the traces (see the package doc).
 //
 // [Untraced] reads the same answer for a caller about to trace.
 func Current() (trace.SpanContext, bool) {
 	if active.Load() == 0 {
 		return trace.SpanContext{}, false
 	}
-	id := goroutineID()
-	mu.RLock()
-	defer mu.RUnlock()
-	regs := byGoroutine[id]
+	g := goroutineKey()
+	s := shardOf(g)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	regs := s.byG[g]
 	if len(regs) == 0 {
 		return trace.SpanContext{}, false
 	}
@@ -117,32 +171,34 @@ func Current() (trace.SpanContext, bool) {
 }
 
 // Untraced reports whether the calling goroutine is in a call registered
-// as untraced (Enter with an invalid span context), and otherwise returns
-// the parent Current would: a traced call's span context, or an invalid
-// one when nothing is registered.
+// as left out of the traces (a span context that is not sampled), and
+// otherwise returns the parent Current would: a traced call's span
+// context, or an invalid one when nothing is registered.
 func Untraced() (parent trace.SpanContext, untraced bool) {
 	sc, ok := Current()
-	return sc, ok && !sc.IsValid()
+	return sc, ok && !sc.IsSampled()
+}
+
+// Unsampled returns a new valid span context whose sampled flag is off:
+// the parent of what follows from a change whose trace was not kept. A
+// span started under it by a ParentBased sampler (the SDK's default) is
+// dropped without the sampler being asked again, so the change's trace
+// stays absent, as its root was. The IDs are random: nothing of the trace
+// was recorded, so no ID would be found anywhere, and a writer's
+// traceparent stamped with it still tells the next controller that this
+// change was not kept.
+func Unsampled() trace.SpanContext {
+	var tid trace.TraceID
+	var sid trace.SpanID
+	binary.LittleEndian.PutUint64(tid[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(tid[8:], rand.Uint64())
+	binary.LittleEndian.PutUint64(sid[:], rand.Uint64())
+	// All zero bits (once in 2^64) would be an invalid ID.
+	tid[0] |= 1
+	sid[0] |= 1
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid})
 }
 
 // Active is how many registrations are in force (for tests: it must come
 // back to zero).
 func Active() int64 { return active.Load() }
-
-var goroutinePrefix = []byte("goroutine ")
-
-// goroutineID parses "goroutine 123 [running]:", the first line
-// runtime.Stack writes for the calling goroutine.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, goroutinePrefix)
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		panic("handlerctx: cannot read the goroutine id from runtime.Stack: " + err.Error())
-	}
-	return id
-}

@@ -136,3 +136,51 @@ func TestUntracedRegistration(t *testing.T) {
 	exit()
 	require.Zero(t, Active())
 }
+
+// TestUnsampledRegistrationIsUntraced: a valid span context whose sampled
+// flag is off (a reconcile of a change whose trace was dropped) is
+// untraced as the invalid one is, and Current still returns it, so that
+// what the reconcile starts under it is dropped too.
+func TestUnsampledRegistrationIsUntraced(t *testing.T) {
+	u := Unsampled()
+	require.True(t, u.IsValid())
+	require.False(t, u.IsSampled())
+	require.NotEqual(t, u.TraceID(), Unsampled().TraceID(), "each a trace of its own")
+	tok := Register(u)
+	parent, untraced := Untraced()
+	require.True(t, untraced)
+	require.Equal(t, u, parent)
+	got, ok := Current()
+	require.True(t, ok)
+	require.Equal(t, u, got)
+	tok.Exit()
+	tok.Exit()
+	var zero Token
+	zero.Exit()
+	require.Zero(t, Active())
+}
+
+// TestRegisterAllocatesNothingOnceWarm: a goroutine that registered once
+// registers, looks up and ends again without allocating (a handler call
+// pays this on every event while a traced queue is alive).
+func TestRegisterAllocatesNothingOnceWarm(t *testing.T) {
+	if !keepEmpty {
+		t.Skip("the fallback for other architectures drops an emptied entry")
+	}
+	Register(sc(1)).Exit()
+	allocs := testing.AllocsPerRun(100, func() {
+		tok := Register(sc(1))
+		Current()
+		tok.Exit()
+	})
+	require.Zero(t, allocs)
+	require.Zero(t, Active())
+}
+
+func BenchmarkRegisterCurrentExit(b *testing.B) {
+	for b.Loop() {
+		tok := Register(sc(1))
+		Current()
+		tok.Exit()
+	}
+}
