@@ -83,6 +83,7 @@ func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 		o(&cfg)
 	}
 	liveViewOn.Store(true)
+	timeAllHandlerCalls() // the page shows each handler's mean and longest call
 	static := livepage.Assets()
 	files := map[string]bool{}
 	entries, _ := fs.ReadDir(static, ".")

@@ -87,7 +87,7 @@ func historyReadings() []livepage.Reading {
 			labels := map[string]string{"name": name, "handler": l.Name}
 			out = append(out,
 				livepage.Reading{Metric: metrics.HandlerPendingNotifications, Labels: labels, Unit: "notifications", Kind: livepage.Gauge, Value: float64(l.AddCh + l.Pending)},
-				livepage.Reading{Metric: metrics.HandlerProcessingLatency, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: l.HandlerTime.Seconds(), Count: l.Calls})
+				livepage.Reading{Metric: metrics.HandlerProcessingLatency, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: l.HandlerTime.Seconds(), Count: l.TimedCalls})
 		}
 	}
 	for _, q := range queues {

@@ -153,9 +153,18 @@ func TestReconcileContextCarriesTheProcessSpan(t *testing.T) {
 	// whole (up to testutil.Limit), so that what is checked below is the
 	// chain, not the race; a chain that never becomes whole still fails
 	// below, with the check's own error.
+	// The worker's Done, which ends the process span, also comes after
+	// the reconcile's span has ended: wait for each reconcile's parent
+	// too (a loaded machine caught it still open).
 	testutil.WaitFor(func() bool {
 		for _, chain := range spancheck.NewIndex(readOnlyToSpancheck(rec.Ended())).ReconcileChains() {
 			if chain.Check() != nil {
+				return false
+			}
+		}
+		ids := byID(rec)
+		for _, key := range []string{"ns/listed", "ns/watched"} {
+			if _, ok := ids[ended(rec, "reconcile "+key)[0].Parent().SpanID()]; !ok {
 				return false
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
@@ -61,10 +62,35 @@ func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObjec
 		e.name = i.description
 	}
 	live.mu.Lock()
-	defer live.mu.Unlock()
 	live.prune_locked()
 	live.seq++
 	live.informers[live.seq] = e
+	live.mu.Unlock()
+	if liveViewOn.Load() {
+		timeHandlerCalls(i)
+	}
+}
+
+// timeHandlerCalls makes i time its handler calls from now on, for the
+// live view's page: chapter 5 pays the clock reads only once something
+// reads the times, and its first ReadStats is that. Called outside the
+// registry's lock (ReadStats takes the informer's own locks).
+func timeHandlerCalls(i *Informer) { _, _ = processor.ReadStats(i.inner) }
+
+// timeAllHandlerCalls is timeHandlerCalls for every live informer, when the
+// first LiveViewHandler is made.
+func timeAllHandlerCalls() {
+	live.mu.Lock()
+	var infs []*Informer
+	for _, e := range live.informers {
+		if i := e.inf.Value(); i != nil {
+			infs = append(infs, i)
+		}
+	}
+	live.mu.Unlock()
+	for _, i := range infs {
+		timeHandlerCalls(i)
+	}
 }
 
 // ShowInLiveView adds q, a traced queue made by another package, to the

@@ -30,23 +30,22 @@ type ResourceEventHandler interface {
 // call it was made in; the informer itself needs nothing of it and a
 // handler that does not implement it costs nothing.
 //
-// It is called only while tracing is on, with:
+// It is called for every call made while tracing is on, with:
 //
 //   - the span context of the call's OnAdd, OnUpdate or OnDelete span,
 //     for a call whose object is traced;
-//   - the invalid span context, for a call the informer's TraceFilter left
-//     out: what the call starts should stay untraced too. On an informer
-//     with a TraceFilter this includes a change the sampler left out:
-//     chapter 4's queues drop a filtered and a sampled-out root alike,
-//     before this chapter sees them (a late handler's synthetic adds are
-//     told apart: AddEventHandler asks the filter itself).
+//   - the invalid span context, for a call whose change is left out of
+//     the traces: the informer's TraceFilter left its object out, or the
+//     sampler dropped the change's root (chapter 4's queues drop both
+//     alike, before this chapter sees them). What the call starts should
+//     stay out too, so that a sampled trace is whole or absent: an Add
+//     made in a sampled-out call that started a trace of its own would be
+//     sampled again, and one in a hundred, at 1%, would begin at the Add.
 //
-// It is not called with tracing off, nor, on an informer without a
-// TraceFilter, for a call whose trace the sampler did not pick: nothing
-// then asks to keep what the call starts out of a trace, and skipping the
-// call keeps a sampled-out event as cheap as an untraced one. What such a
-// call starts is the caller's to decide (dropin's queue makes its Add a
-// root, which the sampler decides on again).
+// It is not called with tracing off. A handler that registers the call
+// somewhere pays that on every event, sampled or not, so it should do so
+// only when something will look (dropin's adapter: only while a traced
+// workqueue is alive).
 //
 // Ours: client-go's handlers are told nothing of traces.
 type CallSpanHandler interface {

@@ -590,6 +590,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
 	l.logger = options.Logger
 	l.counts.observe = s.handlerObserver(l.name)
+	l.counts.enabled, l.counts.read = s.observer.Enabled, &s.processor.timed
 	if !s.started {
 		s.processor.addListener(l)
 		close(l.initialQueued)
@@ -622,9 +623,10 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		var span trace.Span
 		if s.traceFilter == nil || s.traceFilter(key, item) {
 			span = s.startSyntheticAdd(&n, key)
-		} else {
-			n.untraced = true // left out by the filter, not the sampler
 		}
+		// Left out by the filter, or its root by the sampler: what the
+		// handler call starts stays out of the traces too.
+		n.untraced = n.tr == nil
 		l.add(n)
 		if span != nil {
 			span.End()
@@ -709,12 +711,12 @@ func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old
 		isSync = sameResourceVersion(old, d.Object)
 	}
 	if !trace.SpanFromContext(ctx).IsRecording() {
-		// Not traced: its object was left out by the TraceFilter or by
-		// the sampler, which chapter 4 drops alike (nil trace). Without
-		// a filter it can only be the sampler, and a sampled-out call is
-		// not marked (see CallSpanHandler: it stays as cheap as tracing
-		// off); with one, it is marked as the filter's.
-		n.untraced = s.traceFilter != nil && tracing.Enabled(s.tp)
+		// Not traced: its object was left out by the TraceFilter or its
+		// root by the sampler, which chapter 4 drops alike (nil trace).
+		// Either way the change's trace is absent, and what its handler
+		// calls start must be too: the call is marked, so that a
+		// CallSpanHandler is told (see CallSpanHandler).
+		n.untraced = tracing.Enabled(s.tp)
 		s.processor.distribute(n, isSync)
 		return
 	}

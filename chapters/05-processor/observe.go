@@ -23,7 +23,9 @@ type Observer struct {
 	Enabled   func() bool
 	// Handler is asked once per listener, with its name (informer.listener),
 	// for the func told the duration of each of its handler calls (nil:
-	// none). The call is timed anyway, for [ReadStats].
+	// none). Enabled, if set, is asked before each call too: false skips
+	// the clock reads, unless [ReadStats] has been called on the informer
+	// (the call is then timed for it, and the func told as well).
 	Handler func(listener string) func(time.Duration)
 }
 

@@ -48,11 +48,12 @@ type notification struct {
 	oldObj, newObj  any
 	isInInitialList bool
 	tr              *notificationTrace // nil when untraced
-	// untraced marks a notification made while tracing was on whose object
-	// the informer's TraceFilter left out (on an informer with a filter, a
-	// sampled-out one too: see notify): a [CallSpanHandler] is told the
-	// call is untraced, so that what it starts (a traced workqueue's Add)
-	// does not start a trace the filter refused. Ours.
+	// untraced marks a notification made while tracing was on whose change
+	// is not traced: the informer's TraceFilter left its object out, or
+	// the sampler dropped its root (see notify). A [CallSpanHandler] is
+	// told the call is untraced, so that what it starts (a traced
+	// workqueue's Add) stays out of the traces as well, rather than start
+	// a trace the sampler decides on again. Ours.
 	untraced bool
 }
 
@@ -281,19 +282,26 @@ func (p *processorListener) run() {
 			span := p.taken(&n)
 			if p.calls != nil && (span != nil || n.untraced) {
 				// The handler API carries no context: a handler that
-				// asks is told the call's span (or that the filter left
-				// it out) here. Nothing else is done per call, so a
-				// sampled-out or untraced call costs no more than this
-				// test.
+				// asks is told the call's span (or that the call's
+				// change is left out of the traces) here. Nothing else
+				// is done per call.
 				var sc trace.SpanContext
 				if span != nil {
 					sc = span.SpanContext()
 				}
 				defer p.calls.EnterCall(sc)()
 			}
-			start := time.Now()
+			var start time.Time
+			timed := p.counts.timing()
+			if timed {
+				start = time.Now()
+			}
 			defer func() {
-				p.counts.record(time.Since(start))
+				if timed {
+					p.counts.record(time.Since(start))
+				} else {
+					p.counts.count()
+				}
 				if span != nil {
 					span.End()
 				}
@@ -405,6 +413,9 @@ type sharedProcessor struct {
 	// distributed counts distribute calls: one per change HandleDeltas
 	// applied (ours, for Stats).
 	distributed atomic.Uint64
+	// timed is set by the first ReadStats: from then on every listener
+	// times its handler calls (handlerCounts; ours).
+	timed atomic.Bool
 
 	wg sync.WaitGroup
 }

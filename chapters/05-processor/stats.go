@@ -51,19 +51,25 @@ type ListenerStats struct {
 	Pending int
 	// Calls is how many handler calls have ended (returned or panicked).
 	Calls uint64
-	// HandlerTime is their total duration, MaxHandlerTime the longest.
+	// TimedCalls is how many of them were timed: a call is timed only
+	// while something reads the times, from the informer's first
+	// ReadStats on or while its Observer is enabled (the clock reads are
+	// not paid before). HandlerTime is their total duration,
+	// MaxHandlerTime the longest.
+	TimedCalls                  uint64
 	HandlerTime, MaxHandlerTime time.Duration
 	// Synced is the registration's HasSynced: the informer has synced and
 	// every initial-list add to this handler has returned.
 	Synced bool
 }
 
-// MeanHandlerTime is HandlerTime / Calls, 0 before the first call.
+// MeanHandlerTime is HandlerTime / TimedCalls, 0 before the first timed
+// call.
 func (l ListenerStats) MeanHandlerTime() time.Duration {
-	if l.Calls == 0 {
+	if l.TimedCalls == 0 {
 		return 0
 	}
-	return l.HandlerTime / time.Duration(l.Calls)
+	return l.HandlerTime / time.Duration(l.TimedCalls)
 }
 
 // ReadStats returns a snapshot of informer, which must have been made by
@@ -81,6 +87,10 @@ func ReadStats(informer SharedInformer) (InformerStats, error) {
 	s, ok := informer.(*sharedIndexInformer)
 	if !ok {
 		return InformerStats{}, fmt.Errorf("ReadStats: %T is not an informer of this package", informer)
+	}
+	// From now on every handler call is timed (handlerCounts).
+	if !s.processor.timed.Load() {
+		s.processor.timed.Store(true)
 	}
 	st := InformerStats{Queue: s.queueKind, Listeners: s.processor.stats()}
 	st.Distributed = s.processor.distributed.Load()
@@ -115,6 +125,7 @@ func (p *sharedProcessor) stats() []ListenerStats {
 			AddCh:          len(l.addCh),
 			Pending:        int(l.pendingLength.Load()),
 			Calls:          l.counts.calls.Load(),
+			TimedCalls:     l.counts.timedCalls.Load(),
 			HandlerTime:    time.Duration(l.counts.total.Load()),
 			MaxHandlerTime: time.Duration(l.counts.max.Load()),
 			Synced:         l.syncedFlag.Load(), // not HasSynced: see syncedFlag
@@ -133,16 +144,35 @@ func listenerIndex(name string) int {
 
 // handlerCounts is a listener's call count and times, written only by its
 // run goroutine and read by ReadStats.
+//
+// A call is timed (two clock reads) only while something reads the times:
+// from the informer's first ReadStats on, or while its Observer is
+// enabled. Until then a call costs one atomic add here, as with no stats
+// at all but for the count.
 type handlerCounts struct {
-	calls      atomic.Uint64
-	total, max atomic.Int64 // nanoseconds
+	calls, timedCalls atomic.Uint64
+	total, max        atomic.Int64 // nanoseconds, of the timed calls
 	// observe, if set (SharedIndexInformerOptions.Observer), is told each
-	// call's duration too.
+	// timed call's duration too; enabled is the Observer's Enabled (nil:
+	// always).
 	observe func(time.Duration)
+	enabled func() bool
+	// read is the informer's: set for good by its first ReadStats.
+	read *atomic.Bool
 }
 
+// timing says whether the next call is to be timed.
+func (c *handlerCounts) timing() bool {
+	return (c.read != nil && c.read.Load()) || (c.observe != nil && (c.enabled == nil || c.enabled()))
+}
+
+// count records a call that was not timed.
+func (c *handlerCounts) count() { c.calls.Add(1) }
+
+// record records a timed call of duration d.
 func (c *handlerCounts) record(d time.Duration) {
 	c.calls.Add(1)
+	c.timedCalls.Add(1)
 	c.total.Add(int64(d))
 	if int64(d) > c.max.Load() { // one writer: no lost maximum
 		c.max.Store(int64(d))

@@ -181,3 +181,81 @@ func TestReadStatsReadsAnInformerOfAnotherBubble(t *testing.T) {
 	require.Len(t, st.Listeners, 1)
 	assert.False(t, st.Listeners[0].Synced)
 }
+
+// TestHandlerCallsAreTimedOnlyOnceRead: until something reads the times
+// (the informer's first ReadStats, or an enabled Observer) a handler call
+// is counted but not timed, so an informer nobody watches pays no clock
+// reads per call; from the first ReadStats on every call is timed.
+func TestHandlerCallsAreTimedOnlyOnceRead(t *testing.T) {
+	srv, inf := newInformer(t, 0)
+	rec := newRecorder()
+	_, err := inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	runInformer(t, inf)
+	create := func(from, to int) {
+		for i := from; i < to; i++ {
+			_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
+			require.NoError(t, err)
+		}
+	}
+	create(0, 5)
+	testutil.Eventually(t, "five calls", func() bool { return len(rec.log()) == 5 })
+
+	st, err := ReadStats(inf)
+	require.NoError(t, err)
+	l := st.Listeners[0]
+	assert.Equal(t, uint64(5), l.Calls, "every call is counted")
+	assert.Zero(t, l.TimedCalls, "none was timed: nothing read")
+	assert.Zero(t, l.HandlerTime)
+	assert.Zero(t, l.MeanHandlerTime())
+
+	create(5, 8)
+	testutil.Eventually(t, "three more calls, timed", func() bool {
+		st, _ = ReadStats(inf)
+		return st.Listeners[0].TimedCalls == 3
+	})
+	l = st.Listeners[0]
+	assert.Equal(t, uint64(8), l.Calls)
+	assert.Positive(t, l.MaxHandlerTime)
+	assert.Equal(t, l.HandlerTime/3, l.MeanHandlerTime())
+}
+
+// TestAnEnabledObserverTimesHandlerCalls: with no ReadStats, an Observer
+// whose Enabled says yes is told each call's duration; one that says no
+// is told nothing and the call is not timed.
+func TestAnEnabledObserverTimesHandlerCalls(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint("enabled=", on), func(t *testing.T) {
+			var mu sync.Mutex
+			told := 0
+			srv, err := apiserver.Start(apiserver.Options{})
+			require.NoError(t, err)
+			t.Cleanup(srv.Stop)
+			inf := NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.Pods, ""), &corev1.Pod{}, SharedIndexInformerOptions{
+				Observer: Observer{
+					Enabled: func() bool { return on },
+					Handler: func(string) func(time.Duration) {
+						return func(time.Duration) { mu.Lock(); told++; mu.Unlock() }
+					},
+				},
+			})
+			rec := newRecorder()
+			_, err = inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			runInformer(t, inf)
+			for i := range 4 {
+				_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
+				require.NoError(t, err)
+			}
+			testutil.Eventually(t, "four calls", func() bool { return len(rec.log()) == 4 })
+			mu.Lock()
+			got := told
+			mu.Unlock()
+			if on {
+				assert.Equal(t, 4, got)
+			} else {
+				assert.Zero(t, got)
+			}
+		})
+	}
+}
