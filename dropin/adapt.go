@@ -25,13 +25,30 @@ import (
 type handler struct {
 	h    cache.ResourceEventHandler
 	name string
-	// inf is the informer the handler is added to: EnterCall asks it
-	// whether a trace filter is set.
-	inf *Informer
+	// call is the registration of the call in progress (EnterCall).
+	call *callSlot
 }
 
-func wrapHandler(h cache.ResourceEventHandler, inf *Informer) handler {
-	return handler{h: h, name: nameForHandler(h), inf: inf}
+// callSlot holds a listener's registration from EnterCall to its exit.
+// Chapter 5 runs one listener's handler on one goroutine, one call at a
+// time, so one slot per listener is exact, and exit is made once, here:
+// a func made per call would be an allocation per event.
+type callSlot struct {
+	tok  handlerctx.Token
+	exit func()
+}
+
+func newCallSlot() *callSlot {
+	c := &callSlot{}
+	c.exit = func() {
+		c.tok.Exit()
+		c.tok = handlerctx.Token{}
+	}
+	return c
+}
+
+func wrapHandler(h cache.ResourceEventHandler) handler {
+	return handler{h: h, name: nameForHandler(h), call: newCallSlot()}
 }
 
 func (w handler) OnAdd(obj any, isInInitialList bool) { w.h.OnAdd(obj, isInInitialList) }
@@ -42,23 +59,18 @@ var _ processor.CallSpanHandler = handler{}
 
 // EnterCall registers the handler call chapter 5 is about to make for the
 // calling goroutine (internal/handlerctx), so that a traced queue's Add
-// made in it finds its parent span, or finds that the call is left out by
-// the informer's trace filter and traces nothing either (docs/span-contract.md,
-// "After the handler"). It does so only while a traced queue is alive in
-// the process: the registration reads the goroutine's id (runtime.Stack,
-// about a microsecond) and takes a lock, and with no traced queue nothing
-// would ever look it up.
-//
-// Chapter 5 always has a filter from this package (Informer.traceFilter,
-// which says yes while none is set), so it tells an untraced call (sc
-// invalid) whether the filter or the sampler left it out. With no filter
-// set it was the sampler, and a sampled-out call registers nothing: its
-// Add is a root, decided on by the sampler again.
+// made in it finds its parent span, or finds that the call's change was
+// left out of the traces (sc invalid: its root was dropped by the sampler
+// or left out by the trace filter) and traces nothing either
+// (docs/span-contract.md, "After the handler"). It does so only while a
+// traced queue is alive in the process: with none nothing would ever look
+// the registration up, and a call costs one atomic load here.
 func (w handler) EnterCall(sc trace.SpanContext) (exit func()) {
-	if !sc.IsValid() && !w.inf.hasTraceFilter() {
+	if !queuetrace.Alive() || w.call == nil {
 		return noExit
 	}
-	return enterHandlerCall(sc)
+	w.call.tok = handlerctx.Register(sc)
+	return w.call.exit
 }
 
 // HandlerCallLink gives a handler made for chapter 5's informer itself
@@ -73,12 +85,9 @@ func (w handler) EnterCall(sc trace.SpanContext) (exit func()) {
 // Ours: client-go's handlers are told nothing of traces.
 type HandlerCallLink struct{}
 
-// EnterCall is [processor.CallSpanHandler]'s: see handler.EnterCall.
-func (HandlerCallLink) EnterCall(sc trace.SpanContext) (exit func()) { return enterHandlerCall(sc) }
-
-// enterHandlerCall is the EnterCall of the adapter and of
-// [HandlerCallLink].
-func enterHandlerCall(sc trace.SpanContext) (exit func()) {
+// EnterCall is [processor.CallSpanHandler]'s: see handler.EnterCall. (It
+// holds no slot, so each registered call allocates its exit.)
+func (HandlerCallLink) EnterCall(sc trace.SpanContext) (exit func()) {
 	if !queuetrace.Alive() {
 		return noExit
 	}

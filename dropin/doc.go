@@ -97,14 +97,16 @@
 // four checks per add (atomic loads, two of them with a type comparison:
 // is its bookkeeping on, is a MeterProvider set, is tracing on, is the
 // live view's handler made) and one atomic load per Get and Done.
-// With tracing on, each registration and lookup reads the goroutine's id
-// from runtime.Stack, about a microsecond, next to the spans' own cost.
-// A handler call the informer's trace filter left out is registered as
-// untraced, and an add made in it makes no span: the queue follows the
-// filter (an add made outside any handler call is a root, as before). A
-// handler call the sampler left out registers nothing, on an informer with
-// no trace filter set: an add made in it is a root, which the sampler
-// decides on again.
+// With tracing on, each registration and lookup finds the goroutine with a
+// few instructions of assembly (amd64, arm64) and takes one of 64 locks:
+// tens of nanoseconds, sampled or not. A handler call whose change the
+// informer left out of the traces (its root dropped by the sampler, or its
+// object by the trace filter) is registered as untraced, and an add made
+// in it makes no span, nor does the key's reconcile: ReconcileContext then
+// gives a span context that is not sampled, so the reconcile's own spans
+// are dropped too. A sampled trace is whole or absent (an add made outside
+// any handler call or reconcile is a root, as before). Across controllers,
+// [LinkAwareSampler] lets the writer's decision stand.
 //
 // Names in a trace: an informer with no Identifier and no description is
 // named by its object's type as client-go's reflector describes it (an

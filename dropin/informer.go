@@ -89,8 +89,7 @@ type Informer struct {
 
 	// filter is what SetTraceFilter set (nil: none), read through
 	// traceFilter by the queue for every object's root and by
-	// AddEventHandler, and by the handler adapter (hasTraceFilter): an
-	// atomic load, not a lock, on that per-event path.
+	// AddEventHandler: an atomic load, not a lock, on that per-event path.
 	filter atomic.Pointer[TraceFilter]
 
 	// upstream is the client-go Reflector a watch error handler is given;
@@ -176,16 +175,6 @@ func (i *Informer) traceFilter(key string, obj any) bool {
 	return f == nil || (*f)(key, obj)
 }
 
-// hasTraceFilter reports whether SetTraceFilter set a filter, or the live
-// view's page chose one key to trace: only then can a handler call chapter
-// 5 calls untraced have been left out by a filter (chapter 5 sees a filter
-// always, traceFilter, so it cannot tell; see handler.EnterCall). Without
-// the page's key here, a call left out for another key would look sampled
-// out, and its queue Add would root a trace of a key the page did not pick.
-func (i *Informer) hasTraceFilter() bool {
-	return i.filter.Load() != nil || liveTraceKey.Load() != nil
-}
-
 // SetTracerProvider sets the provider of every span this informer makes;
 // until it is called, or after it is called with nil, the informer follows
 // the global provider (otel.SetTracerProvider), even one set later.
@@ -229,21 +218,21 @@ type TraceFilter = deltafifo.TraceFilter
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandler].
 func (i *Informer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandler(wrapHandler(h, i)))
+	return i.register(i.inner.AddEventHandler(wrapHandler(h)))
 }
 
 // AddEventHandlerWithResyncPeriod adds handler with its own resync period.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandlerWithResyncPeriod].
 func (i *Informer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandlerWithResyncPeriod(wrapHandler(h, i), resyncPeriod))
+	return i.register(i.inner.AddEventHandlerWithResyncPeriod(wrapHandler(h), resyncPeriod))
 }
 
 // AddEventHandlerWithOptions adds handler with options.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.AddEventHandlerWithOptions].
 func (i *Informer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return i.register(i.inner.AddEventHandlerWithOptions(wrapHandler(h, i), processor.HandlerOptions{
+	return i.register(i.inner.AddEventHandlerWithOptions(wrapHandler(h), processor.HandlerOptions{
 		Logger: options.Logger, ResyncPeriod: options.ResyncPeriod,
 	}))
 }

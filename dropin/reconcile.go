@@ -38,7 +38,11 @@ import (
 // between a traced Get and Done: one atomic load), and when it already
 // carries a span of that trace (a span the reconcile started under the
 // process span stays the parent of what follows). Otherwise the returned
-// ctx carries the process span in place of any span ctx had.
+// ctx carries the process span in place of any span ctx had; for a key
+// whose change was left out of the traces (its root dropped by the
+// sampler, or its object by the trace filter), a span context that is not
+// sampled, so that a ParentBased sampler drops the reconcile's spans too
+// rather than start traces of their own: a trace is whole or absent.
 //
 // Ours: client-go's workqueue does not trace.
 func ReconcileContext(ctx context.Context) context.Context {

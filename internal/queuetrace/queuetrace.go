@@ -294,12 +294,12 @@ type keyTrace struct {
 	// delayed mirrors the delaying queue's one waiting entry for the key.
 	delayed *delayedEntry
 	// process is the span between Get and Done (untracedSpan for an
-	// untraced one: not nil means processing); exit, when not nil, ends
-	// the goroutine registration that parents re-adds made during
-	// processing.
+	// untraced one: not nil means processing); reg ends the goroutine
+	// registration that parents re-adds made during processing (and
+	// ReconcileContext's spans).
 	process trace.Span
 	start   time.Time
-	exit    func()
+	reg     handlerctx.Token
 }
 
 // delayedEntry is a delayed add handed to inner and not yet fired.
@@ -542,13 +542,15 @@ var untracedSpan = trace.SpanFromContext(context.Background())
 // startAdd starts the workqueue.add span under the traced call this
 // goroutine is in (a handler, a process), or as a root when it is in no
 // registered call. In a call registered as untraced (a handler call for
-// an object the informer's TraceFilter left out, or the process of a key
-// only such calls added) it starts nothing: it returns untracedSpan, and
-// the add's wait, its delayed entry and its process stay untraced, as the
-// call that made the add is. The filter keeps out of a trace what it
-// keeps out of the informer's; an add made outside any handler call or
-// process (a user's own periodic Add) has no filter to follow and is
-// traced as a root.
+// a change the informer left out of the traces, its root dropped by the
+// sampler or its object left out by the TraceFilter, or the process of a
+// key only such calls added) it starts nothing: it returns untracedSpan,
+// and the add's wait, its delayed entry and its process stay untraced, as
+// the call that made the add is. So a trace the sampler dropped at its
+// root stays absent, where a root here would be sampled again, and the
+// filter keeps out of a trace what it keeps out of the informer's. An add
+// made outside any handler call or process (a user's own periodic Add)
+// continues no trace and is traced as a root.
 func (q *Tracer[T]) startAdd(item T, depth int, extra []attribute.KeyValue) trace.Span {
 	parent, untraced := handlerctx.Untraced()
 	if untraced {
@@ -862,7 +864,7 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 			m.Got(now.Sub(since))
 		}
 	}
-	prev, prevExit := k.process, k.exit
+	prev, prevReg := k.process, k.reg
 	if prev == nil {
 		q.processingNow++
 	}
@@ -870,15 +872,13 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	// set below. Only this goroutine, which has not yet returned the key
 	// to a worker, can end it, so no Done of it comes in between.
 	k.waiting, k.parent, k.links, k.counted = false, trace.SpanContext{}, nil, false
-	k.process, k.exit, k.start = untracedSpan, nil, now
+	k.process, k.reg, k.start = untracedSpan, handlerctx.Token{}, now
 	q.mu.Unlock()
 
 	if prev != nil {
 		// A second Get of a key before its Done breaks the workqueue's
 		// contract; end the first rather than leak it.
-		if prevExit != nil {
-			prevExit()
-		}
+		prevReg.Exit()
 		prev.End()
 	}
 	ends.end()
@@ -888,9 +888,13 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	// Links to untraced adds merged into the wait are no links.
 	links = slices.DeleteFunc(links, func(l trace.Link) bool { return !l.SpanContext.IsValid() })
 	if waiting && !parent.IsValid() && len(links) == 0 {
-		// Only untraced adds made this wait (see startAdd): its process
-		// is not traced either, and neither are the re-adds made in it.
-		q.setProcess(item, untracedSpan, now, handlerctx.Enter(trace.SpanContext{}))
+		// Only untraced adds made this wait (see startAdd): the change
+		// that caused it was left out of the traces (by the sampler or
+		// the trace filter), and so is its process, the re-adds made in
+		// it, and, through ReconcileContext, what the reconcile starts:
+		// an unsampled span context stands for the process, which a
+		// ParentBased sampler follows without deciding again.
+		q.setProcess(item, untracedSpan, now, handlerctx.Register(handlerctx.Unsampled()))
 		return
 	}
 	var queued trace.SpanContext
@@ -913,12 +917,12 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	_, process := q.tracer.Start(ctx, tracing.SpanWorkqueueProcess, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithTimestamp(now), trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	// Re-adds made by this goroutine until Done are children of process.
-	q.setProcess(item, process, now, handlerctx.Enter(process.SpanContext()))
+	q.setProcess(item, process, now, handlerctx.Register(process.SpanContext()))
 }
 
-// setProcess records item's process span, open until Done, and exit, which
-// ends its goroutine registration.
-func (q *Tracer[T]) setProcess(item T, process trace.Span, now time.Time, exit func()) {
+// setProcess records item's process span, open until Done, and reg, its
+// goroutine registration.
+func (q *Tracer[T]) setProcess(item T, process trace.Span, now time.Time, reg handlerctx.Token) {
 	q.mu.Lock()
 	// The shutdown may have dropped the key's bookkeeping meanwhile (it
 	// was idle); an add may have made new bookkeeping for it.
@@ -927,7 +931,7 @@ func (q *Tracer[T]) setProcess(item T, process trace.Span, now time.Time, exit f
 		k = &keyTrace{}
 		q.pending[item] = k
 	}
-	k.process, k.start, k.exit = process, now, exit
+	k.process, k.start, k.reg = process, now, reg
 	q.mu.Unlock()
 }
 
@@ -939,7 +943,7 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 		return
 	}
 	var process trace.Span
-	var exit func()
+	var reg handlerctx.Token
 	var now time.Time
 	q.mu.Lock()
 	if k := q.pending[item]; k != nil && k.process != nil {
@@ -952,17 +956,15 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 		if m := q.m.Load(); m != nil {
 			m.Done(d) // client-go's metrics.done
 		}
-		process, exit = k.process, k.exit
-		k.process, k.exit = nil, nil
+		process, reg = k.process, k.reg
+		k.process, k.reg = nil, handlerctx.Token{}
 		if k.idle() {
 			q.forget_locked(item, k)
 		}
 	}
 	q.mu.Unlock()
 	if process != nil {
-		if exit != nil {
-			exit()
-		}
+		reg.Exit()
 		process.End(trace.WithTimestamp(now))
 	}
 	forward()
