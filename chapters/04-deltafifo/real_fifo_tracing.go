@@ -50,12 +50,18 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 	// nearly all of them are dropped: what is built before Start is paid
 	// for the dropped ones too. So a root that starts now passes the one
 	// hoisted option slice (the variadic call copies nothing), and the
-	// links are added once the span records, not given to Start
-	// (WithLinks cost two allocations a root, sampled or not). The sampler
-	// is not shown them; TraceIDRatioBased and ParentBased do not look.
+	// link to the cycle is added once the span records, not given to
+	// Start (WithLinks cost two allocations a root, sampled or not). The
+	// link to a writer is the exception: it is given to Start, so that the
+	// sampler sees it (SamplingParameters.Links) and can keep the trace
+	// of a change whose writer's trace was kept (dropin.LinkAwareSampler),
+	// paid only by the events whose object names a writer.
 	opts := rootOpts
 	if !start.IsZero() {
 		opts = []trace.SpanStartOption{rootKind, trace.WithTimestamp(start)}
+	}
+	if w.sc.IsValid() {
+		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs}))
 	}
 	_, span := tracer.Start(background, rootNames[source], opts...)
 	if !span.IsRecording() {
@@ -63,9 +69,6 @@ func startObjectRoot(tracer trace.Tracer, nameAttr attribute.KeyValue, link trac
 	}
 	if link.IsValid() {
 		span.AddLink(trace.Link{SpanContext: link})
-	}
-	if w.sc.IsValid() {
-		span.AddLink(trace.Link{SpanContext: w.sc, Attributes: writerLinkAttrs})
 	}
 	span.SetAttributes(nameAttr, tracing.KeyObjectKey.String(tracing.Value(key)), tracing.KeyEventType.String(event))
 	if w.present && !w.sc.IsValid() {
