@@ -98,8 +98,8 @@
 // is its bookkeeping on, is a MeterProvider set, is tracing on, is the
 // live view's handler made) and one atomic load per Get and Done.
 // With tracing on, each registration and lookup finds the goroutine with a
-// few instructions of assembly (amd64, arm64) and takes one of 64 locks:
-// tens of nanoseconds, sampled or not. A handler call whose change the
+// few instructions of assembly (amd64, arm64) and takes one of 64 locks,
+// allocating nothing, sampled or not. A handler call whose change the
 // informer left out of the traces (its root dropped by the sampler, or its
 // object by the trace filter) is registered as untraced, and an add made
 // in it makes no span, nor does the key's reconcile: ReconcileContext then

@@ -27,9 +27,8 @@
 // [Register], [Token.Exit] and [Current] each find the goroutine from the
 // runtime's pointer to it (a few instructions of assembly on amd64 and
 // arm64; other architectures read the goroutine's id from runtime.Stack,
-// about a microsecond) and take one of 64 locks, picked by goroutine:
-// tens of nanoseconds, allocation-free once a goroutine has registered
-// once.
+// about a microsecond) and take one of 64 locks, picked by goroutine;
+// nothing is allocated once a goroutine has registered once.
 //
 // A registration must be ended before its goroutine exits: the runtime
 // gives an exited goroutine's descriptor to a new goroutine, which would
