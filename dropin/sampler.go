@@ -36,11 +36,10 @@ import (
 //
 // Ours. KEP-5915's draft (sig-instrumentation, kubernetes/enhancements
 // #5916, open) propagates the writer's context in the annotation and asks
-// readers for a link, not a parent, as we do, and says nothing of
-// sampling; its review asks for a custom sampler that samples on whether
-// the span's links were sampled, so that linked trees are whole, sampled
-// or not (dashpole, 2026-02-12). This is such a sampler, for the one link
-// that names a writer. Where the draft's reader makes that link on the
+// readers for a link, not a parent, as we do; its review asks for a
+// custom sampler that samples on whether the span's links were sampled,
+// so that linked trees are whole, sampled or not (dashpole, 2026-02-12).
+// This is such a sampler, for the one link that names a writer. Where the draft's reader makes that link on the
 // reconcile's span, ours is on the informer's root, so the decision
 // covers the informer's spans, the queue's and the reconcile's alike.
 func LinkAwareSampler(inner sdktrace.Sampler) sdktrace.Sampler {
