@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -51,18 +52,21 @@ import (
 // A cross-origin POST (another site's page in the same browser, as its
 // Origin or Sec-Fetch-Site header says) is refused 403 before anything
 // else, as the demo's controls refuse it. A request addressed to a Host
-// that does not name the connection's own address (localhost or a
-// loopback IP on a loopback connection; the address itself or this
-// machine's name on another) is refused with 403, as the demo's page
-// refuses it: a site that rebinds its DNS name to the controller's address
-// cannot read the page. Behind a proxy that rewrites Host, or a
-// port-forward to another local port, open it by the address the
-// controller listens on.
+// that names neither a loopback name (localhost, 127.x.y.z, [::1]: on any
+// port, so that kubectl port-forward to any local port works) nor the
+// connection's own address (its IP, or this machine's name off loopback,
+// on its port) is refused with 403, as the demo's page refuses it: a site
+// that rebinds its DNS name to the controller's address cannot read the
+// page. A reverse proxy that rewrites Host to the controller's address
+// (httputil.ReverseProxy with SetURL) takes that protection away: keep
+// the client's Host (Out.Host = In.Host), or bind the proxy to loopback
+// (docs/07-your-controller.md).
 //
-// The listener is the caller's. Mount it on a plain mux under a prefix
-// (the page fetches its files and state relative to its own address, so
-// any prefix works; the handler serves the page at any path ending in
-// "/" and redirects one without the slash):
+// The listener is the caller's. Mount it at "/", or on a plain mux under
+// a prefix, with or without http.StripPrefix (the page fetches its files
+// and state relative to its own address, so any prefix works; the handler
+// serves the page at any path ending in "/", and redirects one without
+// the slash to the same path with it, never elsewhere):
 //
 //	mux.Handle("/debug/informers/", dropin.LiveViewHandler())
 //
@@ -91,7 +95,13 @@ func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 		files[e.Name()] = true
 	}
 	serve := func(w http.ResponseWriter, r *http.Request) {
+		// Behind http.StripPrefix("/debug/informers/", …) the path has
+		// lost its leading slash ("api/state"): the routes below match
+		// on "/api/…" whatever was stripped.
 		p := r.URL.Path
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
 		if r.Method == http.MethodPost && strings.HasSuffix(p, "/api/trace-key") {
 			serveTraceKey(w, r, cfg)
 			return
@@ -114,14 +124,15 @@ func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 				"none": "read-only: the live view of your own process has no controls"})
 		case strings.Contains(p, "/api/"):
 			livepage.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "not served by the live view of a process: " + p})
-		case strings.HasSuffix(p, "/") || p == "":
+		case strings.HasSuffix(p, "/") && strings.HasSuffix(requestedPath(r), "/"):
 			http.ServeFileFS(w, r, static, "index.html")
 		case files[path.Base(p)]:
 			http.ServeFileFS(w, r, static, path.Base(p))
-		case !strings.Contains(path.Base(p), "."):
-			// The mount point without its slash: the page's relative
-			// URLs need it.
-			http.Redirect(w, r, path.Base(p)+"/", http.StatusMovedPermanently)
+		case strings.HasSuffix(p, "/") || !strings.Contains(path.Base(p), "."):
+			// The mount point without its slash (the page's relative URLs
+			// need it), as the client asked for it: StripPrefix cut what
+			// the page cannot know.
+			redirectToSlash(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -148,6 +159,36 @@ func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 		livepage.SetSecurityHeaders(w.Header())
 		inner.ServeHTTP(w, r)
 	})
+}
+
+// requestedPath is the path as the client asked for it, escaped:
+// r.RequestURI's, which http.StripPrefix leaves as it was, or r.URL's for
+// a request made by hand.
+func requestedPath(r *http.Request) string {
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+		return u.EscapedPath()
+	}
+	return r.URL.EscapedPath()
+}
+
+// redirectToSlash answers 301 to the requested path with a slash added,
+// as a reference relative to it ("./informers/" from /debug/informers),
+// so that the browser stays on the page's own path whatever prefix was
+// stripped before the handler saw the request; http.Redirect would make it
+// absolute from the stripped path. The last segment is escaped again: a
+// backslash in it ("/%5Cevilhost") would otherwise make "/\evilhost/",
+// which browsers read as "//evilhost/", another host. A segment that is
+// no name ("", ".", "..", also escaped) has no page below it: 404.
+func redirectToSlash(w http.ResponseWriter, r *http.Request) {
+	p := requestedPath(r)
+	raw := p[strings.LastIndexByte(p, '/')+1:]
+	seg, err := url.PathUnescape(raw)
+	if err != nil || seg == "" || seg == "." || seg == ".." {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Location", "./"+url.PathEscape(seg)+"/")
+	w.WriteHeader(http.StatusMovedPermanently)
 }
 
 // liveViewOn is set by the first LiveViewHandler: from then on each

@@ -204,7 +204,8 @@ func TestLiveViewHandlerShowsTheProcessControllers(t *testing.T) {
 
 // Read-only: anything but GET and HEAD is 405, and no endpoint changes
 // anything. A request addressed to another name (DNS rebinding) is
-// refused as the demo's page refuses it, 403, with the page's headers.
+// refused as the demo's page refuses it, 403, with the page's headers; a
+// loopback name is served on any port (a port-forward's).
 func TestLiveViewHandlerIsReadOnlyAndChecksHost(t *testing.T) {
 	hs := httptest.NewServer(dropin.LiveViewHandler())
 	t.Cleanup(hs.Close)
@@ -218,13 +219,13 @@ func TestLiveViewHandlerIsReadOnlyAndChecksHost(t *testing.T) {
 	}
 	code, _, _ := liveGet(t, http.DefaultClient, http.MethodPost, hs.URL+"/api/state", map[string]string{"Sec-Fetch-Site": "cross-site"})
 	assert.Equal(t, http.StatusForbidden, code, "a cross-site POST is refused before anything else, as on the demo's page")
-	for _, host := range []string{"evil.example:" + port, "localhost:1", "10.1.2.3:" + port} {
+	for _, host := range []string{"evil.example:" + port, "evil.example:1", "10.1.2.3:" + port} {
 		code, hdr, body := liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/state", map[string]string{"Host": host})
 		assert.Equal(t, http.StatusForbidden, code, "Host %s: %s", host, body)
 		assert.Equal(t, "DENY", hdr.Get("X-Frame-Options"))
 		assert.NotContains(t, body, "informers", "Host %s: no state", host)
 	}
-	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LocalHost.:" + port, "127.0.0.2:" + port} {
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LocalHost.:" + port, "127.0.0.2:" + port, "localhost:1", "[::1]:9999"} {
 		code, _, body := liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/state", map[string]string{"Host": host})
 		assert.Equal(t, http.StatusOK, code, "Host %s: %s", host, body)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,10 +129,11 @@ func TestCrossSitePOSTIsRefusedSameOriginRuns(t *testing.T) {
 // A request addressed to another name (a DNS-rebinding page sends its own
 // domain as Host) is refused on every path, reading included: /api/state
 // holds the cluster's URL and object keys on --cluster. The served address,
-// localhost and the other loopback forms of it are answered.
+// localhost and the other loopback forms of it are answered, on any port
+// (a port-forward's or a tunnel's: TestPortForwardReachesThePage).
 func TestForeignHostIsRefused(t *testing.T) {
 	ts := startTestServer(t, "127.0.0.1:0")
-	for _, host := range []string{"evil.example:" + ts.port, "evil.example", "127.0.0.1.nip.io:" + ts.port, "localhost:1", "127.0.0.1:1", "10.1.2.3:" + ts.port, "localhost.evil.example:" + ts.port} {
+	for _, host := range []string{"evil.example:" + ts.port, "evil.example", "127.0.0.1.nip.io:" + ts.port, "evil.example:1", "10.1.2.3:" + ts.port, "localhost.evil.example:" + ts.port} {
 		for _, path := range []string{"", "app.js", "api/state", "api/controls"} {
 			code, _, body := ts.do(t, http.MethodGet, path, map[string]string{"Host": host})
 			assert.Equal(t, http.StatusForbidden, code, "Host %s, /%s: %s", host, path, body)
@@ -142,27 +144,137 @@ func TestForeignHostIsRefused(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, code, "Host %s, POST", host)
 		assert.Equal(t, before, ts.runs.Load(), "Host %s: the control did not run", host)
 	}
-	for _, host := range []string{ts.addr, "localhost:" + ts.port, "LOCALHOST:" + ts.port, "localhost.:" + ts.port, "127.0.0.2:" + ts.port, "[::1]:" + ts.port} {
+	for _, host := range []string{ts.addr, "localhost:" + ts.port, "LOCALHOST:" + ts.port, "localhost.:" + ts.port, "127.0.0.2:" + ts.port, "[::1]:" + ts.port,
+		"localhost:1", "127.0.0.1:1", "[::1]:9999"} {
 		code, _, body := ts.do(t, http.MethodGet, "api/state", map[string]string{"Host": host})
 		assert.Equal(t, http.StatusOK, code, "Host %s: %s", host, body)
 	}
 }
 
 // Off loopback (a room), the page is opened by the machine's IP address
-// or name; a rebinding name is still refused.
+// or name on its port, or by a loopback name on any (a tunnel's: no
+// rebinding page can send one); a rebinding name is still refused.
 func TestHostPolicyOffLoopback(t *testing.T) {
-	p := livepage.HostPolicy{Port: "7070", AnyIP: true, Names: map[string]bool{"localhost": true, "teacher-laptop": true}}
+	p := livepage.HostPolicy{Port: "7070", AnyIP: true, Names: map[string]bool{"teacher-laptop": true}}
 	for host, ok := range map[string]bool{
 		"192.168.1.20:7070": true, "[fe80::1]:7070": true, "localhost:7070": true, "Teacher-Laptop:7070": true,
-		"evil.example:7070": false, "192.168.1.20:7071": false, "teacher-laptop.evil.example:7070": false,
+		"evil.example:7070": false, "192.168.1.20:7071": false, "teacher-laptop.evil.example:7070": false, "teacher-laptop:7071": false,
 	} {
 		assert.Equal(t, ok, p.Allows(host), host)
 	}
 	one := livepage.HostPolicy{Port: "7070", IP: net.ParseIP("192.168.1.20"), Names: map[string]bool{}}
 	assert.True(t, one.Allows("192.168.1.20:7070"))
 	assert.False(t, one.Allows("192.168.1.21:7070"), "another IP is another server")
-	assert.False(t, one.Allows("localhost:7070"), "not bound to loopback")
+	assert.True(t, one.Allows("localhost:7070"), "a tunnel from this machine")
+	assert.True(t, one.Allows("localhost:9999"), "a tunnel from another local port")
 }
+
+// portForward does what `kubectl port-forward` (or an SSH tunnel) does for
+// the browser: a listener on another loopback port copying raw TCP, both
+// ways, to target. It returns the forward's port.
+func portForward(t *testing.T, target string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, in, out)
+			mu.Unlock()
+			wg.Go(func() { _, _ = io.Copy(out, in); _ = out.Close() })
+			wg.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	return port
+}
+
+// The demo's page through a port-forward to another local port (the demo
+// in a pod, or on a remote machine behind an SSH tunnel): the browser's
+// Host names the forward's port, and the page, its files, its state and
+// its controls (the page's own POST, whose Origin is the forward's) answer.
+// Before, every request was refused 403. A rebinding name through the
+// forward is refused; and no path, however spelled, is redirected off the
+// page or to another host.
+func TestPortForwardReachesThePage(t *testing.T) {
+	ts := startTestServer(t, "127.0.0.1:0")
+	local := portForward(t, ts.addr)
+	via := "http://127.0.0.1:" + local + "/"
+	send := func(method, path string, headers map[string]string) (int, http.Header, string) {
+		req, err := http.NewRequest(method, via+path, nil)
+		require.NoError(t, err)
+		for k, v := range headers {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		res, err := noRedirects.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, res.Header, string(b)
+	}
+	for _, host := range []string{"localhost:" + local, "127.0.0.1:" + local, "[::1]:" + local} {
+		for _, path := range []string{"", "app.js", "api/state", "api/controls"} {
+			code, _, body := send(http.MethodGet, path, map[string]string{"Host": host})
+			assert.Equal(t, http.StatusOK, code, "Host %s, /%s: %.200s", host, path, body)
+		}
+	}
+	before := ts.runs.Load()
+	code, _, body := send(http.MethodPost, "api/control/press",
+		map[string]string{"Host": "localhost:" + local, "Origin": "http://localhost:" + local, "Sec-Fetch-Site": "same-origin"})
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, before+1, ts.runs.Load(), "the page's own press ran")
+	code, _, _ = send(http.MethodPost, "api/control/press",
+		map[string]string{"Host": "localhost:" + local, "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"})
+	assert.Equal(t, http.StatusForbidden, code, "a cross-site POST through the forward")
+	for _, host := range []string{"evil.example:" + local, "localhost.evil.example:" + local} {
+		code, _, body := send(http.MethodGet, "api/state", map[string]string{"Host": host})
+		assert.Equal(t, http.StatusForbidden, code, "Host %s: %s", host, body)
+	}
+	assert.Equal(t, before+1, ts.runs.Load(), "no refused press ran")
+
+	for _, probe := range []string{`%5Cevilhost`, `%5C%5Cevilhost`, `%2F%2Fevilhost`, `%5Cevilhost/`, `index.html`, `x%5Cindex.html`, `javascript:alert(1)`} {
+		code, hdr, _ := send(http.MethodGet, probe, map[string]string{"Host": "localhost:" + local})
+		if code < 300 || code >= 400 {
+			continue
+		}
+		at, _ := url.Parse(via + probe)
+		ref, err := url.Parse(strings.ReplaceAll(hdr.Get("Location"), `\`, "/")) // a browser reads \ as /
+		require.NoError(t, err)
+		to := at.ResolveReference(ref)
+		assert.Equal(t, at.Host, to.Host, "/%s redirected to %q", probe, hdr.Get("Location"))
+		assert.Equal(t, "http", to.Scheme, "/%s redirected to %q", probe, hdr.Get("Location"))
+	}
+}
+
+// noRedirects returns a redirect as it is, to see where it points.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Every answer forbids framing (the controls clicked through a decoy),
 // carries a content security policy that allows the page's own files and

@@ -89,20 +89,28 @@ func Refuse(w http.ResponseWriter, msg string) {
 
 // HostPolicy says which Host headers name a server: the address it
 // serves, by its port, and by the names a browser on this machine (or,
-// off loopback, in the room) opens it with. A page of another site that
-// rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
-// as Host, and is refused: without this check it could read /api/state,
-// which names the cluster, its objects and the controller's keys.
+// off loopback, in the room) opens it with; and a loopback name
+// (localhost, 127.x.y.z, [::1]) on any port, whatever the server's
+// address. A page of another site that rebinds its own DNS name to the
+// server's address (DNS rebinding) sends its own name as Host, and is
+// refused: without this check it could read /api/state, which names the
+// cluster, its objects and the controller's keys. A loopback name is one
+// no such page can send (a browser sends the name of the page's own
+// origin, and a page served from localhost is not the attacker's): it is
+// what a browser sends through `kubectl port-forward pod/x 9999:8080`, an
+// SSH tunnel or any other local forward, whose local port is not the
+// server's.
 type HostPolicy struct {
-	Port     string
-	Loopback bool // bound to a loopback address: every loopback IP names it
-	AnyIP    bool // bound to every address (0.0.0.0, [::]): any IP names it
-	IP       net.IP
-	Names    map[string]bool // lower case, without a trailing dot
+	Port  string
+	AnyIP bool // bound to every address (0.0.0.0, [::]): any IP names it
+	IP    net.IP
+	// Names are the other names it is opened by on its port (lower case,
+	// without a trailing dot); localhost needs none.
+	Names map[string]bool
 }
 
 // NewHostPolicy is the policy of a server on addr (a *net.TCPAddr; any
-// other allows nothing), which may also be opened by name (the host name
+// other allows loopback names only), which may also be opened by name (the host name
 // it was told to listen on; "" for none).
 func NewHostPolicy(addr net.Addr, name string) HostPolicy {
 	a, _ := addr.(*net.TCPAddr)
@@ -112,15 +120,11 @@ func NewHostPolicy(addr net.Addr, name string) HostPolicy {
 	}
 	p.Port = strconv.Itoa(a.Port)
 	p.IP = a.IP
-	p.Loopback = a.IP.IsLoopback()
 	p.AnyIP = a.IP.IsUnspecified()
-	if p.Loopback || p.AnyIP {
-		p.Names["localhost"] = true
-	}
 	if name != "" {
 		p.Names[strings.ToLower(name)] = true
 	}
-	if !p.Loopback {
+	if !a.IP.IsLoopback() {
 		// Off loopback the room opens it by this machine's name too.
 		if h, err := os.Hostname(); err == nil && h != "" {
 			p.Names[strings.ToLower(h)] = true
@@ -129,27 +133,35 @@ func NewHostPolicy(addr net.Addr, name string) HostPolicy {
 	return p
 }
 
-// Allows reports whether a request's Host names this server.
+// Allows reports whether a request's Host names this server: a loopback
+// name on any port (a local forward to it), or, on the port it serves,
+// one of its own addresses or names.
 func (p HostPolicy) Allows(hostport string) bool {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		host, port = hostport, "80" // no port: the browser's default
+		// No port: the browser's default. "[::1]" has its brackets still.
+		host, port = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), "80"
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	ip := net.ParseIP(host)
+	if name == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return true
 	}
 	if port != p.Port {
 		return false
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		return p.AnyIP || ip.Equal(p.IP) || (p.Loopback && ip.IsLoopback())
+	if ip != nil {
+		return p.AnyIP || ip.Equal(p.IP)
 	}
-	return p.Names[strings.TrimSuffix(strings.ToLower(host), ".")]
+	return p.Names[name]
 }
 
 // ConnPolicy is the policy for a request that came on a listener this
 // package did not open (a handler mounted on the user's own mux): the
 // connection's local address (net/http's LocalAddrContextKey) stands for
-// the address served. A connection to a loopback address is taken as a
-// loopback-bound server (localhost and every loopback IP name it); one to
-// another address is named by that IP and this machine's name. nil if the
+// the address served: on its port, that IP (and, off loopback, this
+// machine's name) names it; a loopback name does on any port (Allows).
+// nil if the
 // request carries no local address (not from net/http's server).
 func ConnPolicy(r *http.Request) *HostPolicy {
 	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)

@@ -32,8 +32,10 @@ func requestOn(local string, host string) *http.Request {
 }
 
 // A handler mounted on the user's own server takes the connection's local
-// address for the address it serves: on loopback, localhost and every
-// loopback IP name it; elsewhere its own IP; a rebinding name never.
+// address for the address it serves: on its port, its own IP names it; a
+// loopback name (localhost, 127.x, [::1]) does on any port, as a browser
+// sends it through kubectl port-forward or an SSH tunnel to another local
+// port; a rebinding name never, on no port.
 func TestConnPolicy(t *testing.T) {
 	for _, c := range []struct {
 		local, host string
@@ -42,10 +44,22 @@ func TestConnPolicy(t *testing.T) {
 		{"127.0.0.1:8080", "localhost:8080", true},
 		{"127.0.0.1:8080", "127.0.0.2:8080", true},
 		{"127.0.0.1:8080", "evil.example:8080", false},
-		{"127.0.0.1:8080", "localhost:9090", false},
+		{"127.0.0.1:8080", "evil.example:9090", false},
+		{"127.0.0.1:8080", "localhost.evil.example:9090", false},
+		{"127.0.0.1:8080", "127.0.0.1.nip.io:9090", false},
+		{"127.0.0.1:8080", "localhost:9090", true},
+		{"127.0.0.1:8080", "LocalHost.:9090", true},
+		{"127.0.0.1:8080", "127.0.0.1:9090", true},
+		{"127.0.0.1:8080", "127.9.8.7:1", true},
+		{"127.0.0.1:8080", "[::1]:9090", true},
+		{"127.0.0.1:8080", "[::1]", true},
+		{"127.0.0.1:8080", "localhost", true},
 		{"10.0.0.5:8080", "10.0.0.5:8080", true},
-		{"10.0.0.5:8080", "localhost:8080", false},
+		{"10.0.0.5:8080", "localhost:8080", true},
+		{"10.0.0.5:8080", "localhost:9999", true},
 		{"10.0.0.5:8080", "10.0.0.6:8080", false},
+		{"10.0.0.5:8080", "10.0.0.5:9090", false},
+		{"10.0.0.5:8080", "evil.example:8080", false},
 	} {
 		p := ConnPolicy(requestOn(c.local, c.host))
 		require.NotNil(t, p)
