@@ -1,7 +1,10 @@
 package dropin_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -133,4 +136,96 @@ func TestLiveViewTraceOneKey(t *testing.T) {
 	code, _ = post(opted.URL, string(make([]byte, 600)), nil)
 	assert.Equal(t, http.StatusBadRequest, code, "a key longer than any object's")
 	assert.Empty(t, state(opted.URL).TracedKey)
+}
+
+// api/trace-key refuses 400, and changes nothing, what it cannot read
+// whole (a body past its bound, a body that is no form, multipart
+// included, a query of more than 10,000 parameters or one that does not
+// parse), a request with no key= or two, and a key no object can have:
+// the namespace not a DNS-1123 label, the name neither a DNS-1123
+// subdomain nor a path segment name, a control character, bytes that are
+// not UTF-8. Each refusal says what is wrong. Before, each of the first
+// kind was read as the empty key and cleared the key someone else had
+// chosen ("tracing restored", 200), and every malformed key was taken.
+func TestLiveViewTraceKeyRefusesWhatItCannotRead(t *testing.T) {
+	hs := httptest.NewServer(dropin.LiveViewHandler(dropin.LiveViewTraceOneKey()))
+	t.Cleanup(hs.Close)
+	send := func(query, contentType string, body io.Reader) (int, livepage.TraceKeyResult) {
+		req, err := http.NewRequest(http.MethodPost, hs.URL+"/api/trace-key"+query, body)
+		require.NoError(t, err)
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var r livepage.TraceKeyResult
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+		return res.StatusCode, r
+	}
+	traced := func() string {
+		_, _, body := liveGet(t, http.DefaultClient, http.MethodGet, hs.URL+"/api/state", nil)
+		var st livepage.ProcessState
+		require.NoError(t, json.Unmarshal([]byte(body), &st))
+		return st.TracedKey
+	}
+	t.Cleanup(func() { send("?key=", "", nil) })
+	code, r := send("?key=ns/chosen", "", nil)
+	require.Equal(t, http.StatusOK, code, r.Message)
+
+	var multipartBody bytes.Buffer
+	mw := multipart.NewWriter(&multipartBody)
+	require.NoError(t, mw.WriteField("key", ""))
+	require.NoError(t, mw.Close())
+	form := "application/x-www-form-urlencoded"
+	for _, c := range []struct {
+		name, query, contentType string
+		body                     string
+		says                     string
+	}{
+		{"a form body past the bound", "", form, "key=&pad=" + strings.Repeat("x", 5000), "a body of more than"},
+		{"a form body past the bound, key in the query", "?key=", form, "pad=" + strings.Repeat("x", 5000), "a body of more than"},
+		{"a multipart body", "", mw.FormDataContentType(), multipartBody.String(), "a body of type"},
+		{"a text body", "", "text/plain", "key=", "a body of type"},
+		{"more than 10,000 parameters", "?key=&" + strings.Repeat("a=1&", 10_000), "", "", "the query cannot be read"},
+		{"a query that does not parse", "?key=%zz", "", "", "the query cannot be read"},
+		{"a form that does not parse", "", form, "key=%zz", "the form cannot be read"},
+		{"no key at all", "", "", "", "no key="},
+		{"key twice", "?key=ns/a&key=", "", "", "key= given 2 times"},
+		{"key in the query and the form", "?key=ns/a", form, "key=", "key= given 2 times"},
+		{"a namespace in capitals", "?key=" + url.QueryEscape("NS/web"), "", "", `the namespace "NS"`},
+		{"an underscore in the namespace", "?key=" + url.QueryEscape("my_ns/web"), "", "", `the namespace "my_ns"`},
+		{"a namespace past 63 bytes", "?key=" + strings.Repeat("n", 64) + "/web", "", "", "must be no more than 63"},
+		{"two slashes", "?key=" + url.QueryEscape("ns/web/x"), "", "", `the name "web/x"`},
+		{"an empty namespace", "?key=" + url.QueryEscape("/web"), "", "", "the namespace is empty"},
+		{"an empty name", "?key=" + url.QueryEscape("ns/"), "", "", "the name is empty"},
+		{"a name that is ..", "?key=" + url.QueryEscape("ns/.."), "", "", "may not be '..'"},
+		{"a percent in the name", "?key=" + url.QueryEscape("ns/a%b"), "", "", "may not contain '%'"},
+		{"a space in the name", "?key=" + url.QueryEscape("ns/my web"), "", "", "a space"},
+		{"a newline", "?key=" + url.QueryEscape("ns/web\n"), "", "", "control character"},
+		{"a NUL", "?key=" + url.QueryEscape("ns/\x00web"), "", "", "control character"},
+		{"an escape sequence", "?key=" + url.QueryEscape("ns/\x1b[2Jweb"), "", "", "control character"},
+		{"a C1 control", "?key=" + url.QueryEscape("ns/web\u0085"), "", "", "control character"},
+		{"not UTF-8", "?key=" + url.QueryEscape("ns/web\xff"), "", "", "not UTF-8"},
+		{"past 512 bytes", "?key=ns/" + strings.Repeat("a", 600), "", "", "a key of 603 bytes"},
+	} {
+		code, r := send(c.query, c.contentType, strings.NewReader(c.body))
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %s", c.name, r.Message)
+		assert.False(t, r.OK, c.name)
+		assert.Contains(t, r.Message, "refused, nothing changed", c.name)
+		assert.Contains(t, r.Message, c.says, c.name)
+		assert.Equal(t, "ns/chosen", traced(), "%s: the key someone chose is kept", c.name)
+	}
+
+	for _, key := range []string{"ns/web-1", "kube-system/coredns.v2", "node-a.example.com", "kube-system/system:controller:job-controller", "system:kube-scheduler"} {
+		code, r := send("?key="+url.QueryEscape(key), "", nil)
+		assert.Equal(t, http.StatusOK, code, "%s: %s", key, r.Message)
+		assert.Equal(t, key, traced())
+	}
+	code, r = send("", form, strings.NewReader("key=ns%2Fby-form"))
+	assert.Equal(t, http.StatusOK, code, r.Message)
+	assert.Equal(t, "ns/by-form", traced(), "a form body is read")
+	code, r = send("?key=", "", nil)
+	assert.Equal(t, http.StatusOK, code, r.Message)
+	assert.Empty(t, traced(), "key= clears")
 }
