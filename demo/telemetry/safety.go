@@ -32,16 +32,15 @@ const masked = "***"
 
 // MaskURL returns raw with its userinfo and its query values (and any
 // fragment) replaced by ***: the path and the query's keys stay, so the
-// reader still sees where the spans go.
+// reader still sees where the spans go. A value Go does not read as a URL
+// with a host (one without a scheme, "alice:S3CRETPW@host:4318", which
+// url.Parse takes for scheme "alice" and an opaque rest) is masked
+// loosely: everything before its last "@", and everything after a "?"
+// or "#".
 func MaskURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		// Not a URL Go reads; mask what looks like userinfo and a query.
-		s := regexp.MustCompile(`//[^/?#]*@`).ReplaceAllString(raw, "//"+masked+"@")
-		if i := strings.IndexAny(s, "?#"); i >= 0 {
-			s = s[:i+1] + masked
-		}
-		return s
+	if err != nil || u.Opaque != "" || (u.Host == "" && strings.Contains(raw, "@")) {
+		return maskLoosely(raw)
 	}
 	if u.User != nil {
 		u.User = url.User(masked)
@@ -67,6 +66,24 @@ func MaskURL(raw string) string {
 	}
 	// url.User's *** is escaped by String; put it back.
 	return strings.Replace(u.String(), "%2A%2A%2A@", masked+"@", 1)
+}
+
+// maskLoosely masks a value that is not a URL Go reads: whatever precedes
+// its last "@" (after a "scheme://", kept) is taken for userinfo, the
+// password with whatever characters it has; whatever follows "?" or "#"
+// for a query or fragment. It may mask more than a secret, never less.
+func maskLoosely(raw string) string {
+	prefix, rest := "", raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		prefix, rest = rest[:i+3], rest[i+3:]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = masked + rest[i:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i+1] + masked
+	}
+	return prefix + rest
 }
 
 var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)

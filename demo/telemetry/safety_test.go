@@ -108,3 +108,34 @@ func TestMaskURL(t *testing.T) {
 	}
 	assert.Equal(t, "http://***@bad host/?***", MaskURL("http://u:p@bad host/?k=v"), "a URL Go cannot parse")
 }
+
+// An endpoint written without a scheme is masked like one with: its
+// password is never printed. url.Parse reads "alice:S3CRETPW@host:4318"
+// as scheme "alice" and an opaque rest, with no userinfo to mask; before,
+// the demo's refusal of the variable printed it whole, password included.
+func TestMaskURLWithoutAScheme(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice:S3CRETPW@host:4318":            "***@host:4318",
+		"alice:S3CRETPW@host:4318/v1/traces":  "***@host:4318/v1/traces",
+		"alice:p/ss@w?rd@host:4318":           "***@host:4318",
+		"alice:pw?x@host:4318/v1?token=t0k3n": "***@host:4318/v1?***",
+		"//alice:S3CRETPW@host:4318":          "//***@host:4318",
+		"/alice:S3CRETPW@host:4318":           "***@host:4318",
+		"host:4318":                           "host:4318",
+		"localhost:4318/v1/traces":            "localhost:4318/v1/traces",
+	} {
+		assert.Equal(t, want, MaskURL(in), in)
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		_, _, err := OTLPDestination(func(v string) string {
+			if v == name {
+				return "alice:S3CRETPW@collector.example:4318"
+			}
+			return ""
+		})
+		require.Error(t, err, name)
+		assert.NotContains(t, err.Error(), "S3CRETPW", name)
+		assert.NotContains(t, err.Error(), "alice", name)
+		assert.Contains(t, err.Error(), name+`="***@collector.example:4318" is not an http:// or https:// URL with a host`)
+	}
+}
