@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -184,10 +187,10 @@ func addTraceFlags(fs *flag.FlagSet, o *options) {
 // run would trace every object when a few were asked for.
 func checkTraceFlags(o *options, set map[string]bool) error {
 	if set["trace-keys"] && strings.TrimSpace(o.traceKeys) == "" {
-		return fmt.Errorf("--trace-keys %q is blank: give the objects' keys (namespace/name, comma-separated), or drop the flag to trace every object", o.traceKeys)
+		return fmt.Errorf("--trace-keys %s is blank: give the objects' keys (namespace/name, comma-separated), or drop the flag to trace every object", echo(o.traceKeys))
 	}
 	if set["trace-selector"] && strings.TrimSpace(o.traceSelector) == "" {
-		return fmt.Errorf("--trace-selector %q is blank, which would select every object: give a label selector (e.g. app=web), or drop the flag to trace every object", o.traceSelector)
+		return fmt.Errorf("--trace-selector %s is blank, which would select every object: give a label selector (e.g. app=web), or drop the flag to trace every object", echo(o.traceSelector))
 	}
 	switch {
 	case o.traceKeys != "" && o.traceSelector != "":
@@ -197,26 +200,81 @@ func checkTraceFlags(o *options, set map[string]bool) error {
 		for _, k := range strings.Split(o.traceKeys, ",") {
 			k = strings.TrimSpace(k)
 			if err := checkTraceKey(k); err != nil {
-				return fmt.Errorf("--trace-keys %q: %v", o.traceKeys, err)
+				return fmt.Errorf("--trace-keys %s: %s", echo(o.traceKeys), echoError(err))
 			}
 			keys = append(keys, k)
 		}
 		o.traceFilter = deltafifo.TraceKeys(keys...)
-		o.traceWhat = "--trace-keys " + strings.Join(keys, ",")
+		o.traceWhat = "--trace-keys " + cutEcho(strings.Join(keys, ","), maxEcho)
 	case o.traceSelector != "":
 		sel, err := labels.Parse(o.traceSelector)
 		if err != nil {
-			return fmt.Errorf("--trace-selector %q is not a label selector: %v (e.g. app=web, app!=db, 'tier in (web,api)')", o.traceSelector, err)
+			return fmt.Errorf("--trace-selector %s is not a label selector: %s (e.g. app=web, app!=db, 'tier in (web,api)')", echo(o.traceSelector), echoError(err))
 		}
 		if sel.Empty() {
-			return fmt.Errorf("--trace-selector %q selects every object: give a label selector that picks some (e.g. app=web), or drop the flag to trace every object", o.traceSelector)
+			return fmt.Errorf("--trace-selector %s selects every object: give a label selector that picks some (e.g. app=web), or drop the flag to trace every object", echo(o.traceSelector))
 		}
 		o.traceFilter = deltafifo.TraceSelector(sel)
-		o.traceWhat = "--trace-selector " + sel.String()
+		o.traceWhat = "--trace-selector " + cutEcho(sel.String(), maxEcho)
 	default:
 		return nil
 	}
 	return nil
+}
+
+// maxEcho is the most of a flag's value a message repeats, in bytes, and
+// maxEchoedError the most of a parser's error about it (which may quote
+// the value again): a selector of 120 KB, made by a script, is echoed
+// once, cut, with its length, not twice whole.
+const (
+	maxEcho        = 100
+	maxEchoedError = 200
+)
+
+// echo is v quoted for a message, cut to maxEcho bytes (on a character
+// boundary) and saying how long it was.
+func echo(v string) string {
+	if len(v) <= maxEcho {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(v[:runeCut(v, maxEcho)]), len(v))
+}
+
+// cutEcho is s cut to most bytes (on a character boundary), saying how
+// much was left out.
+func cutEcho(s string, most int) string {
+	if len(s) <= most {
+		return s
+	}
+	n := runeCut(s, most)
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
+}
+
+// quoted is a Go-quoted string in an error's text, as apimachinery's
+// validation quotes the value it refuses.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// echoError is a parser's error about a flag's value for a message: a
+// quoted string in it longer than maxEcho/2 (the value again, or a part
+// of it) is cut, so that the reason after it is kept, and the whole is
+// cut to maxEchoedError bytes.
+func echoError(err error) string {
+	s := quoted.ReplaceAllStringFunc(err.Error(), func(q string) string {
+		if len(q) <= maxEcho/2 {
+			return q
+		}
+		return q[:runeCut(q, maxEcho/2)] + `…" (` + strconv.Itoa(len(q)-2) + " bytes)"
+	})
+	return cutEcho(s, maxEchoedError)
+}
+
+// runeCut is the largest cut of s at most n bytes long that does not
+// split a character.
+func runeCut(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 // checkTraceKey accepts a store key: "name" or "namespace/name", neither
@@ -227,7 +285,7 @@ func checkTraceKey(k string) error {
 	}
 	parts := strings.Split(k, "/")
 	if len(parts) > 2 || slices.Contains(parts, "") {
-		return fmt.Errorf("%q is not a store key: want namespace/name, or name for a cluster-scoped object", k)
+		return fmt.Errorf("%s is not a store key: want namespace/name, or name for a cluster-scoped object", echo(k))
 	}
 	return nil
 }

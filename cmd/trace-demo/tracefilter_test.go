@@ -191,3 +191,31 @@ func TestTraceKeysOnAClusterTakeAnyResource(t *testing.T) {
 	assert.Equal(t, map[string]bool{"prod/keep": true}, keys, "only the key's object is traced")
 	assert.Contains(t, r.stdout, "only the objects selected by --trace-keys prod/keep were traced")
 }
+
+// A selector of 120 KB (a script's) is echoed once, cut, with its length:
+// refused, in the refusal; taken, in the summary's note of what was
+// traced. Before, a refused one was printed twice whole (240 KB: the flag
+// and the parser's error quoting its value), a taken one once whole.
+func TestLongTraceSelectorIsEchoedOnceAndCut(t *testing.T) {
+	bad := "a=" + strings.Repeat("b", 120_000) // a value past 63 characters
+	r := runDemo(t, context.Background(), "--trace-selector", bad, "--scenario", "basic")
+	require.Equal(t, 2, r.code, r.stdout)
+	assert.Less(t, len(r.stderr), 1000, "a refusal of reasonable length, not %d bytes", len(r.stderr))
+	assert.Equal(t, 1, strings.Count(r.stderr, "a=bbbb"), "the selector echoed once: %s", r.stderr)
+	assert.Contains(t, r.stderr, "(120002 bytes) is not a label selector")
+	assert.Contains(t, r.stderr, "must be no more than 63", "the parser's reason is still said")
+
+	keys := make([]string, 12_000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d=v", i)
+	}
+	good := strings.Join(keys, ",")
+	require.Greater(t, len(good), 90_000)
+	r = runDemo(t, context.Background(), "--trace-selector", good, "--scenario", "basic")
+	require.Equal(t, 0, r.code, r.stderr)
+	out := r.stdout + r.stderr
+	assert.Less(t, len(out), 20_000, "the run's output, not the selector: %d bytes", len(out))
+	assert.Equal(t, 1, strings.Count(out, "k0=v,k1=v"), "echoed once: %s", out)
+	assert.Contains(t, out, "only the objects selected by --trace-selector k0=v,k1=v,")
+	assert.Contains(t, out, "more bytes)")
+}
