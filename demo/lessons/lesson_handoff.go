@@ -3,9 +3,11 @@ package lessons
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -155,6 +157,10 @@ func handoff(e *Env) (Outcome, error) {
 		}
 	}
 	tracer := e.tp.Tracer("github.com/informer-anatomy/informer-anatomy/demo/lessons")
+	srcKey, outKey := lessonNamespace+"/"+handoffSource, lessonNamespace+"/"+handoffOut
+	witness := &handoffWitness{keys: map[string]bool{srcKey: true, outKey: true}}
+	e.tel.TP.RegisterSpanProcessor(witness)
+	defer e.tel.TP.UnregisterSpanProcessor(witness)
 
 	a, err := e.startHandoffController("controller-a", "source", func(ctx context.Context, key string) error {
 		ctx, span := tracer.Start(ctx, handoffSpanA)
@@ -199,7 +205,6 @@ func handoff(e *Env) (Outcome, error) {
 		Labels: map[string]string{handoffLabel: "source"}}, Data: map[string]string{"from": "the user"}}); err != nil {
 		return Outcome{}, err
 	}
-	outKey := lessonNamespace + "/" + handoffOut
 	if err := e.until("controller B to reconcile "+outKey, func() bool { return b.reconciled(outKey) > 0 }); err != nil {
 		return Outcome{}, err
 	}
@@ -207,15 +212,64 @@ func handoff(e *Env) (Outcome, error) {
 	a.stop()
 	b.stop()
 
-	srcKey := lessonNamespace + "/" + handoffSource
 	watchAdded := result.RootIs(tracing.SpanRootPrefix+"watch", "ADDED")
 	out := Outcome{Show: []result.Showcase{
 		{Title: "controller A reconciles, and its reconcile's span stamps the object it writes", Key: srcKey, Match: watchAdded, Last: true},
 		{Title: "controller B's informer receives the write: its root links to A's span", Key: outKey, Match: watchAdded, Last: true},
 	}}
-	spans, _ := e.tel.Collector.Snapshot()
-	out.Line = handoffLine(spans, srcKey, outKey, started)
+	out.Line = handoffLine(witness.snapshot(), srcKey, outKey, started)
 	return out, nil
+}
+
+// maxWitnessed bounds what a handoffWitness keeps: a run of the lesson
+// ends a handful of the spans it keeps.
+const maxWitnessed = 256
+
+// handoffWitness is a span processor of the lesson's own, on the tracer
+// provider for the lesson's run, that keeps the few spans handoffLine
+// reads: the two reconciles' spans and the roots of the lesson's two
+// objects. The run's Collector is not enough: with --ui it keeps the run's
+// first telemetry.UICollected spans only, for the closing summary, and
+// after a burst of 100,000 updates on the page it is full, so the line
+// said that no root of lessons/handoff-out had been recorded.
+type handoffWitness struct {
+	keys map[string]bool // the object keys whose roots it keeps
+
+	mu    sync.Mutex
+	spans []spancheck.Span // guarded by mu
+}
+
+func (w *handoffWitness) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (w *handoffWitness) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.Name() != handoffSpanA && s.Name() != handoffSpanB && (s.Parent().IsValid() || !w.keys[objectKey(s)]) {
+		return
+	}
+	sp := spancheck.FromReadOnly(s)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.spans) < maxWitnessed {
+		w.spans = append(w.spans, sp)
+	}
+}
+
+func (w *handoffWitness) Shutdown(context.Context) error   { return nil }
+func (w *handoffWitness) ForceFlush(context.Context) error { return nil }
+
+func (w *handoffWitness) snapshot() []spancheck.Span {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.spans)
+}
+
+// objectKey is a span's informer.object.key attribute, "" if none.
+func objectKey(s sdktrace.ReadOnlySpan) string {
+	for _, a := range s.Attributes() {
+		if a.Key == tracing.KeyObjectKey {
+			return a.Value.AsString()
+		}
+	}
+	return ""
 }
 
 // handoffLine reads this run's spans: A's stamping span, B's root that

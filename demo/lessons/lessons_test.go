@@ -288,3 +288,27 @@ func TestHandoffLessonLinksTheNextControllerToTheWriter(t *testing.T) {
 		require.NoError(t, rc.Err)
 	}
 }
+
+// The handoff lesson finds its root when the run's Collector is full, as
+// it is on the live view after a burst of 100,000 updates (with --ui it
+// keeps the run's first telemetry.UICollected spans, for the summary).
+// Before, the lesson read the Collector and said "no root of
+// lessons/handoff-out linking to a writer was recorded".
+func TestHandoffLessonFindsItsRootWhenTheCollectorIsFull(t *testing.T) {
+	tel, err := telemetry.New(context.Background(), "none", "", io.Discard)
+	require.NoError(t, err)
+	tel.Collector.Limit = 20 // the basic lesson alone ends more spans
+	var out bytes.Buffer
+	_, err = RunScript(context.Background(), ScriptOptions{
+		Options: Options{Telemetry: tel, Printer: terminal.NewPrinter(&out, &out, false), ReflectorBackoff: &testBackoff},
+		Lessons: []string{"basic", "handoff"},
+		Show:    func(string) Show { return Show{} },
+		Outcome: func(string, Outcome) {},
+	})
+	require.NoError(t, err, out.String())
+	require.NoError(t, tel.Shutdown(context.Background()))
+	require.True(t, tel.Collector.Full(), "the Collector ran out of room before the handoff")
+	assert.Contains(t, out.String(), "B's reconcile is in that trace", out.String())
+	assert.Contains(t, out.String(), `linked to A's "controller A: reconcile" (trace `)
+	assert.NotContains(t, out.String(), "no root of lessons/handoff-out")
+}
