@@ -156,7 +156,26 @@ func (le *liveEmbedded) deletePod(context.Context, int) (string, error) {
 	return "deleted " + lessons.Namespace + "/" + name + " (DELETED)", le.env.DeletePod(name)
 }
 
-func (le *liveEmbedded) slow(context.Context, int) (string, error) {
+// slow makes the tunable handler slow, under busy (a burst checks its
+// bound, then writes, with the handler's time as it was: made slow in
+// between, a burst taken for a fast handler would drain at the slow one's
+// pace), and only if what already waits drains within MaxDrain at
+// SlowDelay per call: the bound a burst keeps. Before, "slow" after a
+// burst of 100,000 left a quarter of an hour of backlog, and every later
+// burst was refused 503 for as long.
+func (le *liveEmbedded) slow(ctx context.Context, n int) (string, error) {
+	return le.locked(le.makeSlow)(ctx, n)
+}
+
+func (le *liveEmbedded) makeSlow(context.Context, int) (string, error) {
+	waiting, err := le.backlog()
+	if err != nil {
+		return "", err
+	}
+	if drain := time.Duration(waiting) * SlowDelay; drain > MaxDrain {
+		return "", liveview.Busy("refused for now: %d changes still wait for the informer's slowest listener; at %v per call %s would take %v over them, past the page's bound of %v (%d changes): wait for them to drain, then make it slow",
+			waiting, SlowDelay, demo.TunableListener, drain.Round(time.Second), MaxDrain, int(MaxDrain/SlowDelay))
+	}
 	le.env.Third().SetDelay(SlowDelay)
 	return fmt.Sprintf("%s now takes %v per call", demo.TunableListener, SlowDelay), nil
 }
