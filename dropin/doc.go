@@ -79,11 +79,10 @@
 // reads inner's ShuttingDown once it keeps its bookkeeping, and Len and
 // NumRequeues while tracing is on); to tell which adds the workqueue merged it keeps the workqueue's own bookkeeping
 // (dirty, processing, the delaying queue's one entry per key) beside it,
-// from the moment something reads it (tracing on, a MeterProvider set
-// while it reports the metrics itself, the live view's handler made, a
-// Stats call). [TracedQueue] says where it has
-// to guess. From the same bookkeeping it reports client-go's seven
-// workqueue_* metrics itself (see [NewTracedQueue]).
+// from the moment something reads it (tracing on, the live view's handler
+// made, a Stats call). [TracedQueue] says where it has to guess. It reports
+// no metrics of its own: the queue it wraps reports its workqueue_*
+// metrics through the provider it was given, as untraced.
 //
 // An add is the child of the handler call it was made in, though neither
 // client-go's handler API nor its workqueue carries a context. Chapter 5
@@ -129,14 +128,19 @@
 //
 // # Metrics
 //
-// Every informer of this package records client-go's informer
-// metrics (informer_queued_items, informer_processing_latency_seconds,
-// informer_store_resource_version) and two per handler of ours on the
-// global OpenTelemetry MeterProvider, and every traced queue client-go's
-// seven workqueue_* metrics, with tracing on or off;
-// [WorkqueueMetricsProvider] does the same for a client-go queue of its
-// own (a traced queue whose inner queue has it reports none itself). docs/07-your-controller.md's "Metrics"
-// lists them and how to serve them at /metrics.
+// Every informer of this package reports client-go's informer metrics
+// (informer_queued_items, informer_processing_latency_seconds,
+// informer_store_resource_version) through the InformerMetricsProvider
+// client-go would use (its options', else cache.SetInformerMetricsProvider's)
+// under client-go's rules (a reserved Identifier only), and two per handler
+// of ours through a [HandlerMetricsProvider] ([SetHandlerMetricsProvider];
+// dropin/prometheus is the Prometheus one). A traced queue's workqueue_*
+// metrics are its inner queue's. With component-base's Prometheus packages
+// and dropin/prometheus imported, a controller on this package shows the
+// series it shows on client-go's informer; [InformerMetricsProvider],
+// [WorkqueueMetricsProvider] and [OTelHandlerMetricsProvider] are the
+// OpenTelemetry route. docs/07-your-controller.md's "Metrics" lists them
+// and how to serve them at /metrics.
 //
 // # The live view
 //

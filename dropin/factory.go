@@ -2,6 +2,7 @@ package dropin
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamiclister"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -34,17 +36,27 @@ type FactoryScope struct {
 	Namespace string
 	// TweakListOptions, if set, edits the options of every LIST and WATCH.
 	TweakListOptions func(*metav1.ListOptions)
+	// InformerName, if set, names the factory's informers in their metrics
+	// (informers.WithInformerName): each informer's Identifier is
+	// InformerName.WithResource(its GVR), reserved for the first informer of
+	// that resource, as client-go's generated informers make it. Make it
+	// once with cache.NewInformerName.
+	InformerName *cache.InformerName
 }
 
 // Options are the factory options that give a factory this scope, for
 // [k8s.io/client-go/informers.NewSharedInformerFactoryWithOptions]:
-// informers.WithNamespace and, if set, informers.WithTweakListOptions.
+// informers.WithNamespace and, if set, informers.WithTweakListOptions and
+// informers.WithInformerName.
 //
 // Ours.
 func (s FactoryScope) Options() []informers.SharedInformerOption {
 	opts := []informers.SharedInformerOption{informers.WithNamespace(s.Namespace)}
 	if s.TweakListOptions != nil {
 		opts = append(opts, informers.WithTweakListOptions(s.TweakListOptions))
+	}
+	if s.InformerName != nil {
+		opts = append(opts, informers.WithInformerName(s.InformerName))
 	}
 	return opts
 }
@@ -95,20 +107,45 @@ func NewListWatch[L runtime.Object](scope FactoryScope, client any, resource Lis
 // so that it builds our informer for exampleObject's type, within scope (the
 // one the factory was made with), as its generated informer would: the
 // namespace index, the factory's resync period for the type, the
-// ListerWatcher of [NewListWatch] on resource(client, scope.Namespace).
+// ListerWatcher of [NewListWatch] on resource(client, scope.Namespace), and
+// the Identifier scope.InformerName.WithResource(gvr), which names the
+// informer's metrics (reserved only with an InformerName) and, by its
+// resource, its spans' informer.name. gvr is exampleObject's kind in
+// client-go's scheme (k8s.io/client-go/kubernetes/scheme) with the resource
+// named as the generated informers name it (see resourceFor).
 //
 //	scope := dropin.FactoryScope{Namespace: "prod", TweakListOptions: selectApp}
 //	factory := informers.NewSharedInformerFactoryWithOptions(client, resync, scope.Options()...)
 //	factory.InformerFor(&corev1.Pod{}, dropin.NewInformerFunc(scope, &corev1.Pod{},
 //		func(c kubernetes.Interface, ns string) dropin.ListWatchClient[*corev1.PodList] { return c.CoreV1().Pods(ns) }))
 //
-// Mirrors the generated defaultInformer (k8s.io/client-go/informers/<group>/<version>/<type>.go),
-// without its InformerName: ours names its spans' informer.name by type.
+// Mirrors the generated defaultInformer (k8s.io/client-go/informers/<group>/<version>/<type>.go).
 func NewInformerFunc[L runtime.Object](scope FactoryScope, exampleObject runtime.Object, resource func(client kubernetes.Interface, namespace string) ListWatchClient[L]) func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
+	gvr := resourceFor(exampleObject)
 	return func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		lw := NewListWatch(scope, client, resource(client, scope.Namespace))
-		return NewSharedIndexInformer(lw, exampleObject, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		return NewSharedIndexInformerWithOptions(lw, exampleObject, cache.SharedIndexInformerOptions{
+			ResyncPeriod: resync,
+			Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			Identifier:   scope.InformerName.WithResource(gvr),
+		})
 	}
+}
+
+// resourceFor is the GVR client-go's generated informer of obj's type
+// writes in its NewTyped<Type>InformerWithOptions: obj's kind in client-go's
+// scheme, with the resource the kind in lower case and an "s". That is not
+// always the API's resource: client-go v0.37.2's generator writes
+// "ingresss", "endpointss", "networkpolicys" (TestResourceForMatchesTheGeneratedInformers
+// reads every generated informer and holds ours to it), and the metrics of
+// client-go's factory carry those names, so ours carry them too. Empty for
+// a type the scheme does not know.
+func resourceFor(obj runtime.Object) schema.GroupVersionResource {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil || len(gvks) == 0 {
+		return schema.GroupVersionResource{}
+	}
+	return gvks[0].GroupVersion().WithResource(strings.ToLower(gvks[0].Kind) + "s")
 }
 
 // NewDynamicInformer is our informer for one resource of the dynamic

@@ -81,18 +81,16 @@ func cpuPer(n int, f func()) time.Duration {
 }
 
 // histogramRecordCPU is the CPU time of one record of a handler's latency
-// on sdk, with the attributes internal/metrics gives it.
+// on sdk, with the attributes internal/metrics' OpenTelemetry provider
+// gives it.
 func histogramRecordCPU(sdk *sdkmetric.MeterProvider) time.Duration {
 	const n = 200_000
 	otel.SetMeterProvider(sdk)
 	defer metricsOff()
-	in := metrics.NewInformer(metrics.InformerID{Name: "floor", Version: "v1", Resource: "pods"},
-		func() (metrics.InformerState, bool) { return metrics.InformerState{}, false })
-	defer func() { _ = in.Registration().Unregister() }()
-	observe := in.Handler("handler#0")
+	h := metrics.OTelHandlerProvider{}.NewHandlerProcessingLatencyMetric(metrics.HandlerID{Name: "floor", Version: "v1", Resource: "pods", Handler: "handler#0"})
 	return cpuPer(n, func() {
 		for i := range n {
-			observe(time.Duration(i % 1000))
+			h.Observe(time.Duration(i % 1000).Seconds())
 		}
 	})
 }

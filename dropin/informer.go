@@ -3,6 +3,7 @@ package dropin
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +53,10 @@ func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object
 // [k8s.io/client-go/tools/cache.SharedIndexInformer].
 //
 // Mirrors [k8s.io/client-go/tools/cache.NewSharedIndexInformerWithOptions] (shared_informer.go).
-// options.InformerMetricsProvider is not used: our informer records
-// client-go's informer metrics on OpenTelemetry instead (metrics.go).
+// options.Identifier and options.InformerMetricsProvider are honoured as
+// client-go honours them: the informer's three metrics go to that
+// provider, else to cache.SetInformerMetricsProvider's, and only for a
+// reserved Identifier (metrics.go).
 func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	return newInformer(lw, exampleObject, options)
 }
@@ -84,6 +87,7 @@ type Informer struct {
 	indexer     indexer
 	tp          *tracing.Switchable
 	description string
+	metrics     *informerMetrics
 	lw          cache.ListerWatcher
 	example     runtime.Object
 
@@ -106,7 +110,8 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		// Unstructured by its GVK (chapter 3's TypeDescription).
 		i.description = reflector.TypeDescription(exampleObject)
 	}
-	mx := newInformerMetrics(options, i.description)
+	mx := newInformerMetrics(options, exampleObject, i.description, nil)
+	i.metrics = mx
 	ours := processor.SharedIndexInformerOptions{
 		ResyncPeriod:      options.ResyncPeriod,
 		Indexers:          toOurIndexers(options.Indexers),
@@ -127,7 +132,11 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	probe := liveprobe.NewLazyReflectorProbe(lw, liveViewOn.Load)
 	i.inner = processor.NewSharedIndexInformerWithOptions(probe, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
-	mx.attach(i)
+	mx.store = i.inner.GetIndexer()
+	// An informer dropped without running must not keep its handlers'
+	// series (nor their claim on the labels). The cleanup holds mx, which
+	// does not hold i.
+	goruntime.AddCleanup(i, (*informerMetrics).removeAll, mx)
 	registerInformer(i, probe, exampleObject, options) // the live view's (registry.go)
 	return i
 }
@@ -252,7 +261,13 @@ func (i *Informer) register(r processor.ResourceEventHandlerRegistration, err er
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.RemoveEventHandler].
 func (i *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
 	if r, ok := handle.(*registration); ok {
-		return i.inner.RemoveEventHandler(r.inner)
+		err := i.inner.RemoveEventHandler(r.inner)
+		if n, ok := r.inner.(interface{ HandlerName() string }); ok && err == nil {
+			// Its series go with it: a process that adds and removes
+			// handlers keeps a bounded number of series.
+			i.metrics.removeHandler(n.HandlerName())
+		}
+		return err
 	}
 	// Not one of ours. client-go refuses a foreign handle too, though its
 	// message formats the handle with %t (a Printf error in the text).
@@ -286,12 +301,28 @@ func (i *Informer) GetController() cache.Controller { return controller{i} }
 // Run runs the informer until stopCh is closed.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.Run].
-func (i *Informer) Run(stopCh <-chan struct{}) { i.inner.Run(stopCh) }
+// Once it returns with the informer stopped, the handlers' series are
+// dropped (metrics.go); a second Run, which returns at once, leaves them.
+func (i *Informer) Run(stopCh <-chan struct{}) {
+	i.inner.Run(stopCh)
+	i.stopped()
+}
+
+func (i *Informer) stopped() {
+	if i.inner.IsStopped() {
+		i.metrics.removeAll()
+	}
+}
 
 // RunWithContext runs the informer until ctx is done.
 //
 // Mirrors [k8s.io/client-go/tools/cache.SharedInformer.RunWithContext].
-func (i *Informer) RunWithContext(ctx context.Context) { i.inner.RunWithContext(ctx) }
+// Once it returns with the informer stopped, the handlers' series are
+// dropped (metrics.go).
+func (i *Informer) RunWithContext(ctx context.Context) {
+	i.inner.RunWithContext(ctx)
+	i.stopped()
+}
 
 // HasSynced reports whether the initial state has reached the cache and
 // the handlers added before Run.

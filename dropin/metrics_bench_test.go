@@ -2,7 +2,6 @@ package dropin_test
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -10,9 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric/noop"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -23,76 +20,14 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 )
 
-// metricsOn sets the global MeterProvider to an SDK one with a ManualReader
-// (every instrument records; nothing is exported), metricsOff to OTel's
-// no-op. The instruments are made when an informer or queue is built, so
-// each pass builds its own after choosing. "Off" is the no-op provider
-// rather than none set, because the global cannot be unset once set; both
-// make metrics.Enabled false and every record a no-op call.
-func metricsOn(sdk *sdkmetric.MeterProvider) func() { return func() { otel.SetMeterProvider(sdk) } }
-func metricsOff()                                   { otel.SetMeterProvider(noop.NewMeterProvider()) }
-
-// BenchmarkMetrics: the cost of metrics with tracing off, on the workloads
-// of BenchmarkSharedInformer (dropin's informer, 110,000 events) and
-// BenchmarkWorkqueue ("controller"). "on-vs-off" alternates a pass with
-// metrics on and one with them off and reports on ÷ off, the number
-// docs/performance.md keeps. For the queue, "off" is the traced queue
-// with OTel's no-op provider (no bookkeeping, as nothing reads); "on" is
-// the same queue with the SDK recording, the wrapper reporting the metrics
-// from its own bookkeeping (a lock, a map entry and a clock read per add,
-// get and done). "inner-provider-on-vs-off" is the other way to the same
-// numbers: the inner queue given WorkqueueMetricsProvider (client-go's own
-// bookkeeping; the wrapper then reports none); "provider-no-meter" is
-// that bookkeeping with OTel's no-op provider. Each way has its own queue
-// name: a name given WorkqueueMetricsProvider is that provider's for the
-// rest of the process.
-func BenchmarkMetrics(b *testing.B) {
-	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	defer func() { _ = sdk.Shutdown(context.Background()) }()
-	on := metricsOn(sdk)
-
-	list, updates := informerbench.Fixture()
-	for _, handlers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("informer/handlers=%d", handlers), func(b *testing.B) {
-			pass := func(set func()) func() {
-				return func() {
-					set()
-					dropinPass(list, updates, handlers, tracenoop.NewTracerProvider())
-				}
-			}
-			pass(metricsOff)() // warm up
-			b.Run("on-vs-off", func(b *testing.B) {
-				reportOnOff(b, [2]func(){pass(metricsOff), pass(on)}, "on÷off")
-			})
-		})
-	}
-
-	b.Run("workqueue/controller", func(b *testing.B) {
-		queue := func(set func(), name string, provider workqueue.MetricsProvider) workqueue.TypedRateLimitingInterface[string] {
-			set()
-			q := dropin.NewTracedQueue(name, workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-				workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: provider}))
-			q.(*dropin.TracedQueue[string]).SetTracerProvider(tracenoop.NewTracerProvider())
-			return q
-		}
-		pass := benchControllerPass()
-		off := func() { pass(queue(metricsOff, "bench-self", nil)) }
-		off() // warm up
-		b.Run("on-vs-off", func(b *testing.B) {
-			reportOnOff(b, [2]func(){off, func() { pass(queue(on, "bench-self", nil)) }}, "on÷off")
-		})
-		b.Run("inner-provider-on-vs-off", func(b *testing.B) {
-			reportOnOff(b, [2]func(){off, func() { pass(queue(on, "bench-inner", dropin.WorkqueueMetricsProvider())) }}, "on÷off")
-		})
-		b.Run("provider-no-meter-vs-off", func(b *testing.B) {
-			reportOnOff(b, [2]func(){off, func() { pass(queue(metricsOff, "bench-inner", dropin.WorkqueueMetricsProvider())) }}, "bookkeeping÷off")
-		})
-	})
-}
+// metricsOff sets the global MeterProvider to OpenTelemetry's no-op, for
+// BenchmarkCostFloor's passes with nothing on. (The Prometheus providers'
+// cost is dropin/prometheus's BenchmarkMetrics.)
+func metricsOff() { otel.SetMeterProvider(noop.NewMeterProvider()) }
 
 // dropinPass runs one dropin informer with n counting handlers and
 // tracer provider tp through BenchmarkSharedInformer's workload, to the
-// last event at every handler: BenchmarkMetrics' and
+// last event at every handler: BenchmarkCostFloor's and
 // BenchmarkTracingSampled's pass.
 func dropinPass(list *corev1.PodList, updates []*corev1.Pod, n int, tp trace.TracerProvider) {
 	const events = informerbench.Listed + informerbench.Updates

@@ -3,9 +3,6 @@ package dropin_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,10 +125,12 @@ type meteredController struct {
 	worked   atomic.Int64
 }
 
-// newMeteredController: innerProvider gives the queue's inner queue
-// WorkqueueMetricsProvider; without, the traced queue reports itself.
-func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, queueName string, innerProvider bool) *meteredController {
-	opts := cache.SharedIndexInformerOptions{}
+// newMeteredController: the OpenTelemetry route, each provider given
+// where client-go takes it: the informer's options, the queue's config,
+// and the informer's handler provider. informerName "" leaves the
+// informer without an Identifier.
+func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, queueName string) *meteredController {
+	opts := cache.SharedIndexInformerOptions{InformerMetricsProvider: dropin.InformerMetricsProvider()}
 	if informerName != "" {
 		n, err := cache.NewInformerName(informerName)
 		require.NoError(t, err)
@@ -140,13 +139,10 @@ func newMeteredController(t *testing.T, srv *apiserver.Server, informerName, que
 	c := &meteredController{
 		informer: dropin.NewSharedIndexInformerWithOptions(inProcessLW(srv), &corev1.Pod{}, opts),
 	}
-	var mp workqueue.MetricsProvider
-	if innerProvider {
-		mp = dropin.WorkqueueMetricsProvider()
-	}
+	require.NoError(t, c.informer.(*dropin.Informer).SetHandlerMetricsProvider(dropin.OTelHandlerMetricsProvider()))
 	c.queue = dropin.NewTracedQueue(queueName, workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, MetricsProvider: mp}))
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName, MetricsProvider: dropin.WorkqueueMetricsProvider()}))
 	var err error
 	c.reg, err = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -197,12 +193,15 @@ func createPods(t *testing.T, srv *apiserver.Server, prefix string, n int) {
 }
 
 // TestMetricsReported runs a named informer, an unnamed one and a traced
-// queue (tracing off) on the embedded API server and requires every metric
-// of docs/07-your-controller.md's "Metrics" with client-go's attributes:
-// name, group, version, resource for the informer's three (name from the
-// Identifier, else the type), name for the queue's seven, name and handler
-// for the two per handler. synctest's clock lets the queue's 500ms
-// unfinished-work loop run and makes the waits exact.
+// queue (tracing off) on the embedded API server, on the OpenTelemetry
+// providers (InformerMetricsProvider in the options, WorkqueueMetricsProvider
+// in the queue's config, OTelHandlerMetricsProvider for the handlers), and
+// requires every metric of docs/07-your-controller.md's "Metrics" with
+// client-go's labels: name, group, version, resource for the informer's
+// three (from the reserved Identifier; the unnamed informer reports none,
+// as client-go's does not), name for the queue's seven, and the informer's
+// four and handler for the two per handler. synctest's clock lets client-go
+// queue's 500ms unfinished-work loop run and makes the waits exact.
 func TestMetricsReported(t *testing.T) {
 	reader := installMeterProvider()
 	// The server runs outside the bubble (its listener would keep the
@@ -213,11 +212,12 @@ func TestMetricsReported(t *testing.T) {
 
 		run := metricsRuns.Add(1)
 		informerName, queueName := fmt.Sprintf("metrics-test-%d", run), fmt.Sprintf("metrics-test-queue-%d", run)
-		named := newMeteredController(t, srv, informerName, queueName, true)
-		unnamed := dropin.NewSharedIndexInformer(inProcessLW(srv), &corev1.Pod{}, 0, cache.Indexers{})
+		named := newMeteredController(t, srv, informerName, queueName)
+		unnamed := newMeteredController(t, srv, "", queueName+"-unnamed")
 		ctx, cancel := context.WithCancel(context.Background())
 		named.start(ctx)
-		go unnamed.RunWithContext(ctx)
+		unnamed.start(ctx)
+		defer unnamed.stop(cancel)
 		defer named.stop(cancel)
 		synctest.Wait()
 		require.True(t, cache.WaitFor(ctx, "", named.reg.HasSyncedChecker()))
@@ -238,11 +238,11 @@ func TestMetricsReported(t *testing.T) {
 		require.NoError(t, err)
 		require.Positive(t, rv)
 		require.EqualValues(t, rv, metricPoint(rm, metrics.InformerStoreResourceVersion, informer).value)
-		// An informer without an Identifier is named by its type.
-		unnamedAttrs := map[string]string{"name": "*v1.Pod", "group": "", "version": "", "resource": ""}
-		require.True(t, metricPoint(rm, metrics.InformerQueuedItems, unnamedAttrs).found)
+		// An informer without an Identifier reports none of client-go's
+		// three, as client-go's does not.
+		require.False(t, metricPoint(rm, metrics.InformerQueuedItems, map[string]string{"name": "*", "group": "*", "version": "*", "resource": ""}).found)
 
-		handler := map[string]string{"name": informerName, "handler": "*"}
+		handler := map[string]string{"name": informerName, "group": "", "version": "v1", "resource": "pods", "handler": "*"}
 		pending := metricPoint(rm, metrics.HandlerPendingNotifications, handler)
 		require.True(t, pending.found)
 		require.Zero(t, pending.value)
@@ -251,6 +251,9 @@ func TestMetricsReported(t *testing.T) {
 		require.EqualValues(t, 5, latency.value, "one observation per handler call")
 		h, _ := latency.attrs.Value("handler")
 		require.Equal(t, "github.com/informer-anatomy/informer-anatomy/dropin_test.newMeteredController#0", h.AsString(), "the listener's informer.listener")
+		// The unnamed informer's handlers are named by its type.
+		unnamedHandler := map[string]string{"name": "*v1.Pod", "group": "", "version": "", "resource": "", "handler": "*"}
+		require.True(t, metricPoint(rm, metrics.HandlerProcessingLatency, unnamedHandler).found)
 
 		queue := map[string]string{"name": queueName}
 		for _, name := range []string{metrics.WorkqueueDepth, metrics.WorkqueueAdds, metrics.WorkqueueQueueDuration,
@@ -262,102 +265,4 @@ func TestMetricsReported(t *testing.T) {
 		require.EqualValues(t, 10, metricPoint(rm, metrics.WorkqueueWorkDuration, queue).value)
 		require.Zero(t, metricPoint(rm, metrics.WorkqueueDepth, queue).value)
 	})
-}
-
-const childEnv = "DROPIN_METRICS_CHILD"
-
-// TestMetricsProviderSetLater runs TestMetricsChild in a process of its
-// own, where no MeterProvider has been set: with none, nothing is recorded
-// and the informer and queue work; one set after both were built is
-// followed.
-func TestMetricsProviderSetLater(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMetricsChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "--- PASS: TestMetricsChild")
-}
-
-// TestMetricsChild is TestMetricsProviderSetLater's child; run on its own
-// it does nothing (the process's global provider may already be set).
-func TestMetricsChild(t *testing.T) {
-	if os.Getenv(childEnv) == "" {
-		return
-	}
-	require.False(t, metrics.Enabled(), "no provider set yet")
-	// The server runs outside the bubble (its listener would keep the
-	// bubble from ever being idle); the informers reach it in process.
-	srv := startServer(t)
-	synctest.Test(t, func(t *testing.T) {
-		createPods(t, srv, "before", 3)
-		c := newMeteredController(t, srv, "later", "later-queue", true)
-		// The same controller on a queue that reports its metrics itself.
-		self := newMeteredController(t, srv, "later-self", "later-self-queue", false)
-		ctx, cancel := context.WithCancel(context.Background())
-		c.start(ctx)
-		defer c.stop(cancel)
-		self.start(ctx)
-		defer self.stop(cancel)
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		require.EqualValues(t, 3, c.calls.Load(), "without a provider the informer works")
-		require.EqualValues(t, 6, c.worked.Load(), "without a provider the queue works")
-		require.EqualValues(t, 6, self.worked.Load())
-
-		reader := sdkmetric.NewManualReader()
-		otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
-		require.True(t, metrics.Enabled())
-		rm := collectMetrics(t, reader)
-		require.False(t, metricPoint(rm, metrics.WorkqueueAdds, map[string]string{"name": "later-queue"}).found,
-			"nothing recorded before the provider was set")
-		require.False(t, metricPoint(rm, metrics.HandlerProcessingLatency, map[string]string{"name": "later", "handler": "*"}).found)
-
-		createPods(t, srv, "after", 2)
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		rm = collectMetrics(t, reader)
-		informer := map[string]string{"name": "later", "group": "", "version": "v1", "resource": "pods"}
-		require.Positive(t, metricPoint(rm, metrics.InformerProcessingLatency, informer).value)
-		require.True(t, metricPoint(rm, metrics.InformerQueuedItems, informer).found)
-		require.EqualValues(t, 2, metricPoint(rm, metrics.HandlerProcessingLatency, map[string]string{"name": "later", "handler": "*"}).value)
-		queue := map[string]string{"name": "later-queue"}
-		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueAdds, queue).value, "the two new keys, added and retried")
-		require.EqualValues(t, 2, metricPoint(rm, metrics.WorkqueueRetries, queue).value)
-		require.True(t, metricPoint(rm, metrics.WorkqueueUnfinishedWork, queue).found)
-		// The self-reporting queue follows the provider set after it was
-		// built, and counts what happened since, as the inner provider's.
-		selfQueue := map[string]string{"name": "later-self-queue"}
-		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueAdds, selfQueue).value)
-		require.EqualValues(t, 2, metricPoint(rm, metrics.WorkqueueRetries, selfQueue).value)
-		require.EqualValues(t, 0, metricPoint(rm, metrics.WorkqueueDepth, selfQueue).value)
-		require.EqualValues(t, 4, metricPoint(rm, metrics.WorkqueueQueueDuration, selfQueue).value, "four Gets")
-		require.True(t, metricPoint(rm, metrics.WorkqueueUnfinishedWork, selfQueue).found)
-	})
-}
-
-// An informer that was built but never run has nothing to report, and a
-// collection must survive reading it: one built in a synctest bubble (a
-// user's unit test) holds channels of that bubble, and a collection from
-// outside it, by any later test, received from one (a handler's
-// HasSynced, in chapter 5's ReadStats) and ended the whole test process
-// with "receive on synctest channel from outside bubble". It did, in a CI
-// run; ReadStats now reads a flag (processorListener.syncedFlag).
-func TestMetricsSkipAnInformerThatNeverRan(t *testing.T) {
-	reader := installMeterProvider()
-	s := newServer(t)
-	// Informer names are unique in a process: one per run (-count).
-	id := fmt.Sprintf("never-ran-%d", metricsRuns.Add(1))
-	name, err := cache.NewInformerName(id)
-	require.NoError(t, err)
-	var inf cache.SharedIndexInformer
-	synctest.Test(t, func(t *testing.T) {
-		inf = dropin.NewSharedIndexInformerWithOptions(inProcessLW(s.srv), &corev1.Pod{},
-			cache.SharedIndexInformerOptions{Identifier: name.WithResource(podsGVR)})
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
-		require.NoError(t, err)
-	})
-	rm := collectMetrics(t, reader) // outside the bubble, the informer still held
-	require.False(t, metricPoint(rm, metrics.InformerQueuedItems, map[string]string{"name": id, "group": "*", "version": "*", "resource": "*"}).found,
-		"an informer that never ran reports no queue")
-	runtime.KeepAlive(inf)
 }

@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
@@ -35,21 +34,14 @@ var (
 // It traces with the global TracerProvider unless
 // [TracedQueue.SetTracerProvider] says otherwise.
 //
-// It reports client-go's seven workqueue metrics (workqueue_depth,
-// _adds_total, _queue_duration_seconds, _work_duration_seconds,
-// _unfinished_work_seconds, _longest_running_processor_seconds,
-// _retries_total, attribute name) on the global MeterProvider, from the
-// moment one is set, with client-go's meanings and buckets: what inner
-// would report given [WorkqueueMetricsProvider] (an add counts when the
-// key was not dirty, the queue duration runs from that add to the Get,
-// every AddAfter and AddRateLimited is a retry; the two gauges are set
-// every 500ms until ShutDown, which a queue reporting metrics, like
-// client-go's, must be called). If a queue was given
-// WorkqueueMetricsProvider under the same name, that queue's numbers are
-// the name's series and the wrapper reports none.
+// It reports no metrics of its own: inner reports its workqueue_* metrics
+// through the MetricsProvider it was built with (its config's, else the one
+// workqueue.SetProvider installed, which component-base's
+// metrics/prometheus/workqueue and controller-runtime install), as it
+// would untraced, and every call reaches inner as it was made.
 //
-// With no provider set, no live view handler made and no Stats called, it
-// asks whether any of them is there and forwards, nothing more.
+// With no tracing, no live view handler made and no Stats called, it asks
+// whether any of them is there and forwards, nothing more.
 //
 // Ours: client-go's workqueue does not trace.
 //
@@ -76,7 +68,7 @@ var noRateLimiterOf atomic.Bool
 // workqueue from rateLimiter and config, exactly as
 // workqueue.NewTypedRateLimitingQueueWithConfig does, and returns it
 // traced under config.Name, as [NewTracedQueue] would: the same spans,
-// metrics, live view and Stats. Swapping it in for client-go's constructor
+// live view and Stats, and client-go's own metrics. Swapping it in for client-go's constructor
 // is a change of the function's package and name, nothing else:
 //
 //	queue := dropin.NewTracedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -92,18 +84,15 @@ var noRateLimiterOf atomic.Bool
 // config reaches client-go's constructor untouched, so each field means
 // what it means there:
 //   - Name names the queue's metrics and its spans' workqueue.name.
-//     Unnamed, client-go's queue records no metrics, and neither does the
-//     wrapper.
+//     Unnamed, client-go's queue records no metrics.
 //   - MetricsProvider (nil: client-go's global one, workqueue.SetProvider)
-//     is given to client-go's queue. Given [WorkqueueMetricsProvider], that
-//     queue's own bookkeeping reports the name's series and the wrapper
-//     reports none, as NewTracedQueue says; given another provider, both
-//     report, each to its own.
+//     is given to client-go's queue, which reports through it; the
+//     wrapper reports nothing of its own.
 //   - Clock (nil: the real clock) is the delaying queue's clock.
 //   - DelayingQueue (nil: client-go builds one from Name, MetricsProvider
 //     and Clock) is what the queue delays keys on, and then its own name,
 //     provider and clock hold for client-go's metrics and delays, not
-//     config's (the wrapper's metrics stay config.Name's). The wrapper
+//     config's (the wrapper's spans stay config.Name's). The wrapper
 //     takes it to keep keys as client-go's delaying queue does (one
 //     waiting entry per key): give it client-go's, untraced; the wrapper
 //     traces the whole queue.
@@ -113,11 +102,8 @@ var noRateLimiterOf atomic.Bool
 // calls. Ours: client-go's workqueue does not trace. The wrapper reads
 // ready times from the real clock (time.Now) whatever config.Clock is, as
 // [TracedQueue] says: with a fake Clock the queue serves keys when the
-// fake clock says, but its delayed spans and metrics follow the real one.
+// fake clock says, but its delayed spans follow the real one.
 func NewTracedRateLimitingQueueWithConfig[T comparable](rateLimiter workqueue.TypedRateLimiter[T], config workqueue.TypedRateLimitingQueueConfig[T]) workqueue.TypedRateLimitingInterface[T] {
-	// client-go's constructor first: given WorkqueueMetricsProvider under
-	// config.Name, it registers the name, and newTraced must find it
-	// registered, or both queues would add to the name's series.
 	inner := workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter, config)
 	return newTracedQueue(config.Name, inner, rateLimiter)
 }
@@ -126,7 +112,7 @@ func NewTracedRateLimitingQueueWithConfig[T comparable](rateLimiter workqueue.Ty
 // (nil: unknown, AddRateLimited is forwarded and its delay guessed).
 func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimitingInterface[T], limiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
 	return registered(&TracedQueue[T]{
-		traced:  newTraced(name, inner, inner.NumRequeues, true),
+		traced:  newTraced(name, inner, inner.NumRequeues),
 		inner:   inner,
 		limiter: limiter,
 	}, name, "rate-limiting")
@@ -139,7 +125,7 @@ func newTracedQueue[T comparable](name string, inner workqueue.TypedRateLimiting
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDelayingInterface[T]) workqueue.TypedDelayingInterface[T] {
-	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil, true), inner: inner}, name, "delaying")
+	return registered(&TracedDelayingQueue[T]{traced: newTraced(name, inner, nil), inner: inner}, name, "delaying")
 }
 
 // NewTracedPlainQueue wraps inner, client-go's plain workqueue
@@ -149,16 +135,15 @@ func NewTracedDelayingQueue[T comparable](name string, inner workqueue.TypedDela
 //
 // Ours: client-go's workqueue does not trace.
 func NewTracedPlainQueue[T comparable](name string, inner workqueue.TypedInterface[T]) workqueue.TypedInterface[T] {
-	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil, false)}, name, "plain")
+	return registered(&TracedPlainQueue[T]{traced: newTraced(name, inner, nil)}, name, "plain")
 }
 
-// newTraced builds the Tracer of a queue wrapping client-go's inner;
-// delaying: inner has AddAfter, and so workqueue_retries_total.
-func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int, delaying bool) traced[T] {
+// newTraced builds the Tracer of a queue wrapping client-go's inner.
+func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], numRequeues func(T) int) traced[T] {
 	return traced[T]{
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: numRequeues, Semantics: queuetrace.ClientGo,
-			Metrics: !metrics.ProvidedByClientGo(name), Retries: delaying, Watched: liveViewOn.Load,
+			Watched: liveViewOn.Load,
 		}),
 		inner: inner,
 	}
@@ -178,14 +163,13 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 // key: a second AddAfter of a key already waiting only moves the entry's
 // ready time earlier, and when the entry is ready it is an Add like any
 // other. The wrapper keeps the same bookkeeping per key from the moment
-// something reads it (tracing on, a MeterProvider set, the live view's
+// something reads it (tracing on, the live view's
 // handler made, a Stats call): dirty or not, since when, the add that made
 // it dirty and the adds merged into it, the one waiting entry with its
 // ready time, and the process span between Get and Done. An entry's Add
 // happens on inner's goroutine, out of the wrapper's sight, so the
-// wrapper fires the entry itself, at its ready time: before it looks at
-// the key for any later call and, while it reports metrics, on a timer of
-// its own.
+// wrapper fires the entry itself, at its ready time, before it looks at
+// the key for any later call.
 //
 // The wrapper's lock guards only that bookkeeping: inner is never called
 // under it and no span is ended under it (a span processor that exports
@@ -200,8 +184,7 @@ func newTraced[T comparable](name string, inner workqueue.TypedInterface[T], num
 //     it ([NewTracedQueue]; see [TracedQueue.AddRateLimited]) and knows
 //     it; of any other inner, the entry is taken to fire at the first Get of the key
 //     that nothing else explains: its workqueue.delayed span lasts until
-//     that Get, an Add of the key in between is taken as not merged, and
-//     the metrics count the add at that Get (a queue duration of 0).
+//     that Get, and an Add of the key in between is taken as not merged.
 //   - An Add racing, on another goroutine, with the Get that takes the same
 //     key can be taken as merged into the wait that Get serves when inner
 //     in fact made the key dirty again; the Get that serves it then has no
@@ -256,8 +239,7 @@ type QueueStats struct {
 	Depth int
 	// Counted from the moment something reads them, tracing on or off:
 	// the first Stats call, the live view's handler made
-	// (LiveViewHandler), a MeterProvider set (the queue's metrics) or
-	// tracing on, whichever comes first. Before that the queue keeps no
+	// (LiveViewHandler) or tracing on, whichever comes first. Before that the queue keeps no
 	// bookkeeping, so that it costs what client-go's does; a key added
 	// before then and still waiting is not seen. Add, AddAfter and
 	// AddRateLimited calls, Get-to-Done passes, adds merged into a key
@@ -332,7 +314,7 @@ func (q *TracedQueue[T]) AddAfter(item T, duration time.Duration) {
 // hands the wrapper the limiter it built the queue with; [NewTracedQueue]
 // reads it out of the queue. The queue does what it would have done,
 // and the wrapper knows when the key will be ready: the workqueue.delayed
-// span ends then, and the metrics count the add then, as client-go's do.
+// span ends then, as the key becomes ready in client-go's queue.
 // Any other inner gets its AddRateLimited, with the delay unknown (see
 // [TracedQueue]).
 //

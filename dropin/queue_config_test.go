@@ -67,10 +67,12 @@ func (l *countingLimiter) calls() (whens, forgets int) {
 // reads), a queue from NewTracedRateLimitingQueueWithConfig still knows
 // what AddRateLimited's delay is: the limiter it was given is asked once
 // per AddRateLimited (and by nobody else), the workqueue.delayed span
-// lasts the limiter's 3 s, and the queue's own workqueue_queue_duration_seconds
-// counts from the end of that delay to the Get (7 s). The same calls behind
-// NewTracedQueue, which then finds no limiter, show what the test tells
-// apart: a delayed span lasting to the Get, and a queue duration of 0.
+// lasts the limiter's 3 s, and client-go's queue, which reports its own
+// metrics, counts its workqueue_queue_duration_seconds from the end of that
+// delay to the Get (7 s). The same calls behind NewTracedQueue, which then
+// finds no limiter, show what the test tells apart: a delayed span lasting
+// to the Get. The queue's metrics are the same 7 s there: the wrapper
+// forwards AddRateLimited, and client-go's queue measures itself.
 func TestTracedRateLimitingQueueWithConfigAsksItsLimiter(t *testing.T) {
 	reader := installMeterProvider()
 	dropin.SkipRateLimiterOf(t)
@@ -79,7 +81,7 @@ func TestTracedRateLimitingQueueWithConfigAsksItsLimiter(t *testing.T) {
 		delayed, queueDur time.Duration
 	}{
 		{"NewTracedRateLimitingQueueWithConfig", 3 * time.Second, 7 * time.Second},
-		{"NewTracedQueue without its limiter", 10 * time.Second, 0},
+		{"NewTracedQueue without its limiter", 10 * time.Second, 7 * time.Second},
 	} {
 		t.Run(tc.ctor, func(t *testing.T) {
 			// The global MeterProvider accumulates over -count runs: each run
@@ -87,7 +89,7 @@ func TestTracedRateLimitingQueueWithConfigAsksItsLimiter(t *testing.T) {
 			name := fmt.Sprintf("asks-limiter-%d", wqRuns.Add(1))
 			synctest.Test(t, func(t *testing.T) {
 				lim := newCountingLimiter(3 * time.Second)
-				config := workqueue.TypedRateLimitingQueueConfig[string]{Name: name}
+				config := workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: dropin.WorkqueueMetricsProvider()}
 				var q workqueue.TypedRateLimitingInterface[string]
 				if tc.ctor == "NewTracedRateLimitingQueueWithConfig" {
 					q = dropin.NewTracedRateLimitingQueueWithConfig(lim, config)
@@ -234,8 +236,6 @@ func TestTracedRateLimitingQueueWithConfigPassesConfigOn(t *testing.T) {
 // TestTracedRateLimitingQueueWithConfigProvidedMetricsCountOnce: given
 // WorkqueueMetricsProvider in config under its Name, client-go's queue
 // reports the name's series and the wrapper none, so an add counts once.
-// The wrapper is made after client-go's queue for this: made first, it
-// would not know the name was provided, and every add would count twice.
 func TestTracedRateLimitingQueueWithConfigProvidedMetricsCountOnce(t *testing.T) {
 	reader := installMeterProvider()
 	name := fmt.Sprintf("provided-%d", wqRuns.Add(1))

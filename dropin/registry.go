@@ -7,6 +7,7 @@ import (
 	"sync"
 	"weak"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -40,8 +41,9 @@ type liveInformer struct {
 	probe    *liveprobe.ReflectorProbe // its reflector's requests
 	resource string                    // the resource a factory named, or ""
 	typ      string                    // the example object's Go type
-	// name is its metrics' name attribute (newInformerMetrics): the
-	// Identifier's name, else its description; the plots label it so.
+	// name is its handlers' series' name label (handlerInformerLabels):
+	// the reserved Identifier's name, else its description; the plots
+	// label it so.
 	name string
 }
 
@@ -57,9 +59,11 @@ type liveQueue struct {
 // registerInformer adds i; called by newInformer.
 func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
 	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject),
-		name: options.Identifier.Name()}
-	if e.name == "" {
-		e.name = i.description
+		name: i.metrics.handlerBase.Name}
+	if _, ok := exampleObject.(*metav1.PartialObjectMetadata); ok {
+		// Every metadata-only informer has this Go type: its title is its
+		// kind, or two informers' boxes read alike.
+		e.typ = objectDisplayName(exampleObject, "", "")
 	}
 	live.mu.Lock()
 	live.prune_locked()

@@ -55,7 +55,8 @@ type ProcessBatchFunc func(deltas []Delta, isInInitialList bool) error
 // EmitDeltaTypeBookmark.
 //
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFOOptions] (the_real_fifo.go),
-// without Logger, Identifier and MetricsProvider, with TracerProvider.
+// without Logger, Identifier and MetricsProvider (QueuedItems stands for
+// the queue's one gauge), with TracerProvider.
 type RealFIFOOptions struct {
 	// Name is the queue's (informer's) name, in spans as informer.name.
 	// Default "RealFIFO".
@@ -88,6 +89,13 @@ type RealFIFOOptions struct {
 	// TraceFilter, if set, selects the objects whose entries are traced
 	// (see [TraceFilter]); nil traces all. Ours, not client-go's.
 	TraceFilter TraceFilter
+	// QueuedItems, if set, is told the number of queued entries each time
+	// it changes (an entry queued or popped), under the queue's lock: where
+	// client-go's RealFIFO sets its informer_queued_items gauge
+	// (f.metrics.numberOfQueuedItem.Set(len(f.items)), the_real_fifo.go).
+	// It must be quick and must not call the queue. Ours: client-go builds
+	// the gauge from its Identifier and MetricsProvider.
+	QueuedItems func(n int)
 }
 
 // realFIFOBatchSize is the most deltas one PopBatch hands out, and half the
@@ -115,7 +123,8 @@ const realFIFOBatchSize = 1000
 // so two process calls never overlap even while the lock is released.
 //
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFO] (the_real_fifo.go),
-// without metrics and slow-pop logging.
+// without slow-pop logging, and with its one gauge as a callback
+// (RealFIFOOptions.QueuedItems).
 type RealFIFO struct {
 	lock sync.Mutex
 	// cond wakes a waiting Pop when an entry is queued, the queue is
@@ -161,6 +170,7 @@ type RealFIFO struct {
 	tracer                trace.Tracer
 	nameAttr              attribute.KeyValue
 	traceFilter           TraceFilter
+	queuedItems           func(int) // nil: nobody is told
 }
 
 // A RealFIFO is a Queue, and offers the reflector (chapter 3) the optional
@@ -235,6 +245,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		tracer:                tracing.Tracer(opts.TracerProvider, tracerName),
 		nameAttr:              tracing.KeyInformerName.String(opts.Name),
 		traceFilter:           opts.TraceFilter,
+		queuedItems:           opts.QueuedItems,
 	}
 	f.cond.L = &f.lock
 	return f
@@ -316,12 +327,19 @@ func (f *RealFIFO) push_locked(d Delta) {
 	}
 	f.items.Push(d)
 	f.cond.Broadcast()
+	if f.queuedItems != nil {
+		f.queuedItems(f.items.Len())
+	}
 }
 
 // take_locked removes the n oldest entries and returns them in a new
 // n-long slice, oldest first.
 func (f *RealFIFO) take_locked(n int) []Delta {
-	return f.items.PopFront(n, make([]Delta, 0, n))
+	out := f.items.PopFront(n, make([]Delta, 0, n))
+	if f.queuedItems != nil {
+		f.queuedItems(f.items.Len())
+	}
+	return out
 }
 
 // countPopped_locked retires n popped entries of the initial list, if any

@@ -450,6 +450,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			EmitDeltaTypeBookmark: true,
 			TracerProvider:        s.tp,
 			TraceFilter:           s.traceFilter,
+			QueuedItems:           s.queuedItemsObserver(),
 		})
 		cfg.ProcessBatch = s.timedBatch(s.handleBatchDeltas)
 	}
@@ -591,6 +592,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	l.logger = options.Logger
 	l.counts.observe = s.handlerObserver(l.name)
 	l.counts.enabled, l.counts.read = s.observer.Enabled, &s.processor.timed
+	l.pendingObs = s.pendingObserver(l.name)
 	if !s.started {
 		s.processor.addListener(l)
 		close(l.initialQueued)

@@ -6,14 +6,16 @@ import (
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
 )
 
-// Observer is told how long the informer's work takes, for metrics: each
-// process call of the queue's consumer, and each handler call. Package
-// dropin turns it into client-go's informer_processing_latency_seconds and
-// our per-handler latency (internal/metrics). Both funcs may be nil.
+// Observer is told what the informer's metrics need: how long each process
+// call of the queue's consumer and each handler call takes, the queue's
+// length, and how many notifications wait for each handler. Package dropin
+// turns it into client-go's informer metrics (through client-go's
+// InformerMetricsProvider) and our per-handler pair. Every func may be nil.
 //
-// Ours: client-go times the process call inside the RealFIFO
-// (the_real_fifo.go, whileProcessing_locked) and reports it to an
-// InformerMetricsProvider; it times no handler call.
+// Ours: client-go times the process call and sets the queue's length
+// inside the RealFIFO (the_real_fifo.go, whileProcessing_locked and every
+// change of f.items) and reports them to an InformerMetricsProvider; it
+// times no handler call and counts no handler's backlog.
 type Observer struct {
 	// Processed is told the duration of each process call: HandleDeltas for
 	// one pop, or one batch of the RealFIFO's batch pops. Enabled, if set,
@@ -27,6 +29,17 @@ type Observer struct {
 	// the clock reads, unless [ReadStats] has been called on the informer
 	// (the call is then timed for it, and the func told as well).
 	Handler func(listener string) func(time.Duration)
+	// Pending is asked once per listener, with its name, for the func told
+	// the number of notifications waiting for its handler (in addCh and in
+	// its buffer) each time a notification is added for it or taken by its
+	// handler (nil: none).
+	Pending func(listener string) func(int)
+	// QueuedItems is asked once, when Run builds the RealFIFO, for the
+	// func the queue tells its length at every change
+	// (deltafifo.RealFIFOOptions.QueuedItems; nil: none), as client-go's
+	// informer makes its FIFO's metrics when Run builds the FIFO
+	// (newQueueFIFO, controller.go). The DeltaFIFO is not told.
+	QueuedItems func() func(int)
 }
 
 // timedProcess wraps the Process function with the observer's clock.
@@ -69,4 +82,36 @@ func (s *sharedIndexInformer) handlerObserver(listener string) func(time.Duratio
 		return nil
 	}
 	return s.observer.Handler(listener)
+}
+
+// pendingObserver is what a new listener tells its backlog.
+func (s *sharedIndexInformer) pendingObserver(listener string) func(int) {
+	if s.observer.Pending == nil {
+		return nil
+	}
+	return s.observer.Pending(listener)
+}
+
+// queuedItemsObserver is what the RealFIFO Run builds tells its length.
+func (s *sharedIndexInformer) queuedItemsObserver() func(int) {
+	if s.observer.QueuedItems == nil {
+		return nil
+	}
+	return s.observer.QueuedItems()
+}
+
+// HandlerName is the listener's name (the contract's informer.listener:
+// the handler's type or function, "#" and its index), which a registration
+// answers so that the caller can tell its observers which handler went.
+// Ours.
+func (p *processorListener) HandlerName() string { return p.name }
+
+// tellPending tells the listener's observer its backlog now: what waits in
+// addCh and in the ring buffer. Read without a lock, each part atomically:
+// a notification on its way from addCh to the buffer may be missed for a
+// moment, which the next change corrects.
+func (p *processorListener) tellPending() {
+	if p.pendingObs != nil {
+		p.pendingObs(len(p.addCh) + int(p.pendingLength.Load()))
+	}
 }

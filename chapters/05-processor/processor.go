@@ -123,6 +123,9 @@ type processorListener struct {
 
 	// logger, if set (HandlerOptions.Logger), is given handler panics.
 	logger *klog.Logger
+	// pendingObs, if set (Observer.Pending), is told the backlog each time
+	// add or run changes it (tellPending).
+	pendingObs func(int)
 
 	tracer   trace.Tracer
 	informer attribute.KeyValue
@@ -222,6 +225,7 @@ func (p *processorListener) add(n notification) {
 		n.tr = &t
 	}
 	p.addCh <- n
+	p.tellPending()
 }
 
 // pop moves notifications from addCh into the ring buffer and offers the
@@ -279,6 +283,7 @@ func (p *processorListener) run() {
 			} else {
 				defer utilruntime.HandleCrash()
 			}
+			p.tellPending()
 			span := p.taken(&n)
 			if p.calls != nil && (span != nil || n.untraced) {
 				// The handler API carries no context: a handler that

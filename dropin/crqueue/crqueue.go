@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
-	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/queuetrace"
 )
 
@@ -47,12 +46,12 @@ var _ priorityqueue.PriorityQueue[string] = (*TracedPriorityQueue[string])(nil)
 // controller's name and rate limiter, here behind
 // [NewTracedPriorityQueue]. Differs: controller-runtime also hands the
 // queue the controller's logger (priorityqueue.Opts.Log), which NewQueue's
-// signature does not carry; the queue logs its items at V(5) only. And the
-// queue reports its workqueue_* metrics through
-// dropin.WorkqueueMetricsProvider (the priority queue's own bookkeeping,
-// on OpenTelemetry) instead of controller-runtime's Prometheus provider:
-// the wrapper would otherwise report them too, and every queue would show
-// twice, once with controller-runtime's controller label and once without.
+// signature does not carry; the queue logs its items at V(5) only. Its
+// metrics are controller-runtime's: the priority queue is given no
+// MetricProvider, so it takes controller-runtime's own (the workqueue_*
+// series on controller-runtime's metrics.Registry, labelled name,
+// controller and, on workqueue_depth, priority), exactly as without
+// dropin; the wrapper reports nothing of its own.
 //
 // Ours: controller-runtime's default NewQueue is a closure, not exported.
 //
@@ -66,7 +65,6 @@ var _ priorityqueue.PriorityQueue[string] = (*TracedPriorityQueue[string])(nil)
 func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
 	return newTracedPriorityQueue(controllerName, priorityqueue.New(controllerName, func(o *priorityqueue.Opts[T]) {
 		o.RateLimiter = rateLimiter
-		o.MetricProvider = dropin.WorkqueueMetricsProvider()
 	}), rateLimiter)
 }
 
@@ -82,22 +80,13 @@ func NewQueue[T comparable](controllerName string, rateLimiter workqueue.TypedRa
 // It traces with the global TracerProvider unless
 // [TracedPriorityQueue.SetTracerProvider] says otherwise.
 //
-// It reports the seven workqueue_* metrics under name on the global
-// MeterProvider, as dropin.NewTracedQueue does, with the priority queue's
-// rules (priorityqueue/metrics.go, lockedAddWithOpts): an add counts when
-// the key becomes ready, and a retry is an add with a delay (After > 0,
-// or rate-limited: the limiter's delay, which the wrapper does not see
-// here, is taken as more than none, as controller-runtime's default
-// limiter's always is; behind [NewQueue], which hands the wrapper the
-// limiter, the delay it picked). It reports none when inner was given
-// dropin.WorkqueueMetricsProvider under the same name ([NewQueue] does):
-// inner's own numbers are then the name's series. An inner left on
-// controller-runtime's default provider reports its own too, on
-// controller-runtime's registry, labelled controller: give it dropin's,
-// or expect the queue twice.
+// It reports no metrics of its own: inner reports its workqueue_* metrics
+// through the MetricProvider it was given (controller-runtime's by
+// default, on its metrics.Registry, with the controller and priority
+// labels), as it would unwrapped.
 //
-// With no provider set and nothing reading its Stats, it asks whether any
-// is there and forwards, nothing more.
+// With no tracing and nothing reading its Stats, it asks whether either is
+// there and forwards, nothing more.
 //
 // It shows in the live view of the process (dropin.LiveViewHandler) under
 // name until it is shut down.
@@ -123,7 +112,6 @@ func newTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 		t: queuetrace.New(queuetrace.Config[T]{
 			Name: name, TracerName: tracerName, Inner: inner, NumRequeues: inner.NumRequeues,
 			Semantics: queuetrace.PriorityQueue,
-			Metrics:   !metrics.ProvidedByClientGo(name), Retries: true,
 		}),
 		inner:   inner,
 		limiter: limiter,
@@ -140,7 +128,7 @@ func newTracedPriorityQueue[T comparable](name string, inner priorityqueue.Prior
 // waiting item makes it ready now; a delayed add of a ready item changes
 // nothing but its priority. A key added while it is processing is a new
 // item, held back until Done. The wrapper keeps that bookkeeping per key
-// from the moment something reads it: tracing on, a MeterProvider set, a
+// from the moment something reads it: tracing on, or a
 // Stats call (the live view's poll is one) (dropin.TracedQueue says how,
 // for client-go's queue, whose delayed entries live apart from the ready
 // keys).

@@ -14,9 +14,12 @@
 // http://127.0.0.1:8089/debug/informers/.
 //
 // The one line that puts our informer in is controller.UseDropinInformer;
-// everything else is what a client-go controller always does. Metrics
-// (client-go's informer_* and workqueue_*, and our informer_handler_*) are
-// served at http://localhost:8080/metrics (--metrics-bind-address).
+// everything else is what a client-go controller always does. Metrics are
+// turned on as for client-go's informer: component-base's Prometheus
+// packages imported (and ours, for the per-handler pair), the factory
+// given an informer name, and legacyregistry served at /metrics
+// (--metrics-bind-address, e.g. 127.0.0.1:8080): client-go's informer_*
+// and workqueue_*, and our informer_handler_*.
 package main
 
 import (
@@ -32,16 +35,23 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	// The metrics, as for client-go's informer: component-base's providers
+	// of client-go's informer_* and workqueue_* metrics, and dropin's of
+	// the per-handler pair, all on legacyregistry.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo/fifo"
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
+	_ "github.com/informer-anatomy/informer-anatomy/dropin/prometheus"
 	"github.com/informer-anatomy/informer-anatomy/examples/clientgo-controller/controller"
-	"github.com/informer-anatomy/informer-anatomy/examples/internal/metricsetup"
 	"github.com/informer-anatomy/informer-anatomy/examples/internal/otelsetup"
 )
 
@@ -113,7 +123,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	scope := dropin.FactoryScope{Namespace: *namespace}
+	scope, err := newScope(*namespace)
+	if err != nil {
+		return err
+	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, scope.Options()...)
 	controller.UseDropinInformer(factory, scope)
 	c, err := controller.New(client, factory.Core().V1().ConfigMaps())
@@ -137,22 +150,32 @@ func run() error {
 	return nil
 }
 
-// serveMetrics installs the global MeterProvider (metricsetup) on a
-// registry of its own and serves it at addr's /metrics until stop; bound
-// is the address it listens on.
-func serveMetrics(addr string) (bound string, stop func(), err error) {
-	reg := prometheus.NewRegistry()
-	shutdown, err := metricsetup.Install(reg)
+// informerName names the factory's informers in their metrics.
+const informerName = "clientgo-controller"
+
+// newScope is the factory's scope: namespace, and the informer name
+// (informers.WithInformerName, through scope.Options) that client-go's
+// informer metrics are published under: an informer without one reports
+// none, on client-go's informer as on ours. The factory's Shutdown
+// releases the name.
+func newScope(namespace string) (dropin.FactoryScope, error) {
+	name, err := cache.NewInformerName(informerName)
 	if err != nil {
-		return "", nil, err
+		return dropin.FactoryScope{}, err
 	}
+	return dropin.FactoryScope{Namespace: namespace, InformerName: name}, nil
+}
+
+// serveMetrics serves legacyregistry, where the imported providers
+// register, at addr's /metrics until stop; bound is the address it
+// listens on.
+func serveMetrics(addr string) (bound string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		_ = shutdown(context.Background())
 		return "", nil, fmt.Errorf("serving /metrics (--metrics-bind-address %s): %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metricsetup.Handler(reg))
+	mux.Handle("/metrics", legacyregistry.Handler())
 	srv := newServer(mux)
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "clientgo-controller: metrics at http://%s/metrics\n", ln.Addr())
@@ -160,7 +183,6 @@ func serveMetrics(addr string) (bound string, stop func(), err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-		_ = shutdown(ctx)
 	}, nil
 }
 

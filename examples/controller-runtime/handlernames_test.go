@@ -76,11 +76,7 @@ func TestControllerRuntimeHandlersAreToldApart(t *testing.T) {
 	mgr, err := ctrl.NewManager(srv.Config(), opts)
 	require.NoError(t, err)
 	err = ctrl.NewControllerManagedBy(mgr).Named("told-apart").
-		// The example's queue, as main's controller has it: on
-		// controller-runtime's default queue, whose workqueue_* metrics go
-		// to controller-runtime's registry with other help texts and a
-		// controller label, TestMetricsOnManagerRegistry's Gather of that
-		// registry would fail in the same test binary.
+		// The example's queue, as main's controller has it.
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true), NewQueue: NewQueue}).
 		For(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).

@@ -13,13 +13,16 @@
 //
 // It reconciles ConfigMaps labelled example.informer-anatomy.io/watch=true
 // into "<name>-status" ConfigMaps, as the client-go example does. The
-// manager's metrics server (--metrics-bind-address, default :8080) serves,
-// beside controller-runtime's own metrics, client-go's informer_* and
-// workqueue_* and our informer_handler_* at /metrics: an OpenTelemetry
-// Prometheus exporter registered with controller-runtime's metrics.Registry
-// reads them, its provider given crqueue.MetricViews so that the
-// workqueue_* series of any controller left on controller-runtime's own
-// queue share the registry with ours.
+// manager's metrics server (--metrics-bind-address) serves
+// controller-runtime's own metrics at /metrics, as without dropin: its
+// workqueue_* metrics among them, which the traced queue's priority queue
+// reports through controller-runtime's provider (labels name, controller
+// and, on workqueue_depth, priority). Our informer_handler_* pair takes the
+// OpenTelemetry route here: dropin.OTelHandlerMetricsProvider, read by an
+// OpenTelemetry Prometheus exporter registered with controller-runtime's
+// metrics.Registry. (controller-runtime's cache gives its informers no
+// Identifier, so client-go's informer_* metrics are not published, on
+// client-go's informer as on ours.)
 //
 // This is a module of its own (go.mod beside this file, with a replace of
 // the main module): controller-runtime stays out of the main module's
@@ -85,7 +88,7 @@ func run(ctx context.Context, exporter, namespace, metricsAddr string) error {
 		defer cancel()
 		_ = shutdown(flushCtx)
 	}()
-	stopMetrics, err := metricsetup.Install(ctrlmetrics.Registry, crqueue.MetricViews()...)
+	stopMetrics, err := InstallHandlerMetrics()
 	if err != nil {
 		return err
 	}
@@ -188,6 +191,16 @@ func withDeadlines(*rest.Config, *http.Client) (metricsserver.Filter, error) {
 // LiveViewPath is where the metrics server serves the live view.
 const LiveViewPath = "/debug/informers/"
 
+// InstallHandlerMetrics puts our per-handler metrics on controller-runtime's
+// metrics.Registry by the OpenTelemetry route: the handler metrics'
+// provider (dropin.SetHandlerMetricsProvider, the first call wins) on
+// OpenTelemetry instruments, and an OpenTelemetry Prometheus exporter on
+// the registry (metricsetup). shutdown stops the MeterProvider.
+func InstallHandlerMetrics() (shutdown func(context.Context) error, err error) {
+	dropin.SetHandlerMetricsProvider(dropin.OTelHandlerMetricsProvider())
+	return metricsetup.Install(ctrlmetrics.Registry)
+}
+
 // NewQueue is controller.Options.NewQueue: controller-runtime's own
 // default, the priority queue with the controller's rate limiter, traced:
 // crqueue.NewQueue. The traced queue is still a
@@ -197,11 +210,9 @@ const LiveViewPath = "/debug/informers/"
 // it builds the queue with, so a failed reconcile's requeue shows the
 // limiter's delay as its workqueue.delayed, not a guess (what
 // crqueue.NewTracedPriorityQueue around a priorityqueue.New of our own
-// would do). Unlike controller-runtime's default, the queue reports its
-// workqueue_* metrics through dropin.WorkqueueMetricsProvider to
-// OpenTelemetry instead of controller-runtime's Prometheus provider, which
-// would label them with the controller too; the traced queue then reports
-// none of its own.
+// would do). The priority queue reports its workqueue_* metrics through
+// controller-runtime's own provider, as controller-runtime's default
+// queue does; the traced queue reports none of its own.
 func NewQueue(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return crqueue.NewQueue(controllerName, rateLimiter)
 }

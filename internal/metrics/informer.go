@@ -1,134 +1,164 @@
 package metrics
 
 import (
-	"context"
 	"strconv"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"k8s.io/client-go/tools/cache"
 )
 
-// InformerID is what an informer's metrics are labelled with:
-// component-base's name, group, version and resource (from client-go's
-// InformerNameAndResource, tools/cache/identity.go). Ours.
-type InformerID struct {
-	Name, Group, Version, Resource string
-}
-
-// InformerState is what the informer's gauges read when the metrics are
-// collected. Ours.
-type InformerState struct {
-	// QueuedItems is the queue's length: entries of the RealFIFO, keys of
-	// the DeltaFIFO (client-go's len(f.items) of either).
-	QueuedItems int
-	// StoreResourceVersion is the store's last written resourceVersion
-	// (threadSafeMap's rv upstream).
-	StoreResourceVersion string
-	// Handlers are the informer's listeners now.
-	Handlers []HandlerState
-}
-
-// HandlerState is one listener's part of [InformerState]. Ours.
-type HandlerState struct {
-	// Name is the listener's informer.listener (handler type + index).
-	Name string
-	// Pending is how many notifications wait for the handler: in addCh
-	// and in the listener's buffer.
-	Pending int
-}
-
-// Informer is one informer's instruments.
+// InformerProvider is client-go's cache.InformerMetricsProvider with
+// OpenTelemetry instruments: informer_queued_items,
+// informer_processing_latency_seconds and informer_store_resource_version
+// with component-base's names, help, buckets and labels (name, group,
+// version, resource from the informer's Identifier). Like component-base's,
+// each metric records only while its Identifier is reserved
+// (InformerNameAndResource.Reserved, checked at every Set and Observe), so a
+// released informer name stops reporting.
 //
-// Differs from client-go: client-go sets informer_queued_items and
-// informer_store_resource_version at every change of the queue and of the
-// store (the_real_fifo.go, thread_safe_store.go); ours are observable
-// gauges read at collection, which a scrape cannot tell apart (both are
-// the value now). An informer not yet running or stopped reports neither,
-// where client-go's keep their last value. A resourceVersion that does not
-// parse as a number is left out, as client-go leaves the gauge unchanged.
-type Informer struct {
-	processing, handler metric.Float64Histogram
-	idSet               attribute.Set
-	idOpt               metric.MeasurementOption
-	// recordOpts is idOpt as Record's variadic options, made once (see
-	// workqueue.go: a fresh variadic argument allocates per call).
-	recordOpts []metric.RecordOption
-	reg        metric.Registration
+// Mirrors k8s.io/component-base/metrics/prometheus/clientgo/fifo
+// (informerMetricsProvider), on OTel instead of Prometheus.
+type InformerProvider struct{}
+
+var _ cache.InformerMetricsProvider = InformerProvider{}
+
+func idSet(id cache.InformerNameAndResource) attribute.Set {
+	gvr := id.GroupVersionResource()
+	return attribute.NewSet(KeyName.String(id.Name()), KeyGroup.String(gvr.Group),
+		KeyVersion.String(gvr.Version), KeyResource.String(gvr.Resource))
 }
 
-// NewInformer makes id's instruments on the global provider. read is
-// asked at each collection; false: report nothing (not running). Ours:
-// client-go makes its through InformerMetricsProvider (newFIFOMetrics,
-// newStoreMetrics in tools/cache/informer_metrics.go).
-func NewInformer(id InformerID, read func() (InformerState, bool)) *Informer {
-	m := Meter()
-	set := attribute.NewSet(KeyName.String(id.Name), KeyGroup.String(id.Group),
-		KeyVersion.String(id.Version), KeyResource.String(id.Resource))
-	in := &Informer{
-		processing: orNoop[metric.Float64Histogram](must(m.Float64Histogram(InformerProcessingLatency,
-			metric.WithDescription("Time taken to process events after popping from the queue."),
-			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(InformerBuckets...))), noop.Float64Histogram{}),
-		handler: orNoop[metric.Float64Histogram](must(m.Float64Histogram(HandlerProcessingLatency,
-			metric.WithDescription("Time taken by one call of an event handler (OnAdd, OnUpdate or OnDelete)."),
-			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(InformerBuckets...))), noop.Float64Histogram{}),
-		idSet: set,
-		idOpt: metric.WithAttributeSet(set),
-	}
-	in.recordOpts = []metric.RecordOption{in.idOpt}
-	queued := orNoop[metric.Int64ObservableGauge](must(m.Int64ObservableGauge(InformerQueuedItems,
-		metric.WithDescription("Number of items currently queued in the FIFO."))), noop.Int64ObservableGauge{})
-	rv := orNoop[metric.Int64ObservableGauge](must(m.Int64ObservableGauge(InformerStoreResourceVersion,
-		metric.WithDescription("The 15 least significant digits of the resource version of the store."))), noop.Int64ObservableGauge{})
-	pending := orNoop[metric.Int64ObservableGauge](must(m.Int64ObservableGauge(HandlerPendingNotifications,
-		metric.WithDescription("Number of notifications waiting for an event handler."))), noop.Int64ObservableGauge{})
-	idOpt := in.idOpt
-	name := KeyName.String(id.Name)
-	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		st, ok := read()
-		if !ok {
-			return nil
-		}
-		o.ObserveInt64(queued, int64(st.QueuedItems), idOpt)
-		if v, err := ParseResourceVersion(st.StoreResourceVersion); err == nil {
-			o.ObserveInt64(rv, v, idOpt)
-		}
-		for _, h := range st.Handlers {
-			o.ObserveInt64(pending, int64(h.Pending), metric.WithAttributes(name, KeyHandler.String(h.Name)))
-		}
-		return nil
-	}, queued, rv, pending)
-	in.reg = must(reg, err)
-	return in
+// NewQueuedItemMetric: informer_queued_items.
+func (InformerProvider) NewQueuedItemMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(InformerQueuedItems,
+		metric.WithDescription(HelpInformerQueuedItems))), noop.Float64Gauge{})
+	return reservedGauge{id: id, g: gauge{g, []metric.RecordOption{metric.WithAttributeSet(idSet(id))}}}
 }
 
-// Processed records one process call's duration: client-go's
-// processingLatency.Observe in RealFIFO.whileProcessing_locked.
-func (in *Informer) Processed(d time.Duration) {
-	in.processing.Record(context.Background(), d.Seconds(), in.recordOpts...)
+// NewProcessingLatencyMetric: informer_processing_latency_seconds.
+func (InformerProvider) NewProcessingLatencyMetric(id cache.InformerNameAndResource) cache.HistogramMetric {
+	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(InformerProcessingLatency,
+		metric.WithDescription(HelpInformerProcessingLatency),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(InformerBuckets...))), noop.Float64Histogram{})
+	return reservedHistogram{id: id, h: histogram{h, []metric.RecordOption{metric.WithAttributeSet(idSet(id))}}}
 }
 
-// Handler returns what records the duration of each call of listener's
-// handler. Ours: client-go times no handler call.
-func (in *Informer) Handler(listener string) func(time.Duration) {
-	v, _ := in.idSet.Value(KeyName)
-	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(KeyName.String(v.AsString()), KeyHandler.String(listener)))}
-	h := in.handler
-	return func(d time.Duration) {
-		// Off (no provider set), not even the no-op record: one atomic
-		// load per handler call.
-		if !Enabled() {
-			return
-		}
-		h.Record(context.Background(), d.Seconds(), opts...)
+// NewStoreResourceVersionMetric: informer_store_resource_version.
+func (InformerProvider) NewStoreResourceVersionMetric(id cache.InformerNameAndResource) cache.GaugeMetric {
+	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(InformerStoreResourceVersion,
+		metric.WithDescription(HelpInformerStoreResourceVersion))), noop.Float64Gauge{})
+	return reservedGauge{id: id, g: gauge{g, []metric.RecordOption{metric.WithAttributeSet(idSet(id))}}}
+}
+
+// reservedGauge and reservedHistogram record only while id is reserved,
+// as component-base's reservedGaugeMetric and reservedHistogramMetric do.
+type reservedGauge struct {
+	id cache.InformerNameAndResource
+	g  gauge
+}
+
+func (r reservedGauge) Set(v float64) {
+	if r.id.Reserved() {
+		r.g.Set(v)
 	}
 }
 
-// Registration is the gauges' callback on the meter, for a cleanup that
-// unregisters it once the informer is gone (and must not hold the
-// Informer).
-func (in *Informer) Registration() metric.Registration { return in.reg }
+type reservedHistogram struct {
+	id cache.InformerNameAndResource
+	h  histogram
+}
+
+func (r reservedHistogram) Observe(v float64) {
+	if r.id.Reserved() {
+		r.h.Observe(v)
+	}
+}
+
+// HandlerID names one event handler of one informer: the labels of the
+// per-handler metrics. Ours.
+type HandlerID struct {
+	// Name, Group, Version and Resource name the informer: its Identifier's
+	// name and resource when the Identifier is reserved (the labels of its
+	// informer_* metrics), else its description (package dropin says
+	// which) and the group and version of its object's kind.
+	Name, Group, Version, Resource string
+	// Handler is the listener's informer.listener: the handler's type or
+	// function, "#" and its index on the informer.
+	Handler string
+}
+
+// HandlerProvider makes the two per-handler metrics, as client-go's
+// cache.InformerMetricsProvider makes an informer's: one call per metric
+// and handler when the handler is added, the returned metric set or
+// observed from then on. DeleteHandlerMetrics is called once the handler
+// is removed or its informer has stopped: the handler's series must go, so
+// that a process that adds and removes handlers keeps a bounded number of
+// series. Ours: client-go has no per-handler metrics.
+type HandlerProvider interface {
+	// NewPendingNotificationsMetric: informer_handler_pending_notifications,
+	// set whenever the number of notifications waiting for the handler
+	// changes.
+	NewPendingNotificationsMetric(id HandlerID) cache.GaugeMetric
+	// NewHandlerProcessingLatencyMetric:
+	// informer_handler_processing_latency_seconds, observed after each call
+	// of the handler, in seconds.
+	NewHandlerProcessingLatencyMetric(id HandlerID) cache.HistogramMetric
+	// DeleteHandlerMetrics drops id's series.
+	DeleteHandlerMetrics(id HandlerID)
+}
+
+// NoopHandlerProvider reports nothing: the handler metrics' provider until
+// one is set, as client-go's informer and workqueue providers are no-ops
+// until one is set. Ours.
+type NoopHandlerProvider struct{}
+
+func (NoopHandlerProvider) NewPendingNotificationsMetric(HandlerID) cache.GaugeMetric { return Noop{} }
+func (NoopHandlerProvider) NewHandlerProcessingLatencyMetric(HandlerID) cache.HistogramMetric {
+	return Noop{}
+}
+func (NoopHandlerProvider) DeleteHandlerMetrics(HandlerID) {}
+
+// Noop is a metric that records nothing; [IsNoop] recognises it. Ours.
+type Noop struct{}
+
+func (Noop) Set(float64)     {}
+func (Noop) Observe(float64) {}
+
+// OTelHandlerProvider is [HandlerProvider] on OpenTelemetry instruments of
+// the global MeterProvider. An OTel instrument cannot drop one series, so
+// DeleteHandlerMetrics records nothing more for it, and the exporter's
+// cumulative series of a removed handler stay until the process ends: use
+// it where handlers are not added and removed at run time, or use the
+// Prometheus provider (dropin/prometheus), which deletes them. Ours.
+type OTelHandlerProvider struct{}
+
+var _ HandlerProvider = OTelHandlerProvider{}
+
+func handlerSet(id HandlerID) attribute.Set {
+	return attribute.NewSet(KeyName.String(id.Name), KeyGroup.String(id.Group), KeyVersion.String(id.Version),
+		KeyResource.String(id.Resource), KeyHandler.String(id.Handler))
+}
+
+// NewPendingNotificationsMetric: informer_handler_pending_notifications.
+func (OTelHandlerProvider) NewPendingNotificationsMetric(id HandlerID) cache.GaugeMetric {
+	g := orNoop[metric.Float64Gauge](must(Meter().Float64Gauge(HandlerPendingNotifications,
+		metric.WithDescription(HelpHandlerPendingNotifications))), noop.Float64Gauge{})
+	return gauge{g, []metric.RecordOption{metric.WithAttributeSet(handlerSet(id))}}
+}
+
+// NewHandlerProcessingLatencyMetric:
+// informer_handler_processing_latency_seconds, on the informer's buckets.
+func (OTelHandlerProvider) NewHandlerProcessingLatencyMetric(id HandlerID) cache.HistogramMetric {
+	h := orNoop[metric.Float64Histogram](must(Meter().Float64Histogram(HandlerProcessingLatency,
+		metric.WithDescription(HelpHandlerProcessingLatency),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(InformerBuckets...))), noop.Float64Histogram{})
+	return histogram{h, []metric.RecordOption{metric.WithAttributeSet(handlerSet(id))}}
+}
+
+// DeleteHandlerMetrics: see [OTelHandlerProvider].
+func (OTelHandlerProvider) DeleteHandlerMetrics(HandlerID) {}
 
 // ParseResourceVersion is the number informer_store_resource_version
 // reports for rv: its last 15 digits (so a float64 holds it exactly), 0 for

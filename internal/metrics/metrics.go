@@ -1,29 +1,30 @@
-// Package metrics holds this project's metrics: client-go's informer and
-// workqueue metrics, with client-go's names, meanings and buckets, and two
-// per-handler metrics client-go lacks, as OpenTelemetry instruments.
+// Package metrics holds this project's metrics: the names, buckets and
+// labels of client-go's informer and workqueue metrics and of two
+// per-handler metrics client-go lacks, the provider interface of those two
+// ([HandlerProvider]), and OpenTelemetry implementations of all three
+// provider interfaces ([WorkqueueProvider], [InformerProvider],
+// [OTelHandlerProvider]) for a program that serves OpenTelemetry metrics
+// instead of component-base's Prometheus ones.
 //
-// Every instrument is made from the global MeterProvider
-// (otel.GetMeterProvider) when its informer or queue is built. Made before
-// any provider is set, it is OTel's delegating instrument, which follows
-// the first otel.SetMeterProvider made later; with no provider ever set,
-// recording is OTel's no-op. [Enabled] tells a hot path whether recording
-// would count, so that it can skip reading the clock when it would not.
-//
-// Ours: client-go publishes these through its own provider interfaces
+// client-go reports its metrics through its own provider interfaces
 // (k8s.io/client-go/util/workqueue/metrics.go MetricsProvider,
 // k8s.io/client-go/tools/cache/informer_metrics.go InformerMetricsProvider),
 // which k8s.io/component-base fills with Prometheus metrics
 // (metrics/prometheus/workqueue/metrics.go,
-// metrics/prometheus/clientgo/fifo/metrics.go).
+// metrics/prometheus/clientgo/fifo/metrics.go). package dropin reports
+// through them as client-go does; the OpenTelemetry providers here are one
+// more implementation a program may install.
+//
+// Every OpenTelemetry instrument is made from the global MeterProvider
+// (otel.GetMeterProvider) when its provider method is called. Made before
+// any provider is set, it is OTel's delegating instrument, which follows
+// the first otel.SetMeterProvider made later.
 package metrics
 
 import (
-	"reflect"
-
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // ScopeName is the instrumentation scope of every instrument here. Ours.
@@ -49,13 +50,24 @@ const (
 	HandlerProcessingLatency    = "informer_handler_processing_latency_seconds"
 )
 
-// Attribute keys: component-base's label names.
+// Attribute keys: component-base's label names, and ours for the handler.
 const (
 	KeyName     = attribute.Key("name")
 	KeyGroup    = attribute.Key("group")
 	KeyVersion  = attribute.Key("version")
 	KeyResource = attribute.Key("resource")
 	KeyHandler  = attribute.Key("handler")
+)
+
+// Help texts, component-base's for client-go's metrics and ours for the
+// handler pair: every implementation here and in dropin/prometheus uses
+// them, so the one name never comes with two help texts.
+const (
+	HelpInformerQueuedItems          = "Number of items currently queued in the FIFO."
+	HelpInformerProcessingLatency    = "Time taken to process events after popping from the queue."
+	HelpInformerStoreResourceVersion = "The 15 least significant digits of the resource version of the store."
+	HelpHandlerPendingNotifications  = "Number of notifications waiting for an event handler."
+	HelpHandlerProcessingLatency     = "Time taken by one call of an event handler (OnAdd, OnUpdate or OnDelete)."
 )
 
 // WorkqueueBuckets are component-base's buckets of both workqueue
@@ -70,29 +82,6 @@ var InformerBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 
 // Meter is the meter of the global provider as it is now. Ours.
 func Meter() metric.Meter { return otel.GetMeterProvider().Meter(ScopeName) }
-
-// defaultGlobalType is the type of the global MeterProvider before any is
-// set (OTel's internal delegating provider), captured at init.
-var defaultGlobalType = func() reflect.Type {
-	t := reflect.TypeOf(otel.GetMeterProvider())
-	if t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global" {
-		return t
-	}
-	return nil
-}()
-
-// Enabled (ours) reports whether the global MeterProvider records: false while no
-// provider is set (the delegate has nothing to delegate to) and for OTel's
-// no-op provider. An atomic load and a type comparison; it sees a provider
-// set later at once, as the delegating instruments do.
-func Enabled() bool {
-	switch mp := otel.GetMeterProvider().(type) {
-	case noop.MeterProvider, *noop.MeterProvider:
-		return false
-	default:
-		return reflect.TypeOf(mp) != defaultGlobalType
-	}
-}
 
 // must reports a meter's error to otel.Handle and returns the instrument
 // anyway (the SDK returns a working one with its errors); an informer or

@@ -2,8 +2,6 @@ package metrics
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -38,67 +36,42 @@ func recordOpts(name string) []metric.RecordOption { return []metric.RecordOptio
 // NewDepthMetric: workqueue_depth, a gauge (an up-down counter: client-go
 // moves it by Inc and Dec).
 func (WorkqueueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
-	markProvided(name)
 	return newDepth(name)
 }
 
 // NewAddsMetric: workqueue_adds_total.
 func (WorkqueueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
-	markProvided(name)
 	return newAdds(name)
 }
 
 // NewLatencyMetric: workqueue_queue_duration_seconds.
 func (WorkqueueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
-	markProvided(name)
 	return newLatency(name)
 }
 
 // NewWorkDurationMetric: workqueue_work_duration_seconds.
 func (WorkqueueProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
-	markProvided(name)
 	return newWorkDuration(name)
 }
 
 // NewUnfinishedWorkSecondsMetric: workqueue_unfinished_work_seconds, set
 // by the queue every 500ms (queue.go, updateUnfinishedWorkLoop).
 func (WorkqueueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	markProvided(name)
 	return newUnfinished(name)
 }
 
 // NewLongestRunningProcessorSecondsMetric:
 // workqueue_longest_running_processor_seconds, set with the one above.
 func (WorkqueueProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	markProvided(name)
 	return newLongest(name)
 }
 
 // NewRetriesMetric: workqueue_retries_total.
 func (WorkqueueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
-	markProvided(name)
 	return newRetries(name)
 }
 
-// provided holds the names a queue was given WorkqueueProvider's metrics
-// for. A traced queue of the same name then reports none of its own
-// ([ProvidedByClientGo]): both would add to the one series of that name,
-// and every add would count twice.
-var provided sync.Map // name -> struct{}
-
-func markProvided(name string) { provided.Store(name, struct{}{}) }
-
-// ProvidedByClientGo reports whether some queue was given
-// [WorkqueueProvider]'s metrics under name, so that they already hold that
-// name's series (ours).
-func ProvidedByClientGo(name string) bool {
-	_, ok := provided.Load(name)
-	return ok
-}
-
-// The instruments behind both the provider and [Queue]: the same name,
-// kind, description, unit and buckets, so that the two never make
-// conflicting instruments of one name on a meter.
+// The provider's instruments, one constructor per metric.
 
 func newDepth(name string) upDown {
 	c := orNoop[metric.Int64UpDownCounter](must(Meter().Int64UpDownCounter(WorkqueueDepth, metric.WithDescription("Current depth of workqueue"))),
@@ -156,56 +129,6 @@ func newRetries(name string) counter {
 	m.c.Add(context.Background(), 0, m.opts...) // see exists
 	return m
 }
-
-// Queue is the workqueue metrics a traced queue reports itself, from its
-// own bookkeeping (internal/queuetrace), when its inner queue reports none
-// on [WorkqueueProvider]: the same seven instruments, told what client-go's
-// defaultQueueMetrics (util/workqueue/metrics.go) is told. Ours.
-type Queue struct {
-	depth               upDown
-	adds, retries       counter
-	latency, work       histogram
-	unfinished, longest gauge
-	hasRetries          bool
-}
-
-// NewQueue makes name's instruments on the global provider as it is now.
-// withRetries: the queue is a delaying one, which alone has
-// workqueue_retries_total in client-go (newRetryMetrics).
-func NewQueue(name string, withRetries bool) *Queue {
-	q := &Queue{
-		depth: newDepth(name), adds: newAdds(name),
-		latency: newLatency(name), work: newWorkDuration(name),
-		unfinished: newUnfinished(name), longest: newLongest(name),
-		hasRetries: withRetries,
-	}
-	if withRetries {
-		q.retries = newRetries(name)
-	}
-	return q
-}
-
-// Added: a key became dirty (client-go's metrics.add): adds and depth.
-func (q *Queue) Added() { q.adds.Inc(); q.depth.Inc() }
-
-// Got: a Get took a key that waited d (metrics.get): depth and the queue
-// duration.
-func (q *Queue) Got(d time.Duration) { q.depth.Dec(); q.latency.Observe(d.Seconds()) }
-
-// Done: a key's processing took d (metrics.done).
-func (q *Queue) Done(d time.Duration) { q.work.Observe(d.Seconds()) }
-
-// Retry: an AddAfter or AddRateLimited (retryMetrics.retry).
-func (q *Queue) Retry() {
-	if q.hasRetries {
-		q.retries.Inc()
-	}
-}
-
-// Unfinished sets the two gauges client-go sets every 500ms
-// (updateUnfinishedWork): the seconds the keys in process have spent so
-// far, in total and the longest.
-func (q *Queue) Unfinished(total, longest float64) { q.unfinished.Set(total); q.longest.Set(longest) }
 
 // exists: a Prometheus metric vector's WithLabelValues, which
 // component-base's provider calls when the queue is made, shows the series

@@ -6,17 +6,17 @@
 // the call was; the Tracer emits workqueue.add, .delayed, .queued and
 // .process as docs/span-contract.md's "After the handler" says.
 //
-// The same bookkeeping feeds the queue's own workqueue_* metrics
-// (internal/metrics.Queue) and its Stats, so a Tracer keeps it whenever
-// something reads: tracing on, metrics on, a live view open or a Stats
-// caller (see [Tracer.keeping]).
+// The same bookkeeping feeds the queue's Stats, so a Tracer keeps it
+// whenever something reads: tracing on, a live view open or a Stats caller
+// (see [Tracer.keeping]). It reports no metrics: the inner queue reports
+// its workqueue_* metrics through the provider it was given, as it does
+// untraced.
 //
 // Ours: neither client-go's workqueue nor controller-runtime's priority
 // queue traces.
 package queuetrace
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"runtime"
@@ -25,14 +25,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/handlerctx"
-	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -67,11 +65,6 @@ type Config[T comparable] struct {
 	// nil for a queue without a rate limiter: the attribute is left out.
 	NumRequeues func(T) int
 	Semantics   Semantics
-	// Metrics: the Tracer reports the queue's workqueue_* metrics under
-	// Name on the global MeterProvider, from the moment one is set (false
-	// when the inner queue reports them itself: metrics.ProvidedByClientGo).
-	// Retries: the queue has workqueue_retries_total (a delaying queue).
-	Metrics, Retries bool
 	// Watched, when not nil, tells whether something may read Stats
 	// without calling it yet (the live view's handler exists).
 	Watched func() bool
@@ -84,20 +77,15 @@ type Config[T comparable] struct {
 func New[T comparable](c Config[T]) *Tracer[T] {
 	tp := &tracing.Switchable{}
 	q := &Tracer[T]{
-		inner:         c.Inner,
-		numRequeues:   c.NumRequeues,
-		semantics:     c.Semantics,
-		tp:            tp,
-		tracer:        tp.Tracer(c.TracerName),
-		nameKV:        tracing.KeyWorkqueueName.String(c.Name),
-		name:          c.Name,
-		metricsWanted: c.Metrics && c.Name != "",
-		hasRetries:    c.Retries,
-		watched:       c.Watched,
-		stop:          make(chan struct{}),
-		wake:          make(chan struct{}, 1),
-		pending:       map[T]*keyTrace{},
-		counted:       &atomic.Bool{},
+		inner:       c.Inner,
+		numRequeues: c.NumRequeues,
+		semantics:   c.Semantics,
+		tp:          tp,
+		tracer:      tp.Tracer(c.TracerName),
+		nameKV:      tracing.KeyWorkqueueName.String(c.Name),
+		watched:     c.Watched,
+		pending:     map[T]*keyTrace{},
+		counted:     &atomic.Bool{},
 	}
 	q.counted.Store(true)
 	alive.Add(1)
@@ -105,10 +93,6 @@ func New[T comparable](c Config[T]) *Tracer[T] {
 	// never stops) must not keep every handler call registering for the
 	// rest of the process. The cleanup holds the flag, not q.
 	runtime.AddCleanup(q, uncount, q.counted)
-	// A provider already set: start the metrics now, as client-go starts
-	// its unfinished-work loop with the queue, so that the two gauges are
-	// set on the same 500ms beat as a client-go queue made at this moment.
-	q.keeping()
 	return q
 }
 
@@ -138,14 +122,13 @@ func uncount(counted *atomic.Bool) {
 // into it, the delaying queue's one waiting entry with its ready time, and
 // the process span between Get and Done. An entry's add happens on inner's
 // goroutine, out of the Tracer's sight, so the Tracer fires the entry
-// itself, at its ready time: before it looks at the key for any later
-// call, and, while it reports metrics, on a timer of its own.
+// itself, at its ready time, before it looks at the key for any later
+// call (the delayed span then ends at that ready time).
 //
-// It also reports the queue's workqueue_* metrics (Config.Metrics) from
-// that bookkeeping, at the points client-go's queue tells its own
-// (util/workqueue/metrics.go): a key becoming dirty (an add, or a waiting
-// entry firing) is an add and one more in the depth; the Get that takes
-// it, one less and its queue duration; the Done, its work duration.
+// It reports no metrics: the inner queue reports its own, through the
+// MetricsProvider it was given (client-go's config's, else the global
+// one; controller-runtime's priority queue, its Opts.MetricProvider),
+// exactly as it would untraced.
 //
 // The lock. mu guards pending and the counters, nothing else: the
 // bookkeeping of one call is read and changed in one critical section, so
@@ -181,27 +164,11 @@ type Tracer[T comparable] struct {
 	tp          *tracing.Switchable
 	tracer      trace.Tracer
 	nameKV      attribute.KeyValue
-	name        string
-
-	metricsWanted, hasRetries bool
-	watched                   func() bool
+	watched     func() bool
 	// keep is set, for good, the first time something reads (see
 	// keeping): from then on every call does the bookkeeping. Until then
 	// a call costs inner's call and a few atomic loads.
 	keep atomic.Bool
-	// m is the queue's metrics, made when a MeterProvider is first seen;
-	// nil before, and always without metricsWanted.
-	m         atomic.Pointer[metrics.Queue]
-	startOnce sync.Once
-	stop      chan struct{}
-	stopOnce  sync.Once
-	// loopDone is closed when the metrics loop has returned; nil until
-	// startMetrics starts it. ShutDown waits for it, so that no span the
-	// loop is ending is ended after ShutDown returns.
-	loopDone atomic.Pointer[chan struct{}]
-	// wake tells the metrics loop that an entry may fire earlier than it
-	// planned.
-	wake chan struct{}
 	// rateLimited counts AddRateLimited calls, always (one atomic add).
 	rateLimited atomic.Uint64
 	// counted: this Tracer is still in alive (see New).
@@ -215,66 +182,6 @@ type Tracer[T comparable] struct {
 	processingNow             int
 	// free holds idle entries for reuse (forget_locked).
 	free []*keyTrace
-	// due holds, while the metrics are on, each waiting entry with a known
-	// ready time, earliest first, so that the metrics loop fires it at its
-	// time as inner's goroutine does (the depth and adds then change when
-	// client-go's do, not at the next call that looks at the key).
-	// Entries fired or moved meanwhile stay until popped, and are skipped.
-	due dueHeap[T]
-}
-
-// dueEntry is one ready time in the due heap.
-type dueEntry[T comparable] struct {
-	at   time.Time
-	item T
-}
-
-type dueHeap[T comparable] []dueEntry[T]
-
-func (h dueHeap[T]) Len() int           { return len(h) }
-func (h dueHeap[T]) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h dueHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap[T]) Push(x any)        { *h = append(*h, x.(dueEntry[T])) }
-func (h *dueHeap[T]) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// schedule_locked puts item's entry, ready at at, in the due heap when
-// the metrics loop runs, and wakes the loop.
-func (q *Tracer[T]) schedule_locked(item T, at time.Time) {
-	if at.IsZero() || q.m.Load() == nil {
-		return
-	}
-	heap.Push(&q.due, dueEntry[T]{at, item})
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// fireDue fires the entries whose time has come, and says when the next
-// one will (zero: none).
-func (q *Tracer[T]) fireDue(now time.Time) time.Time {
-	var ends endings
-	var next time.Time
-	q.mu.Lock()
-	for q.due.Len() > 0 {
-		top := q.due[0]
-		if top.at.After(now) {
-			next = top.at
-			break
-		}
-		heap.Pop(&q.due)
-		if k := q.pending[top.item]; k != nil && k.delayed != nil && k.delayed.readyAt.Equal(top.at) {
-			q.fire_locked(k, top.at, &ends)
-		}
-	}
-	q.mu.Unlock()
-	ends.end()
-	return next
 }
 
 // keyTrace is what the Tracer knows of one key.
@@ -287,10 +194,6 @@ type keyTrace struct {
 	since   time.Time
 	parent  trace.SpanContext
 	links   []trace.Link
-	// counted: the wait was counted in the metrics (depth and adds), so
-	// the Get that ends it counts it out. A wait that began before the
-	// metrics existed is not, and must not take the depth below zero.
-	counted bool
 	// delayed mirrors the delaying queue's one waiting entry for the key.
 	delayed *delayedEntry
 	// process is the span between Get and Done (untracedSpan for an
@@ -390,24 +293,17 @@ func (q *Tracer[T]) traced() bool { return q.tp.Enabled() }
 // keeping is asked by every add: whether the Tracer keeps its
 // bookkeeping. It does once something reads what the bookkeeping gives,
 // and then for good (a key's wait must be seen from its add to its Get to
-// be told right): tracing on, a MeterProvider set (when the queue reports
-// metrics), the live view's handler made, or a Stats call. Before that an
-// add costs these checks (atomic loads and a type comparison) and inner's
-// call, nothing more: the untraced, unmeasured queue stays as cheap as
-// client-go's. Keys added before it began are unknown to the bookkeeping:
-// their Get counts no queue duration and starts no queued span.
+// be told right): tracing on, the live view's handler made, or a Stats
+// call. Before that an add costs these checks (atomic loads and a type
+// comparison) and inner's call, nothing more: the untraced queue stays as
+// cheap as client-go's (its metrics are inner's own, kept or not). Keys
+// added before it began are unknown to the bookkeeping: their Get starts
+// no queued span.
 func (q *Tracer[T]) keeping() bool {
 	if q.keep.Load() {
-		if q.metricsWanted && q.m.Load() == nil && metrics.Enabled() {
-			q.startMetrics()
-		}
 		return true
 	}
-	switch {
-	case q.metricsWanted && metrics.Enabled():
-		q.startMetrics()
-	case q.tp.Enabled(), q.watched != nil && q.watched():
-	default:
+	if !q.tp.Enabled() && (q.watched == nil || !q.watched()) {
 		return false
 	}
 	q.keep.Store(true)
@@ -418,82 +314,6 @@ func (q *Tracer[T]) keepFromNow() {
 	if !q.keep.Load() {
 		q.keep.Store(true)
 	}
-}
-
-// startMetrics makes the queue's instruments and starts the loop that sets
-// the two unfinished-work gauges every 500ms, as client-go's queue does
-// (queue.go, updateUnfinishedWorkLoop), until ShutDown.
-func (q *Tracer[T]) startMetrics() {
-	q.startOnce.Do(func() {
-		m := metrics.NewQueue(q.name, q.hasRetries)
-		q.m.Store(m)
-		q.keep.Store(true)
-		done := make(chan struct{})
-		q.loopDone.Store(&done)
-		// The goroutine must not capture q (see unfinishedLoop): only its
-		// weak pointer and the channels.
-		wq, stop, wake := weak.Make(q), q.stop, q.wake
-		go func() {
-			defer close(done)
-			unfinishedLoop(wq, stop, wake, m)
-		}()
-	})
-}
-
-// unfinishedLoop sets the two unfinished-work gauges every 500ms, as
-// client-go's queue does (queue.go, updateUnfinishedWorkLoop), until
-// ShutDown, and fires the waiting entries at their time (see due).
-//
-// Unlike client-go's loop, which holds its queue until ShutDown, it holds
-// the Tracer only weakly, taking it for the moment of each tick: a queue a
-// test or a controller drops without ShutDown is collected, its loop ends
-// at the next tick, and its cleanup takes it out of [Alive] (otherwise
-// every handler call in the process would go on registering for a queue
-// nobody can Get from: TestHandlerCallsRegisterOnlyWhileATracedQueueIsAlive
-// failed on the queues of earlier tests that set a MeterProvider).
-func unfinishedLoop[T comparable](wq weak.Pointer[Tracer[T]], stop <-chan struct{}, wake <-chan struct{}, m *metrics.Queue) {
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		tick := false
-		select {
-		case <-t.C:
-			tick = true
-		case <-stop:
-			return
-		case <-wake:
-		case <-timer.C:
-		}
-		q := wq.Value()
-		if q == nil {
-			return // dropped without ShutDown and collected
-		}
-		if tick {
-			q.updateUnfinished(m)
-			continue
-		}
-		if next := q.fireDue(time.Now()); !next.IsZero() {
-			timer.Reset(time.Until(next))
-		}
-	}
-}
-
-func (q *Tracer[T]) updateUnfinished(m *metrics.Queue) {
-	now := time.Now()
-	var total, longest float64
-	q.mu.Lock()
-	for _, k := range q.pending {
-		if k.process != nil {
-			age := now.Sub(k.start).Seconds()
-			total += age
-			longest = max(longest, age)
-		}
-	}
-	q.mu.Unlock()
-	m.Unfinished(total, longest)
 }
 
 // keyAttrs are the attributes that name the key: workqueue.key always, and
@@ -618,21 +438,9 @@ func (q *Tracer[T]) fire_locked(k *keyTrace, at time.Time, ends *endings) {
 	} else {
 		e.span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		k.waiting, k.since, k.parent = true, at, e.span.SpanContext()
-		k.counted = q.added()
 	}
 	k.links = append(k.links, e.links...)
 	ends.add(e.span, at)
-}
-
-// added counts a key becoming dirty in the metrics (client-go's
-// metrics.add) and says whether it did. Called under mu, as client-go
-// calls its metrics under its queue's lock.
-func (q *Tracer[T]) added() bool {
-	if m := q.m.Load(); m != nil {
-		m.Added()
-		return true
-	}
-	return false
 }
 
 // Add traces an immediate add of item and calls forward, which hands it to
@@ -649,13 +457,6 @@ func (q *Tracer[T]) AddWithPriority(item T, priority int, d time.Duration, rateL
 		return
 	}
 	shutting := q.inner.ShuttingDown()
-	if !shutting && (d > 0 || rateLimited) {
-		// The priority queue counts a retry for an add with a delay
-		// (lockedAddWithOpts); a rate-limited one's delay is the rate
-		// limiter's, taken here as more than none (controller-runtime's
-		// default limiter never answers 0).
-		q.retry()
-	}
 	var extra []attribute.KeyValue
 	if q.traced() {
 		extra = []attribute.KeyValue{tracing.KeyWorkqueuePriority.Int(priority)}
@@ -665,12 +466,6 @@ func (q *Tracer[T]) AddWithPriority(item T, priority int, d time.Duration, rateL
 		return
 	}
 	q.addDelayedKept(item, d, rateLimited, extra, shutting, forward)
-}
-
-func (q *Tracer[T]) retry() {
-	if m := q.m.Load(); m != nil {
-		m.Retry()
-	}
 }
 
 func (q *Tracer[T]) add(item T, extra []attribute.KeyValue, forward func()) {
@@ -694,11 +489,10 @@ func (q *Tracer[T]) addKept(item T, extra []attribute.KeyValue, shutting bool, f
 	if traced {
 		span = q.startAdd(item, q.inner.Len(), extra)
 	}
-	// The time a wait began is read only by its queued span and its queue
-	// duration: with neither, the clock is not read (Stats alone needs
-	// none here).
+	// The time a wait began is read only by its queued span: untraced,
+	// the clock is not read (Stats alone needs none here).
 	var now time.Time
-	if traced || q.m.Load() != nil {
+	if traced {
 		now = time.Now()
 	}
 	var ends endings
@@ -722,7 +516,6 @@ func (q *Tracer[T]) addKept(item T, extra []attribute.KeyValue, shutting bool, f
 	} else {
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		k.waiting, k.since, k.parent = true, now, span.SpanContext()
-		k.counted = q.added()
 	}
 	q.mu.Unlock()
 	forward()
@@ -747,19 +540,12 @@ func (q *Tracer[T]) countAdd() {
 //
 // Not rate-limited and d <= 0, it is an immediate add ([Tracer.Add]):
 // client-go's AddAfter and the priority queue both take it as one.
-//
-// Each call not made during the shutdown counts a retry in the metrics,
-// as client-go's delaying queue counts every AddAfter, of any duration
-// (delaying_queue.go, AddAfter), and so every AddRateLimited.
 func (q *Tracer[T]) AddDelayed(item T, d time.Duration, rateLimited bool, forward func()) {
 	if !q.keeping() {
 		forward()
 		return
 	}
 	shutting := q.inner.ShuttingDown()
-	if !shutting {
-		q.retry()
-	}
 	if !rateLimited && d <= 0 {
 		q.addKept(item, nil, shutting, forward)
 		return
@@ -797,7 +583,6 @@ func (q *Tracer[T]) addDelayedKept(item T, d time.Duration, rateLimited bool, ex
 		// add's ready time: take that as its time.
 		if !readyAt.IsZero() && (e.readyAt.IsZero() || readyAt.Before(e.readyAt)) {
 			e.readyAt = readyAt
-			q.schedule_locked(item, readyAt)
 		}
 	case q.semantics == PriorityQueue && k.waiting:
 		q.merged++
@@ -808,13 +593,11 @@ func (q *Tracer[T]) addDelayedKept(item T, d time.Duration, rateLimited bool, ex
 	case !span.SpanContext().IsValid():
 		// An untraced add: its entry waits without a span.
 		k.delayed = &delayedEntry{span: untracedSpan, readyAt: readyAt}
-		q.schedule_locked(item, readyAt)
 	default:
 		span.SetAttributes(tracing.KeyWorkqueueCoalesced.Bool(false))
 		_, delayed := q.tracer.Start(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), tracing.SpanWorkqueueDelayed,
 			trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now), trace.WithAttributes(q.keyAttrs(item)...))
 		k.delayed = &delayedEntry{add: span.SpanContext(), span: delayed, readyAt: readyAt}
-		q.schedule_locked(item, readyAt)
 	}
 	q.mu.Unlock()
 	forward()
@@ -857,13 +640,6 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 		q.fire_locked(k, now, &ends)
 	}
 	waiting, since, parent, links := k.waiting, k.since, k.parent, k.links
-	if waiting && k.counted {
-		// client-go's metrics.get: out of the depth, and the time since
-		// the key became dirty.
-		if m := q.m.Load(); m != nil {
-			m.Got(now.Sub(since))
-		}
-	}
 	prev, prevReg := k.process, k.reg
 	if prev == nil {
 		q.processingNow++
@@ -871,7 +647,7 @@ func (q *Tracer[T]) got(item T, shutdown bool, extra []attribute.KeyValue) {
 	// The key is processing from here, untraced until its process span is
 	// set below. Only this goroutine, which has not yet returned the key
 	// to a worker, can end it, so no Done of it comes in between.
-	k.waiting, k.parent, k.links, k.counted = false, trace.SpanContext{}, nil, false
+	k.waiting, k.parent, k.links = false, trace.SpanContext{}, nil
 	k.process, k.reg, k.start = untracedSpan, handlerctx.Token{}, now
 	q.mu.Unlock()
 
@@ -953,9 +729,6 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 		q.processLast = d
 		q.processed++
 		q.processingNow--
-		if m := q.m.Load(); m != nil {
-			m.Done(d) // client-go's metrics.done
-		}
 		process, reg = k.process, k.reg
 		k.process, k.reg = nil, handlerctx.Token{}
 		if k.idle() {
@@ -973,28 +746,13 @@ func (q *Tracer[T]) Done(item T, forward func()) {
 // ShutDown ends the delayed spans of entries that have not fired and calls
 // forward, which shuts inner down: the delaying queue drops its waiting
 // entries when it shuts down (the priority queue all its items), so they
-// never will fire, and a span never ended is never exported.
-//
-// It stops the metrics' unfinished-work loop and waits for it, as
-// client-go's ShutDown stops its updateUnfinishedWorkLoop and waits for it
-// (queue.go: the loop runs under wg, and ShutDown defers wg.Wait). The two
-// gauges keep the values last set. Ours must also wait because the loop
-// fires delayed entries: every span the queue started has ended when
-// ShutDown returns.
+// never will fire, and a span never ended is never exported. Every span
+// the queue started has ended when ShutDown returns.
 //
 // The Tracer stops counting as alive: inner drops what is added from now
 // on, so no handler call need register for it.
 func (q *Tracer[T]) ShutDown(forward func()) {
 	uncount(q.counted)
-	q.stopOnce.Do(func() { close(q.stop) })
-	// The metrics loop may be firing an entry: it ends the entry's
-	// workqueue.delayed span after releasing mu, so a span could otherwise
-	// end after ShutDown returned, when the caller may already have shut
-	// its TracerProvider down (the span would then never be exported).
-	// Wait for the loop to see stop; it never waits on the caller.
-	if done := q.loopDone.Load(); done != nil {
-		<-*done
-	}
 	if q.keep.Load() {
 		now := time.Now()
 		var ends endings
@@ -1011,7 +769,6 @@ func (q *Tracer[T]) ShutDown(forward func()) {
 				delete(q.pending, item)
 			}
 		}
-		q.due = nil
 		q.mu.Unlock()
 		ends.end()
 	}

@@ -1,8 +1,6 @@
 package queuetrace
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -202,8 +200,7 @@ func TestUntracedCallsAddWithoutSpans(t *testing.T) {
 	}
 }
 
-// TestCountsStartWhenSomethingReads: untraced, with no metrics and no
-// live view, the Tracer keeps no books (the untraced queue costs what
+// TestCountsStartWhenSomethingReads: untraced and with no live view, the Tracer keeps no books (the untraced queue costs what
 // client-go's does); the first Stats call starts them, and from then on
 // adds, merges, retries and reconciles count with tracing off. Before
 // issue 25's change they never counted untraced.
@@ -236,57 +233,4 @@ func TestCountsStartWhenSomethingReads(t *testing.T) {
 	require.Equal(t, uint64(1), st.Processed)
 	require.Equal(t, uint64(1), st.Retries)
 	require.Zero(t, st.Processing)
-}
-
-// holdingProcessor holds the end of the first span named name until
-// release is closed, and closes entered when it begins to.
-type holdingProcessor struct {
-	sdktrace.SpanProcessor
-	name             string
-	entered, release chan struct{}
-	once             *sync.Once
-}
-
-func (p holdingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	if s.Name() == p.name {
-		p.once.Do(func() {
-			close(p.entered)
-			<-p.release
-		})
-	}
-	p.SpanProcessor.OnEnd(s)
-}
-
-// TestShutDownWaitsForTheMetricsLoop: with the metrics on, the loop fires a
-// delayed entry at its time and ends its workqueue.delayed span after
-// releasing mu. ShutDown returns only once the loop has stopped, so no span
-// of the queue ends after it: a caller that then shuts its TracerProvider
-// down would lose that span. (Found by a flaky read of the spans right
-// after a Get in dropin's TestTracedQueueDelays.)
-func TestShutDownWaitsForTheMetricsLoop(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		inner := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-		rec := tracetest.NewSpanRecorder()
-		hold := holdingProcessor{SpanProcessor: rec, name: tracing.SpanWorkqueueDelayed,
-			entered: make(chan struct{}), release: make(chan struct{}), once: &sync.Once{}}
-		tr := New(Config[string]{Name: "q", TracerName: "q", Inner: inner, Metrics: true})
-		tr.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(hold)))
-		tr.startMetrics() // as a MeterProvider being set does: the loop fires entries at their time
-
-		tr.AddDelayed("ns/a", time.Second, false, func() { inner.AddAfter("ns/a", time.Second) })
-		time.Sleep(time.Second)
-		<-hold.entered // the loop fired the entry and is ending its span
-
-		var returned atomic.Bool
-		go func() {
-			tr.ShutDown(inner.ShutDown)
-			returned.Store(true)
-		}()
-		synctest.Wait()
-		require.False(t, returned.Load(), "ShutDown returned while the loop was still ending a workqueue.delayed span")
-		close(hold.release)
-		synctest.Wait()
-		require.True(t, returned.Load(), "ShutDown returned once the loop stopped")
-		require.Len(t, rec.Ended(), len(rec.Started()), "every span ended by the time ShutDown returned")
-	})
 }

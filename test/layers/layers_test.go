@@ -58,6 +58,7 @@ var folders = []struct {
 	{"liveprobe", probe},
 	{"dropin", dropin},
 	{"dropin/crqueue", dropin}, // a nested module of its own
+	{"dropin/prometheus", dropin},
 	{"demo", demo},
 	{"demo/**", demo},
 	{"cmd/*", programs},
@@ -77,12 +78,13 @@ var sameFloor = map[string][]string{
 	"internal/apiserver":  {"internal/kube"},
 	"internal/kube":       {"internal/apiserver"},                                          // its tests run against the embedded server
 	"internal/livepage":   {"internal/spancheck", "internal/testutil", "internal/tracing"}, // testutil: its tests read internal/tracing's names
-	"internal/queuetrace": {"internal/handlerctx", "internal/metrics", "internal/tracing"},
+	"internal/queuetrace": {"internal/handlerctx", "internal/tracing"},
 	"internal/spancheck":  {"internal/tracing"},
 	"internal/spantest":   {"internal/tracing"},
 	"internal/tracing":    {"internal/testutil"}, // its tests read its own names
 	// dropin
-	"dropin/crqueue": {"dropin"},
+	"dropin/crqueue":    {"dropin"},
+	"dropin/prometheus": {"dropin"},
 	// the demo
 	"demo/cluster":               {"demo", "demo/informers", "demo/liveview", "demo/result", "demo/telemetry", "demo/terminal"},
 	"demo/demoproc":              {"demo/demoproc/demoproctest", "demo/liveview"}, // its tests
@@ -93,7 +95,7 @@ var sameFloor = map[string][]string{
 	"demo/terminal":              {"demo/result", "demo/telemetry"},
 	// programs, examples, the workshop and the tests
 	"cmd/trace-demo":               {"test/doccheck"}, // its tests compare the docs' samples of its output with its runs
-	"examples/clientgo-controller": {"examples/clientgo-controller/controller", "examples/internal/metricsetup", "examples/internal/otelsetup"},
+	"examples/clientgo-controller": {"examples/clientgo-controller/controller", "examples/internal/otelsetup"},
 	"examples/controller-runtime":  {"examples/internal/metricsetup", "examples/internal/otelsetup"},
 	"test/e2e":                     {"examples/clientgo-controller/controller"},
 	"workshop/exercises/**":        {"workshop/kit", "workshop/kit/ctrlkit"},

@@ -60,9 +60,10 @@ type Controller struct {
 // client-go's rate-limited workqueue, built traced by
 // dropin.NewTracedRateLimitingQueueWithConfig (client-go's constructor's
 // arguments, one word changed), so the trace of each ConfigMap goes on
-// from the handler to the reconcile, and
-// the traced queue reports client-go's workqueue_* metrics itself, under
-// its name, to the global MeterProvider (no MetricsProvider needed).
+// from the handler to the reconcile; client-go's queue inside reports its
+// workqueue_* metrics under its name through client-go's provider
+// (workqueue.SetProvider's, which component-base's
+// metrics/prometheus/workqueue installs when imported), as untraced.
 func New(client kubernetes.Interface, configMaps coreinformers.ConfigMapInformer) (*Controller, error) {
 	c := &Controller{
 		client: client,
