@@ -6,7 +6,10 @@
 //
 // A controller starts a factory with a pod informer, waits for it to
 // sync, then, later, asks the same factory for a ConfigMap informer and
-// calls Start again, and waits again. Reproduce it over the embedded API
+// calls Start again, and waits again. Then a pod and a ConfigMap are
+// created, and once both informers hold them the API server closes every
+// watch (srv.CloseWatches, as a restart or a watch's timeout does).
+// Reproduce it over the embedded API
 // server (kit.StartServer, factory.NewForConfig(srv.Config())) and read
 // the server's requests with kit.Requests(srv, resource, rename), with
 // rename writing "" as it is and any other resourceVersion as later
