@@ -153,6 +153,15 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	var problems []string
 	for _, e := range exs {
 		problems = append(problems, fileProblems(root, tmp, e)...)
+		// Every name the answer needs is on the page (NamesOffPage): a
+		// right idea with a name the page never gave cannot pass.
+		missing, err := NamesOffPage(tmp, e)
+		if err != nil {
+			return err
+		}
+		for _, m := range missing {
+			problems = append(problems, fmt.Sprintf("%s: the answer needs %s, which its page never gives", e.Name(), m))
+		}
 	}
 	sc := &selfcheckRun{tmp: tmp, stubAnswers: filepath.Join(tmp, "answers-stub"), solAnswers: filepath.Join(tmp, "answers-solution")}
 	if err := sc.prepareAnswers(exs); err != nil {
@@ -201,7 +210,7 @@ func selfcheck(root string, chapters []string, out io.Writer) error {
 	if len(problems) > 0 {
 		return quietError{fmt.Sprintf("selfcheck: %d problems", len(problems))}
 	}
-	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away (%s: stubs %s, solutions %s, trials %s)\n",
+	fmt.Fprintf(out, "selfcheck: %d exercises; every stub fails its checker without giving the answer away, none yields to trial, every solution passes, each has hints that do not give it away and a page that gives every name its answer needs (%s: stubs %s, solutions %s, trials %s)\n",
 		len(exs), time.Since(start).Round(time.Second), stubsTook.Round(time.Second), solsTook.Round(time.Second), trialsTook.Round(time.Second))
 	return nil
 }
