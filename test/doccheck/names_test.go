@@ -17,7 +17,6 @@ var allowedNames = map[string]string{
 	"NotOlderThan":                 "a query parameter's value (resourceVersionMatch=NotOlderThan), as the request carries it",
 	"WatchList":                    "kube-apiserver's feature gate, a server setting, not a Go name",
 	"KUBE_FEATURE_WatchListClient": "an environment variable (client-go's feature gates read KUBE_FEATURE_<gate>)",
-	"Gather":                       "Prometheus' Gatherer.Gather, on the registry controller-runtime serves; no module here parses Prometheus",
 	"filters.WithAuthenticationAndAuthorization": "controller-runtime v0.25.2's pkg/metrics/filters (kubebuilder's scaffold), which no module here imports",
 	"otel_scope_name":       "a label the OTel Prometheus exporter adds, not a Go name",
 	"otel_scope_schema_url": "a label the OTel Prometheus exporter adds, not a Go name",
