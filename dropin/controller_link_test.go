@@ -76,11 +76,13 @@ func TestNextControllerLinksToTheWriter(t *testing.T) {
 		require.NoError(t, err)
 		out := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + outSuffix}}
 		require.True(t, dropin.StampTraceparent(ctx, out))
-		_, err = srv.Create(out)
-		require.NoError(t, err)
+		// Recorded before the write: once it is created, B can reconcile
+		// it (and the test read stamped) before this goroutine goes on.
 		mu.Lock()
 		stamped[ns+"/"+out.Name] = span.SpanContext()
 		mu.Unlock()
+		_, err = srv.Create(out)
+		require.NoError(t, err)
 	})
 	b := newControllerUnderTest(t, "B", srv, apiserver.ConfigMaps, &corev1.ConfigMap{}, tp, isOut)
 	b.run(t, 1, func(ctx context.Context, key string) {
