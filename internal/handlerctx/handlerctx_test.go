@@ -160,23 +160,6 @@ func TestUnsampledRegistrationIsUntraced(t *testing.T) {
 	require.Zero(t, Active())
 }
 
-// TestRegisterAllocatesNothingOnceWarm: a goroutine that registered once
-// registers, looks up and ends again without allocating (a handler call
-// pays this on every event while a traced queue is alive).
-func TestRegisterAllocatesNothingOnceWarm(t *testing.T) {
-	if !keepEmpty {
-		t.Skip("the fallback for other architectures drops an emptied entry")
-	}
-	Register(sc(1)).Exit()
-	allocs := testing.AllocsPerRun(100, func() {
-		tok := Register(sc(1))
-		Current()
-		tok.Exit()
-	})
-	require.Zero(t, allocs)
-	require.Zero(t, Active())
-}
-
 func BenchmarkRegisterCurrentExit(b *testing.B) {
 	for b.Loop() {
 		tok := Register(sc(1))
