@@ -284,6 +284,7 @@ func (x *informerMetrics) observer() processor.Observer {
 		Enabled:     x.enabled,
 		Handler:     x.handlerLatency,
 		Pending:     x.handlerPending,
+		PendingRead: x.handlerPendingRead,
 		QueuedItems: x.queuedItems,
 	}
 }
@@ -363,7 +364,9 @@ func (x *informerMetrics) series(listener string) *handlerSeries {
 	}
 	if _, noop := s.provider.(metrics.NoopHandlerProvider); !noop && claimHandlerSeries(id) {
 		s.owned = true
-		s.pending = s.provider.NewPendingNotificationsMetric(id)
+		if _, reads := s.provider.(metrics.PendingReadProvider); !reads {
+			s.pending = s.provider.NewPendingNotificationsMetric(id)
+		}
 		s.latency = s.provider.NewHandlerProcessingLatencyMetric(id)
 	} else if !noop {
 		klog.V(2).InfoS("Duplicate handler metrics - the second handler's are not published", "name", id.Name,
@@ -382,9 +385,22 @@ func (x *informerMetrics) handlerLatency(listener string) func(time.Duration) {
 	return func(d time.Duration) { h.Observe(d.Seconds()) }
 }
 
+// handlerPendingRead gives the backlog's reader to a provider that reads
+// the gauge itself (metrics.PendingReadProvider): then the listener tells
+// handlerPending nothing.
+func (x *informerMetrics) handlerPendingRead(listener string, backlog func() int) bool {
+	s := x.series(listener)
+	r, reads := s.provider.(metrics.PendingReadProvider)
+	if !s.owned || !reads {
+		return false
+	}
+	r.NewPendingNotificationsRead(s.id, backlog)
+	return true
+}
+
 func (x *informerMetrics) handlerPending(listener string) func(int) {
 	s := x.series(listener)
-	if !s.owned || isNoop(s.pending) {
+	if !s.owned || s.pending == nil || isNoop(s.pending) {
 		return nil
 	}
 	g := s.pending

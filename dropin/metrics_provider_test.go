@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,3 +248,90 @@ func TestMetadataInformersAreToldApart(t *testing.T) {
 	require.Equal(t, want, types, "one box per kind")
 	runtime.KeepAlive(infs)
 }
+
+// readingProvider is a handlerRecorder that also reads the pending gauge
+// itself (metrics.PendingReadProvider), as dropin/prometheus's does.
+type readingProvider struct {
+	*handlerRecorder
+	mu    sync.Mutex
+	reads map[dropin.HandlerMetricsID]func() int
+	sets  atomic.Int64 // Sets on a pushed gauge: none expected
+}
+
+type countingGauge struct{ n *atomic.Int64 }
+
+func (g countingGauge) Set(float64) { g.n.Add(1) }
+
+func (p *readingProvider) NewPendingNotificationsMetric(id dropin.HandlerMetricsID) cache.GaugeMetric {
+	p.handlerRecorder.NewPendingNotificationsMetric(id)
+	return countingGauge{&p.sets}
+}
+
+func (p *readingProvider) NewPendingNotificationsRead(id dropin.HandlerMetricsID, backlog func() int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reads[id] = backlog
+}
+
+func (p *readingProvider) backlog(t *testing.T) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	require.Len(t, p.reads, 1)
+	for _, read := range p.reads {
+		return read()
+	}
+	return -1
+}
+
+// TestAReadPendingGaugeCostsNotificationsNothing: a handler provider that
+// reads informer_handler_pending_notifications itself (PendingReadProvider)
+// gets a reader of the handler's backlog and no gauge to set, so the
+// handler's notifications set nothing; the reader says what waits, while a
+// handler is stuck and after it is freed. A provider without it gets a
+// gauge set at each change, as before (the same run's second informer).
+func TestAReadPendingGaugeCostsNotificationsNothing(t *testing.T) {
+	srv := startServer(t)
+	createPods(t, srv, "backlog", 10)
+	run := func(provider dropin.HandlerMetricsProvider, gate chan struct{}) (stop func()) {
+		inf := dropin.NewSharedIndexInformer(inProcessLW(srv), &corev1.Pod{}, 0, cache.Indexers{})
+		require.NoError(t, inf.(*dropin.Informer).SetHandlerMetricsProvider(provider))
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { <-gate }})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { inf.RunWithContext(ctx); close(done) }()
+		return func() { cancel(); <-done }
+	}
+
+	reading := &readingProvider{handlerRecorder: newHandlerRecorder(), reads: map[dropin.HandlerMetricsID]func() int{}}
+	gate := make(chan struct{})
+	stop := run(reading, gate)
+	// Ten adds: one in the handler, one offered on nextCh, eight waiting.
+	require.Eventually(t, func() bool { return reading.backlog(t) == 8 }, 10*time.Second, time.Millisecond,
+		"the reader says what waits for the stuck handler")
+	close(gate)
+	require.Eventually(t, func() bool { return reading.backlog(t) == 0 }, 10*time.Second, time.Millisecond)
+	stop()
+	require.Zero(t, reading.made, "no pushed gauge is made for a provider that reads it")
+	require.Zero(t, reading.sets.Load(), "no notification sets a gauge")
+
+	pushed := &readingProvider{handlerRecorder: newHandlerRecorder()}
+	plain := &pushOnly{pushed}
+	gate = make(chan struct{})
+	close(gate)
+	stop = run(plain, gate)
+	require.Eventually(t, func() bool { return pushed.sets.Load() >= 10 }, 10*time.Second, time.Millisecond,
+		"a provider that does not read it is told each change")
+	stop()
+}
+
+// pushOnly hides readingProvider's NewPendingNotificationsRead.
+type pushOnly struct{ p *readingProvider }
+
+func (p *pushOnly) NewPendingNotificationsMetric(id dropin.HandlerMetricsID) cache.GaugeMetric {
+	return p.p.NewPendingNotificationsMetric(id)
+}
+func (p *pushOnly) NewHandlerProcessingLatencyMetric(id dropin.HandlerMetricsID) cache.HistogramMetric {
+	return p.p.NewHandlerProcessingLatencyMetric(id)
+}
+func (p *pushOnly) DeleteHandlerMetrics(id dropin.HandlerMetricsID) { p.p.DeleteHandlerMetrics(id) }

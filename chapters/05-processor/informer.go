@@ -592,7 +592,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	l.logger = options.Logger
 	l.counts.observe = s.handlerObserver(l.name)
 	l.counts.enabled, l.counts.read = s.observer.Enabled, &s.processor.timed
-	l.pendingObs = s.pendingObserver(l.name)
+	l.pendingObs = s.pendingObserver(l)
 	if !s.started {
 		s.processor.addListener(l)
 		close(l.initialQueued)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/chunkq"
+	"github.com/informer-anatomy/informer-anatomy/internal/monoclock"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -296,14 +297,16 @@ func (p *processorListener) run() {
 				}
 				defer p.calls.EnterCall(sc)()
 			}
-			var start time.Time
+			// The monotonic clock alone (internal/monoclock): a duration
+			// needs no wall-clock read, and this runs per handler call.
+			var start monoclock.Instant
 			timed := p.counts.timing()
 			if timed {
-				start = time.Now()
+				start = monoclock.Now()
 			}
 			defer func() {
 				if timed {
-					p.counts.record(time.Since(start))
+					p.counts.record(monoclock.Since(start))
 				} else {
 					p.counts.count()
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -249,4 +250,59 @@ func informerPass(b *testing.B, list *corev1.PodList, updates []*corev1.Pod, han
 			}
 		}
 	})
+}
+
+// TestPendingIsReadWhenGathered: informer_handler_pending_notifications is
+// read from each handler's backlog when legacyregistry is gathered (no
+// gauge is set per notification), and is still a GAUGE with the ALPHA
+// stability and help the other metrics carry; a removed handler's series
+// goes.
+func TestPendingIsReadWhenGathered(t *testing.T) {
+	name := fmt.Sprintf("pending-%d", runs.Add(1))
+	objs := make([]k8sruntime.Object, 6)
+	for i := range objs {
+		objs[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cm-%d", i)}}
+	}
+	client := fake.NewClientset(objs...)
+	n, err := cache.NewInformerName(name)
+	require.NoError(t, err)
+	scope := dropin.FactoryScope{InformerName: n}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, scope.Options()...)
+	inf := factory.InformerFor(&corev1.ConfigMap{}, dropin.NewInformerFunc(scope, &corev1.ConfigMap{},
+		func(c kubernetes.Interface, ns string) dropin.ListWatchClient[*corev1.ConfigMapList] {
+			return c.CoreV1().ConfigMaps(ns)
+		}))
+	gate := make(chan struct{})
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { <-gate }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); factory.Shutdown() }()
+	factory.Start(ctx.Done())
+
+	pending := func() (value float64, found bool) {
+		mfs, err := legacyregistry.DefaultGatherer.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() != "informer_handler_pending_notifications" {
+				continue
+			}
+			require.Equal(t, "GAUGE", mf.GetType().String())
+			require.Equal(t, "[ALPHA] "+metrics.HelpHandlerPendingNotifications, mf.GetHelp())
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "name" && l.GetValue() == name {
+						return m.GetGauge().GetValue(), true
+					}
+				}
+			}
+		}
+		return 0, false
+	}
+	// Six adds: one in the handler, one offered to it, four waiting.
+	require.Eventually(t, func() bool { v, ok := pending(); return ok && v == 4 }, 10*time.Second, time.Millisecond)
+	close(gate)
+	require.Eventually(t, func() bool { v, ok := pending(); return ok && v == 0 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	_, found := pending()
+	require.False(t, found, "the removed handler's series is gone")
 }

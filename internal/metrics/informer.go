@@ -109,6 +109,18 @@ type HandlerProvider interface {
 	DeleteHandlerMetrics(id HandlerID)
 }
 
+// PendingReadProvider is what a [HandlerProvider] may offer besides: a
+// pending-notifications gauge that it reads itself, when it is collected,
+// from backlog (safe to call from any goroutine). A provider that offers
+// it is asked NewPendingNotificationsRead instead of
+// NewPendingNotificationsMetric, and the handler's notifications then pay
+// nothing for the gauge; DeleteHandlerMetrics drops it as it drops the
+// rest. A scrape sees the backlog of that moment, which a gauge set at each
+// change holds too. Ours.
+type PendingReadProvider interface {
+	NewPendingNotificationsRead(id HandlerID, backlog func() int)
+}
+
 // NoopHandlerProvider reports nothing: the handler metrics' provider until
 // one is set, as client-go's informer and workqueue providers are no-ops
 // until one is set. Ours.
