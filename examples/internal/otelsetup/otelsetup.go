@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -18,6 +19,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/telemetry"
+	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
@@ -90,7 +92,14 @@ func install(ctx context.Context, exporter, service string, w io.Writer, default
 	if err != nil {
 		return nil, fmt.Errorf("--exporter %s: %w", exporter, err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service)))}
+	sampler, err := Sampler(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service))),
+		sdktrace.WithSampler(sampler),
+	}
 	if exp != nil {
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
@@ -100,4 +109,57 @@ func install(ctx context.Context, exporter, service string, w io.Writer, default
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)
 	return tp.Shutdown, nil
+}
+
+// Sampler is the sampler the OpenTelemetry SDK builds from
+// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (read through getenv;
+// unset: parentbased_always_on, the SDK's default), wrapped in
+// dropin.LinkAwareSampler, so that a change another controller wrote is
+// kept here exactly when the writer's span was kept there, at any ratio
+// (docs/07-your-controller.md, "From one controller to the next"). Set the
+// ratio as for any OpenTelemetry program:
+//
+//	OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.01
+//
+// Where the SDK logs a value it does not know and falls back to its
+// default, this returns an error that names the accepted values: a
+// controller started with a misspelt sampler should not record every span
+// while its author believes it records one in a hundred.
+func Sampler(getenv func(string) string) (sdktrace.Sampler, error) {
+	name, arg := getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG")
+	ratio := func() (float64, error) {
+		if arg == "" {
+			return 1, nil // the SDK's default ratio
+		}
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return 0, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1, such as 0.01", arg)
+		}
+		return r, nil
+	}
+	var inner sdktrace.Sampler
+	switch name {
+	case "", "parentbased_always_on":
+		inner = sdktrace.ParentBased(sdktrace.AlwaysSample())
+	case "parentbased_always_off":
+		inner = sdktrace.ParentBased(sdktrace.NeverSample())
+	case "parentbased_traceidratio", "traceidratio":
+		r, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		inner = sdktrace.TraceIDRatioBased(r)
+		if name == "parentbased_traceidratio" {
+			inner = sdktrace.ParentBased(inner)
+		}
+	case "always_on":
+		inner = sdktrace.AlwaysSample()
+	case "always_off":
+		inner = sdktrace.NeverSample()
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q is not a sampler this program knows: want parentbased_traceidratio "+
+			"(with OTEL_TRACES_SAMPLER_ARG, e.g. 0.01), parentbased_always_on (the default), parentbased_always_off, "+
+			"traceidratio, always_on or always_off", name)
+	}
+	return dropin.LinkAwareSampler(inner), nil
 }

@@ -3,6 +3,7 @@ package otelsetup
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,9 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/tracing"
 )
 
 // With no endpoint variable, --exporter otlp posts to the default URL,
@@ -134,4 +139,61 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestSamplerFromTheEnvironmentLetsTheWriterDecide: the provider Install
+// sets samples as OTEL_TRACES_SAMPLER says, wrapped so that a root linked
+// to the writer its object names follows the writer's decision: at a ratio
+// of 0 a root with no writer is dropped and one whose writer was sampled
+// is kept, and at 1 one whose writer was not sampled is dropped.
+func TestSamplerFromTheEnvironmentLetsTheWriterDecide(t *testing.T) {
+	writer := func(sampled bool) trace.SpanStartOption {
+		var flags trace.TraceFlags
+		if sampled {
+			flags = trace.FlagsSampled
+		}
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: flags})
+		return trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+			tracing.KeyLinkAnnotation.String(tracing.AnnotationTraceparent)}})
+	}
+	sampled := func(opts ...trace.SpanStartOption) bool {
+		_, span := otel.Tracer("test").Start(context.Background(), "ListAndWatch watch", opts...)
+		defer span.End()
+		return span.SpanContext().IsSampled()
+	}
+	for _, tc := range []struct {
+		ratio                          string
+		noWriter, writerKept, writerNo bool
+	}{
+		{"0", false, true, false},
+		{"1", true, true, false},
+	} {
+		t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+		t.Setenv("OTEL_TRACES_SAMPLER_ARG", tc.ratio)
+		shutdown, err := Install(context.Background(), "stdout", "test", io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, tc.noWriter, sampled(), "ratio %s, no writer", tc.ratio)
+		require.Equal(t, tc.writerKept, sampled(writer(true)), "ratio %s, writer kept", tc.ratio)
+		require.Equal(t, tc.writerNo, sampled(writer(false)), "ratio %s, writer dropped", tc.ratio)
+		require.NoError(t, shutdown(context.Background()))
+	}
+}
+
+// TestAMisspeltSamplerIsAnError: where the SDK would log and record every
+// span, Install refuses, naming what it accepts.
+func TestAMisspeltSamplerIsAnError(t *testing.T) {
+	for env, want := range map[[2]string]string{
+		{"parentbased_traceid_ratio", ""}:  "is not a sampler this program knows: want parentbased_traceidratio",
+		{"parentbased_traceidratio", "1%"}: `OTEL_TRACES_SAMPLER_ARG="1%": want a ratio from 0 to 1`,
+		{"traceidratio", "2"}:              "want a ratio from 0 to 1",
+	} {
+		t.Setenv("OTEL_TRACES_SAMPLER", env[0])
+		t.Setenv("OTEL_TRACES_SAMPLER_ARG", env[1])
+		_, err := Install(context.Background(), "stdout", "test", io.Discard)
+		require.ErrorContains(t, err, want, "%v", env)
+	}
+	s, err := Sampler(func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, "LinkAwareSampler{"+sdktrace.ParentBased(sdktrace.AlwaysSample()).Description()+"}", s.Description(),
+		"unset: the SDK's default, wrapped")
 }
