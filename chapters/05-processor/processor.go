@@ -98,7 +98,13 @@ type processorListener struct {
 	pendingLength        atomic.Int64
 
 	// counts is what Stats reports of this listener's handler calls (ours).
+	// Only run writes it, once per call, while pop writes pendingLength
+	// and distribute initialPending for every notification: the padding
+	// keeps it off their cache lines (false sharing would make each of
+	// those writes wait for the line).
+	_      [64]byte
 	counts handlerCounts
+	_      [64]byte
 
 	// The registration's sync, upstream's synctrack.SingleFileTracker:
 	// synced is closed, once, when the informer has synced (upstreamSynced,
@@ -422,10 +428,23 @@ type sharedProcessor struct {
 	// applied (ours, for Stats).
 	distributed atomic.Uint64
 	// timed is set by the first ReadStats: from then on every listener
-	// times its handler calls (handlerCounts; ours).
-	timed atomic.Bool
+	// times its handler calls (handlerCounts; ours). Every handler call of
+	// every listener reads it, from the listener's run goroutine, while
+	// distribute writes listenersLock and distributed beside it for every
+	// change: on one cache line, each read would take the line away from
+	// distribute's core and back (false sharing), so it has a line alone.
+	timed paddedBool
 
 	wg sync.WaitGroup
+}
+
+// paddedBool is an atomic.Bool with a cache line's worth of padding on
+// each side, so that no other field shares its line, wherever the struct
+// holding it starts.
+type paddedBool struct {
+	_ [64]byte
+	atomic.Bool
+	_ [64]byte
 }
 
 func newSharedProcessor() *sharedProcessor {
