@@ -588,16 +588,24 @@ func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, check tim
 // only a hundred or so allocations.
 const notificationChunkSize = 256
 
+// pendingSpares is how many emptied chunks a listener's buffer keeps:
+// 16 chunks of 256 are 4,096 notifications, about 230 KB a listener.
+const pendingSpares = 16
+
 // newPending is a listener's empty buffer of notifications: an unbounded
 // first-in first-out queue in chunks (internal/chunkq says why not
-// upstream's doubling ring, k8s.io/utils/buffer.RingGrowing) that keeps
-// every chunk it empties. A listener's backlog rises and falls many times
-// per relist (pop drains it to empty whenever the handler catches up), and
-// keeping one spare, as chapter 4's RealFIFO does, allocated every rise's
-// chunks again, which measured worse than the doubling ring
-// (docs/performance.md). So a listener keeps chunks for its largest
-// backlog, as upstream's ring keeps its largest array, which is never
-// less.
+// upstream's doubling ring, k8s.io/utils/buffer.RingGrowing) that keeps up
+// to pendingSpares chunks it empties. A listener's backlog rises and falls
+// many times per relist (pop drains it to empty whenever the handler
+// catches up), and keeping one spare, as chapter 4's RealFIFO does,
+// allocated every rise's chunks again, which measured worse than the
+// doubling ring (docs/performance.md). Keeping every chunk (until issue
+// 36) held the chunks of the largest backlog for the listener's life: at
+// 150,000 objects, a handler slower than the initial list kept up to 8 MB
+// of empty chunks, more than upstream's ring of pointers keeps. Sixteen
+// spares cover the backlogs that rise and fall in a steady stream;
+// a larger backlog allocates its chunks past those as it grows, and lets
+// them go as it drains.
 func newPending() chunkq.Queue[notification] {
-	return chunkq.Queue[notification]{ChunkSize: notificationChunkSize, MaxSpares: chunkq.KeepAll}
+	return chunkq.Queue[notification]{ChunkSize: notificationChunkSize, MaxSpares: pendingSpares}
 }

@@ -81,10 +81,10 @@ func TestDistributeNeverWaitsForASlowHandlerAndOrderIsKept(t *testing.T) {
 
 func isZeroNotification(n notification) bool { return n == notification{} }
 
-// A listener's buffer keeps every chunk it empties (newPending): across
-// chunk edges, a drained buffer keeps the chunks of its largest backlog,
-// reuses them from the front, and allocates nothing more until that
-// backlog is passed. The queue itself is internal/chunkq's, tested there.
+// A listener's buffer keeps the chunks it empties, up to pendingSpares
+// (newPending): across chunk edges, a drained buffer keeps the chunks of
+// its largest backlog within that allowance, reuses them from the front,
+// and allocates nothing more until that backlog is passed. The queue itself is internal/chunkq's, tested there.
 func TestPendingKeepsTheChunksOfItsLargestBacklog(t *testing.T) {
 	r := newPending()
 	_, ok := r.Pop()
@@ -126,6 +126,13 @@ func TestPendingKeepsTheChunksOfItsLargestBacklog(t *testing.T) {
 	require.Equal(t, 3, held(), "written again from the front, nothing allocated")
 	read(3*notificationChunkSize - 1)
 	require.Equal(t, 3, held())
+
+	// A backlog past the spares' allowance: drained, the buffer keeps its
+	// one chunk in use and pendingSpares spares, not every chunk it had.
+	write((pendingSpares + 10) * notificationChunkSize)
+	require.Equal(t, pendingSpares+10, held())
+	read(r.Len())
+	require.Equal(t, 1+pendingSpares, held(), "a drained buffer keeps at most pendingSpares spare chunks")
 }
 
 // syncedChecker is an upstream that has always synced.
