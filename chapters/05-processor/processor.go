@@ -601,7 +601,7 @@ const pendingSpares = 16
 // allocated every rise's chunks again, which measured worse than the
 // doubling ring (docs/performance.md). Keeping every chunk (until issue
 // 36) held the chunks of the largest backlog for the listener's life: at
-// 150,000 objects, a handler slower than the initial list kept up to 8 MB
+// 150,000 objects, a handler slower than the initial list kept up to 10 MB
 // of empty chunks, more than upstream's ring of pointers keeps. Sixteen
 // spares cover the backlogs that rise and fall in a steady stream;
 // a larger backlog allocates its chunks past those as it grows, and lets
