@@ -65,6 +65,16 @@ func InformerMetricsProvider() cache.InformerMetricsProvider { return metrics.In
 // Ours: client-go has no per-handler metrics.
 type HandlerMetricsProvider = metrics.HandlerProvider
 
+// PendingReadMetricsProvider is what a [HandlerMetricsProvider] may offer
+// besides: NewPendingNotificationsRead is then called instead of
+// NewPendingNotificationsMetric, with a func that reads the handler's
+// backlog now (safe from any goroutine), for a gauge the provider reads
+// when it is collected; the handler's notifications then set nothing.
+// dropin/prometheus's provider offers it.
+//
+// Ours.
+type PendingReadMetricsProvider = metrics.PendingReadProvider
+
 // HandlerMetricsID is what a [HandlerMetricsProvider] labels a handler's
 // series with: the informer's name, group, version and resource, and the
 // handler's name (docs/07-your-controller.md, "Metrics", says which).

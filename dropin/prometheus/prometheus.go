@@ -137,7 +137,7 @@ type pendingCollector struct {
 	series map[dropin.HandlerMetricsID]func() float64 // guarded by mu
 }
 
-var _ metrics.PendingReadProvider = provider{}
+var _ dropin.PendingReadMetricsProvider = provider{}
 
 func (c *pendingCollector) put(id dropin.HandlerMetricsID, read func() float64) {
 	c.mu.Lock()
