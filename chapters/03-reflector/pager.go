@@ -14,26 +14,32 @@ import (
 // reflector pages (client-go's tools/pager default).
 const defaultPageSize = 500
 
-// listInPages runs a LIST as pages of pageSize (0: one unpaged request) and
-// returns every item, the list's resourceVersion, and whether the server
-// actually paged (sent a continue token).
+// listInPages runs a LIST as pages of pageSize (0: one unpaged request),
+// hands each page's items to sink as the page arrives, and returns the
+// list's resourceVersion and whether the server actually paged (sent a
+// continue token).
 //
 // Every page after the first carries only the continue token: the token pins
 // the snapshot's resourceVersion, so sending RV again would be rejected. If a
 // token has expired (the server compacted its history mid-list), the whole
 // list is retried once, unpaged, at the originally requested RV, since a
-// partial old list glued to a newer remainder would be inconsistent.
+// partial old list glued to a newer remainder would be inconsistent: sink is
+// reset first, dropping the pages it took.
 //
 // Mirrors [k8s.io/client-go/tools/pager.ListPager.ListWithAlloc] with
 // FullListIfExpired, written out here so the chapter shows paging whole.
-func listInPages(ctx context.Context, lw ListerWithContext, options metav1.ListOptions, pageSize int64) (items []runtime.Object, rv string, paged bool, err error) {
+// Upstream gathers every page's items and returns them together; ours hands
+// each page on as it comes, so that a relist can trade each unchanged object
+// for the cached one at once (see [ReusingStore]) instead of holding the
+// whole new state beside the cache.
+func listInPages(ctx context.Context, lw ListerWithContext, options metav1.ListOptions, pageSize int64, sink pageSink) (rv string, paged bool, err error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
 	}
 	requested := options
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, "", paged, err
+			return "", paged, err
 		}
 		page, err := lw.ListWithContext(ctx, options)
 		if err != nil {
@@ -41,29 +47,42 @@ func listInPages(ctx context.Context, lw ListerWithContext, options metav1.ListO
 				requested.Limit, requested.Continue = 0, ""
 				page, err = lw.ListWithContext(ctx, requested)
 				if err != nil {
-					return nil, "", paged, err
+					return "", paged, err
 				}
 				items, rv, err := extract(page)
-				return items, rv, paged, err
+				if err != nil {
+					return "", paged, err
+				}
+				sink.reset()
+				sink.take(items)
+				return rv, paged, nil
 			}
-			return nil, "", paged, err
+			return "", paged, err
 		}
 		pageItems, pageRV, err := extract(page)
 		if err != nil {
-			return nil, "", paged, err
+			return "", paged, err
 		}
 		if rv == "" {
 			rv = pageRV // the first page's RV is the snapshot's
 		}
-		items = append(items, pageItems...)
+		sink.take(pageItems)
 		lm, _ := meta.ListAccessor(page)
 		if lm.GetContinue() == "" {
-			return items, rv, paged, nil
+			return rv, paged, nil
 		}
 		paged = true
 		options.Continue = lm.GetContinue()
 		options.ResourceVersion, options.ResourceVersionMatch = "", ""
 	}
+}
+
+// pageSink takes a LIST's items page by page (listInPages).
+type pageSink interface {
+	// take is given one page's items, in order.
+	take(items []runtime.Object)
+	// reset drops every item taken so far: the list starts over.
+	reset()
 }
 
 // extract reads a list's items and resourceVersion.

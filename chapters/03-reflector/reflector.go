@@ -467,30 +467,41 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 		pageSize = 0
 	}
 
-	items, rv, paged, err := listInPages(ctx, r.listerWatcher, options, pageSize)
+	// Each page's items are checked (and, for a ReusingStore, traded for
+	// the cached objects that did not change) as the page arrives.
+	items := r.newListItems()
+	rv, paged, err := listInPages(ctx, r.listerWatcher, options, pageSize, items)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// Our RV is unusable (compacted away, or the server is behind it).
 		// Retry at once with RV "": a consistent read of the latest state.
 		r.setIsLastSyncResourceVersionUnavailable(true)
-		items, rv, paged, err = listInPages(ctx, r.listerWatcher, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}, pageSize)
+		items.reset()
+		rv, paged, err = listInPages(ctx, r.listerWatcher, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}, pageSize, items)
 	}
 	if ctx.Err() != nil {
 		return nil // stopped while listing: not a failure
 	}
 	if err != nil {
+		// Whatever pages arrived are dropped with items: the store and its
+		// handlers never see a part of a list.
 		return fmt.Errorf("failed to list %v: %w", r.typeDescription, err)
 	}
 	if options.ResourceVersion == "0" && paged {
 		r.paginatedResult = true
 	}
 	r.setIsLastSyncResourceVersionUnavailable(false)
-	span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(rv)), tracing.KeyListItems.Int(len(items)))
+	span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(rv)), tracing.KeyListItems.Int(items.seen))
 
-	found := r.admitListItems(ctx, items, rv)
+	items.reportRefused(ctx, rv)
+	found := items.found
+	rctx := cycleCtx
+	if items.prepared != nil {
+		rctx = WithPrepared(rctx, items.prepared)
+	}
 	// Replace first, record the RV second: if Replace fails, the next attempt
 	// must list again from the old RV rather than watch from one whose state
 	// never reached the store.
-	if err := replace(cycleCtx, r.store, found, rv); err != nil {
+	if err := replace(rctx, r.store, found, rv); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	if !validResourceVersion(rv) && !r.testSource {
@@ -509,38 +520,74 @@ func (r *Reflector) list(ctx context.Context) (err error) {
 	return nil
 }
 
-// admitListItems returns the LIST items the store may hold, refusing the
-// ones the watch path would refuse too: another Go type or GVK than
-// expected, no metadata, no name. Upstream's list() stores whatever the
-// LIST returned, so a ListerWatcher for the wrong resource fills, say, a Pod
-// cache with ConfigMaps, while its watch path drops the same objects.
+// listItems gathers a LIST's items, page by page (a pageSink), keeping the
+// ones the store may hold and refusing the ones the watch path would refuse
+// too: another Go type or GVK than expected, no metadata, no name.
+// Upstream's list() stores whatever the LIST returned, so a ListerWatcher
+// for the wrong resource fills, say, a Pod cache with ConfigMaps, while its
+// watch path drops the same objects.
 //
-// The refused items get one report per LIST, with their count and the first
-// few: a LIST of the wrong resource may carry thousands, and it is one
-// mistake, not thousands. There is no relist: a LIST is a consistent
-// snapshot, so the server would send the same items again.
-func (r *Reflector) admitListItems(ctx context.Context, items []runtime.Object, rv string) []any {
-	const named = 3 // offenders named in the report
-	found := make([]any, 0, len(items))
-	var refused []string
-	for i, item := range items {
-		if why := r.refuseReason(item); why != "" {
-			refused = append(refused, fmt.Sprintf("item %d %s", i, why))
+// When the store is a [ReusingStore], each kept item goes through its
+// ReuseRelisted as its page arrives: an item the cache holds unchanged is
+// kept as the cached object, and the page's copy is garbage at once.
+type listItems struct {
+	r        *Reflector
+	reuse    ReusingStore // nil: items kept as listed
+	found    []any
+	prepared []bool // per found item; nil when reuse is
+	refused  []string
+	seen     int // items taken, refused ones included
+}
+
+func (r *Reflector) newListItems() *listItems {
+	l := &listItems{r: r}
+	l.reuse, _ = r.store.(ReusingStore)
+	l.reset()
+	return l
+}
+
+func (l *listItems) take(items []runtime.Object) {
+	for _, item := range items {
+		i := l.seen
+		l.seen++
+		if why := l.r.refuseReason(item); why != "" {
+			l.refused = append(l.refused, fmt.Sprintf("item %d %s", i, why))
 			continue
 		}
-		found = append(found, item)
-	}
-	if len(refused) > 0 {
-		first := refused[:min(named, len(refused))]
-		more := ""
-		if len(refused) > named {
-			more = fmt.Sprintf(" and %d more", len(refused)-named)
+		if l.reuse == nil {
+			l.found = append(l.found, item)
+			continue
 		}
-		r.reportError(ctx, fmt.Errorf("%s: refused %d of %d items of the LIST at resourceVersion %s: %s%s; "+
-			"they never reach the store or any handler; the store holds the other %d items (no relist: the server would send the same ones)",
-			r.name, len(refused), len(items), rv, strings.Join(first, "; "), more, len(found)))
+		obj, prepared := l.reuse.ReuseRelisted(item)
+		l.found = append(l.found, obj)
+		l.prepared = append(l.prepared, prepared)
 	}
-	return found
+}
+
+func (l *listItems) reset() {
+	l.found, l.prepared, l.refused, l.seen = nil, nil, nil, 0
+	if l.reuse != nil {
+		l.prepared = []bool{} // not nil: the Replace is told, even when empty
+	}
+}
+
+// reportRefused reports the refused items, once per LIST, with their count
+// and the first few: a LIST of the wrong resource may carry thousands, and
+// it is one mistake, not thousands. There is no relist: a LIST is a
+// consistent snapshot, so the server would send the same items again.
+func (l *listItems) reportRefused(ctx context.Context, rv string) {
+	const named = 3 // offenders named in the report
+	if len(l.refused) == 0 {
+		return
+	}
+	first := l.refused[:min(named, len(l.refused))]
+	more := ""
+	if len(l.refused) > named {
+		more = fmt.Sprintf(" and %d more", len(l.refused)-named)
+	}
+	l.r.reportError(ctx, fmt.Errorf("%s: refused %d of %d items of the LIST at resourceVersion %s: %s%s; "+
+		"they never reach the store or any handler; the store holds the other %d items (no relist: the server would send the same ones)",
+		l.r.name, len(l.refused), l.seen, rv, strings.Join(first, "; "), more, len(l.found)))
 }
 
 // refuseReason says why obj may not enter the store, or "" if it may.

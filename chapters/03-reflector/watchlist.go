@@ -66,15 +66,29 @@ func StreamedListFrom(ctx context.Context) (s StreamedList, ok bool) {
 // a map is enough, and it keys each object once instead of twice. What it
 // keeps is the same: one object per key (MetaNamespaceKeyFunc), passed
 // through the queue's transformer, if any, on Add and Update.
+//
+// Unlike upstream's, it then offers each object to the real store's
+// ReuseRelisted (when the store is a [ReusingStore]): an object the cache
+// holds already (same UID and resourceVersion) is kept as the cached one,
+// so during a relist this store holds only what changed, not a second copy
+// of the whole cache.
 type streamStore struct {
-	objects   map[string]any
+	objects   map[string]streamed
 	order     []string // keys in first-arrival order; may name deleted keys
 	transform store.TransformFunc
+	reuse     ReusingStore         // nil: objects kept as they came
 	arrived   map[string]time.Time // nil when not tracing
 }
 
-func newStreamStore(transform store.TransformFunc, traced bool) *streamStore {
-	s := &streamStore{objects: map[string]any{}, transform: transform}
+// streamed is one object of a streamStore, and whether the real store's
+// ReuseRelisted prepared it.
+type streamed struct {
+	obj      any
+	prepared bool
+}
+
+func newStreamStore(transform store.TransformFunc, reuse ReusingStore, traced bool) *streamStore {
+	s := &streamStore{objects: map[string]streamed{}, transform: transform, reuse: reuse}
 	if traced {
 		s.arrived = map[string]time.Time{}
 	}
@@ -94,7 +108,13 @@ func (s *streamStore) put(obj any) error {
 	if _, seen := s.objects[key]; !seen {
 		s.order = append(s.order, key)
 	}
-	s.objects[key] = obj
+	// A later event for the key (a MODIFIED before the bookmark) replaces
+	// what came first, reused or not: the newest state wins, as upstream's.
+	var prepared bool
+	if s.reuse != nil {
+		obj, prepared = s.reuse.ReuseRelisted(obj)
+	}
+	s.objects[key] = streamed{obj, prepared}
 	if s.arrived != nil {
 		s.arrived[key] = time.Now()
 	}
@@ -116,31 +136,37 @@ func (s *streamStore) Replace([]any, string) error {
 }
 func (s *streamStore) Resync() error { return nil }
 
-// list returns the gathered objects in the order they arrived, and when
-// each arrived (nil when not tracing).
+// list returns the gathered objects in the order they arrived, whether
+// each was prepared by the real store's ReuseRelisted (nil when the store
+// reuses nothing), and when each arrived (nil when not tracing).
 //
 // Upstream hands over its temporary store's List(), in Go map order, so the
 // initial adds reach handlers in a different order on every run; ours keep
 // the server's order (by key, from a kube-apiserver), which reads the same
 // on every run of the demo and changes nothing a handler may rely on.
-func (s *streamStore) list() ([]any, []time.Time) {
-	out := make([]any, 0, len(s.objects))
-	var at []time.Time
+func (s *streamStore) list() (out []any, prepared []bool, at []time.Time) {
+	out = make([]any, 0, len(s.objects))
+	if s.reuse != nil {
+		prepared = make([]bool, 0, len(s.objects))
+	}
 	if s.arrived != nil {
 		at = make([]time.Time, 0, len(s.objects))
 	}
 	for _, key := range s.order {
-		obj, ok := s.objects[key]
+		o, ok := s.objects[key]
 		if !ok {
 			continue
 		}
 		delete(s.objects, key) // a key deleted and added again is in order twice
-		out = append(out, obj)
+		out = append(out, o.obj)
+		if prepared != nil {
+			prepared = append(prepared, o.prepared)
+		}
 		if at != nil {
 			at = append(at, s.arrived[key])
 		}
 	}
-	return out, at
+	return out, prepared, at
 }
 
 // watchList fetches the initial state as a stream: one WATCH with
@@ -182,6 +208,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 	if ts, ok := r.store.(TransformingStore); ok {
 		transform = ts.Transformer()
 	}
+	reuse, _ := r.store.(ReusingStore)
 	traced := tracing.Enabled(r.tracerProvider)
 	for {
 		if ctx.Err() != nil {
@@ -196,7 +223,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		// chapter cannot name). No stream carries one: handleWatch refuses
 		// an object without metadata before it reaches the store, as
 		// upstream's handleAnyWatch does, so the two keys never differ here.
-		temp := newStreamStore(transform, traced)
+		temp := newStreamStore(transform, reuse, traced)
 		timeout := r.watchTimeoutSeconds()
 		sendInitialEvents := true
 		options := metav1.ListOptions{
@@ -273,11 +300,15 @@ func (r *Reflector) streamOnce(ctx, wctx context.Context, span trace.Span, temp 
 		// VeryShortWatchError).
 		return nil, errStreamClosedEarly
 	}
-	list, arrived := temp.list()
+	list, prepared, arrived := temp.list()
 	span.SetAttributes(tracing.KeyResourceVersion.String(tracing.Value(bookmarkRV)), tracing.KeyListCount.Int(len(list)))
 	endSpan(span, nil)
 	r.setIsLastSyncResourceVersionUnavailable(false)
-	if err := replace(WithStreamedList(ctx, StreamedList{Arrived: arrived}), r.store, list, bookmarkRV); err != nil {
+	rctx := WithStreamedList(ctx, StreamedList{Arrived: arrived})
+	if prepared != nil {
+		rctx = WithPrepared(rctx, prepared)
+	}
+	if err := replace(rctx, r.store, list, bookmarkRV); err != nil {
 		w.Stop()
 		return nil, fmt.Errorf("%w: %w", errSyncFailed, err)
 	}

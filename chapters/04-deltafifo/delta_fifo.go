@@ -152,7 +152,8 @@ func (f *DeltaFIFO) Name() string { return f.name }
 // object as it arrives in its temporary store, so a large first sync is
 // held slimmed, not whole, until the bookmark; Replace then applies it once
 // more, as upstream's does, which is why a transformer should be
-// idempotent.
+// idempotent. (For an object a relist finds unchanged in the cache, that
+// second call comes from ReuseRelisted as the object arrives instead.)
 //
 // Mirrors [k8s.io/client-go/tools/cache.DeltaFIFO.Transformer] (delta_fifo.go),
 // which makes it a [k8s.io/client-go/tools/cache.TransformingStore].
@@ -478,13 +479,20 @@ func (f *DeltaFIFO) ReplaceWithContext(ctx context.Context, list []any, _ string
 	}
 	source, arrived := replaceSource(ctx)
 	listed := sets.New[string]()
+	prepared := reflector.PreparedFrom(ctx)
 	for i, item := range list {
 		key, err := f.KeyOf(item)
 		if err != nil {
 			return store.KeyError{Obj: item, Err: err}
 		}
 		listed.Insert(key)
-		if err := f.queueAction_locked(withArrival(ctx, arrived, i), action, Replaced, item, source, event); err != nil {
+		// internal Sync skips the transform, as for a resync's cached
+		// object: ReuseRelisted has transformed a prepared item already.
+		internal := Replaced
+		if reflector.Prepared(prepared, i) {
+			internal = Sync
+		}
+		if err := f.queueAction_locked(withArrival(ctx, arrived, i), action, internal, item, source, event); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %v", err)
 		}
 	}

@@ -89,6 +89,16 @@ type RealFIFOOptions struct {
 	// TraceFilter, if set, selects the objects whose entries are traced
 	// (see [TraceFilter]); nil traces all. Ours, not client-go's.
 	TraceFilter TraceFilter
+	// RelistCache, if set, is the consumer's cache (the informer's
+	// indexer), which ReuseRelisted reads during a relist to hand back the
+	// cached object for a relisted one that has not changed (same UID and
+	// resourceVersion), so the relist holds no second copy of it (see
+	// [reflector.ReusingStore]). Allowed with AtomicEvents: it is only
+	// read, by key, on the reflector's goroutine, never by Replace or
+	// Resync, and it must be safe for that while the consumer writes it
+	// (a store.Indexer is). Without AtomicEvents, KnownObjects is used
+	// when this is nil. Ours: client-go has no counterpart.
+	RelistCache KeyGetter
 	// QueuedItems, if set, is told the number of queued entries each time
 	// it changes (an entry queued or popped), under the queue's lock: where
 	// client-go's RealFIFO sets its informer_queued_items gauge
@@ -160,6 +170,7 @@ type RealFIFO struct {
 
 	keyFunc               store.KeyFunc
 	knownObjects          KeyListerGetter // nil in atomic mode
+	relistCache           KeyGetter       // for ReuseRelisted; nil: reuses nothing
 	transformer           TransformFunc
 	batchSize             int
 	atomicEvents          bool
@@ -185,7 +196,9 @@ var (
 // Transformer returns the queue's transformer (nil if none), for the
 // reflector's streamed list; see [DeltaFIFO.Transformer]. A streamed
 // object is transformed as it arrives and again in Replace
-// (enqueueReplacedAll_locked or the per-object entries), as upstream's is.
+// (enqueueReplacedAll_locked or the per-object entries), as upstream's is;
+// for an object a relist finds unchanged in the cache, the second call
+// comes from ReuseRelisted as the object arrives instead.
 //
 // Mirrors [k8s.io/client-go/tools/cache.RealFIFO.Transformer] (the_real_fifo.go).
 func (f *RealFIFO) Transformer() TransformFunc { return f.transformer }
@@ -246,6 +259,12 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		nameAttr:              tracing.KeyInformerName.String(opts.Name),
 		traceFilter:           opts.TraceFilter,
 		queuedItems:           opts.QueuedItems,
+	}
+	switch {
+	case opts.RelistCache != nil:
+		f.relistCache = opts.RelistCache
+	case opts.KnownObjects != nil:
+		f.relistCache = opts.KnownObjects
 	}
 	f.cond.L = &f.lock
 	return f
@@ -468,8 +487,13 @@ func (f *RealFIFO) enqueueReplacedAll_locked(ctx context.Context, list []any, re
 	objs := list
 	if f.transformer != nil {
 		// A new slice: the caller's list is not ours to rewrite.
+		prepared := reflector.PreparedFrom(ctx)
 		objs = make([]any, len(list))
 		for i, obj := range list {
+			if reflector.Prepared(prepared, i) {
+				objs[i] = obj // ReuseRelisted transformed it already
+				continue
+			}
 			t, err := f.transformer(obj)
 			if err != nil {
 				return err
@@ -546,8 +570,9 @@ func (f *RealFIFO) reconcile_locked(ctx context.Context, list []any) error {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}
+	prepared := reflector.PreparedFrom(ctx) // transformed already by ReuseRelisted
 	for i, obj := range list {
-		if err := f.enqueue_locked(withArrival(ctx, arrived, i), Replaced, obj, true, source, "LISTED"); err != nil {
+		if err := f.enqueue_locked(withArrival(ctx, arrived, i), Replaced, obj, !reflector.Prepared(prepared, i), source, "LISTED"); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}

@@ -442,9 +442,13 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		// events need no KnownObjects (the consumer reconciles a relist
 		// against the cache itself), and the RealFIFO refuses them.
 		cfg.Queue = deltafifo.NewRealFIFOWithOptions(deltafifo.RealFIFOOptions{
-			Name:                  s.name,
-			KeyFunction:           store.MetaNamespaceKeyFunc,
-			Transformer:           s.transform,
+			Name:        s.name,
+			KeyFunction: store.MetaNamespaceKeyFunc,
+			Transformer: s.transform,
+			// Ours: during a relist the queue hands back the cached object
+			// for each one that did not change, so the relist holds no
+			// second copy of the cache (see reflector.ReusingStore).
+			RelistCache:           s.indexer,
 			AtomicEvents:          true,
 			UnlockWhileProcessing: true,
 			EmitDeltaTypeBookmark: true,
