@@ -57,6 +57,17 @@
 // store's LastStoreSyncResourceVersion; readyourwrites_test.go asks both of
 // client-go's informer and ours.
 //
+// A relist (a 410 on the watch, then the stream or a LIST again) holds no
+// second copy of the cache, as client-go's does until its Replace (its
+// heap doubles): each object that arrives with the UID and resourceVersion
+// of the cached one is exchanged for the cached object at once (chapters 3
+// to 5, "Differences from client-go"). The handler calls are client-go's,
+// with equal contents; what a handler can tell is that an unchanged
+// object's relist OnUpdate gets one pointer as old and new, where
+// client-go's gets two equal copies. That relies on client-go's contract
+// that handlers do not mutate the objects they are given, as the cache's
+// sharing with listers already does.
+//
 // The informer traces with the global TracerProvider (otel.SetTracerProvider,
 // even when set after the informer was built); [Informer.SetTracerProvider]
 // and [Informer.SetTraceFilter] choose otherwise. With no provider set,
