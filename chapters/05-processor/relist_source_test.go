@@ -41,7 +41,7 @@ type podSlot struct {
 // Every call allocates a whole new copy.
 func genPod(s podSlot) *corev1.Pod {
 	v := strconv.Itoa(s.variant)
-	fields := func(manager string, n int) []byte {
+	fields := func(manager string, n int) string {
 		var b strings.Builder
 		b.WriteString(`{"f:metadata":{"f:labels":{`)
 		for i := range n {
@@ -51,7 +51,7 @@ func genPod(s podSlot) *corev1.Pod {
 			fmt.Fprintf(&b, `"f:label-%s-%d":{}`, manager, i)
 		}
 		b.WriteString(`}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{},"f:resources":{"f:limits":{"f:cpu":{},"f:memory":{}}},"f:terminationMessagePath":{}}}}}`)
-		return []byte(b.String())
+		return b.String()
 	}
 	ctr := func(name string) corev1.Container {
 		return corev1.Container{
@@ -85,11 +85,11 @@ func genPod(s podSlot) *corev1.Pod {
 				UID: "0b5b5f2e-4c1e-4b7a-9d1e-111111111111", Controller: new(true), BlockOwnerDeletion: new(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields("kcm", 12)}},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kcm", 12))},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields("kubelet", 16)}, Subresource: "status"},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kubelet", 16)), Subresource: "status"},
 				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields("kubectl", 8)}},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kubectl", 8))},
 			},
 		},
 		Spec: corev1.PodSpec{

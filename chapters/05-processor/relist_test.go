@@ -54,23 +54,16 @@ func (c relistCall) key() string {
 	return m.GetNamespace() + "/" + m.GetName()
 }
 
-// callLog records a handler's calls. While held, each call waits after
-// being recorded until release: a slow handler, whose pending
-// notifications keep their objects alive.
+// callLog records a handler's calls.
 type callLog struct {
 	mu    sync.Mutex
 	calls []relistCall
-	gate  chan struct{} // nil: not held
 }
 
 func (l *callLog) record(c relistCall) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.calls = append(l.calls, c)
-	gate := l.gate
-	l.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
 }
 
 func (l *callLog) OnAdd(obj any, initial bool) {
@@ -89,19 +82,6 @@ func (l *callLog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.calls)
-}
-
-func (l *callLog) hold() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.gate = make(chan struct{})
-}
-
-func (l *callLog) release() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.gate)
-	l.gate = nil
 }
 
 // relistSide is one informer, ours or client-go's, with its handlers.
