@@ -41,17 +41,9 @@ type podSlot struct {
 // Every call allocates a whole new copy.
 func genPod(s podSlot) *corev1.Pod {
 	v := strconv.Itoa(s.variant)
-	fields := func(manager string, n int) string {
-		var b strings.Builder
-		b.WriteString(`{"f:metadata":{"f:labels":{`)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"f:label-%s-%d":{}`, manager, i)
-		}
-		b.WriteString(`}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{},"f:resources":{"f:limits":{"f:cpu":{},"f:memory":{}}},"f:terminationMessagePath":{}}}}}`)
-		return b.String()
+	// A fresh copy of the text each time, as a decoder makes one.
+	fields := func(manager string) *metav1.FieldsV1 {
+		return metav1.NewFieldsV1(strings.Clone(managedFieldsText[manager]))
 	}
 	ctr := func(name string) corev1.Container {
 		return corev1.Container{
@@ -63,8 +55,8 @@ func genPod(s podSlot) *corev1.Pod {
 			},
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
 			Resources: corev1.ResourceRequirements{
-				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: quantities[0], corev1.ResourceMemory: quantities[1]},
+				Requests: corev1.ResourceList{corev1.ResourceCPU: quantities[2], corev1.ResourceMemory: quantities[3]},
 			},
 			VolumeMounts:             []corev1.VolumeMount{{Name: "config", MountPath: "/etc/" + name}},
 			TerminationMessagePath:   "/dev/termination-log",
@@ -85,11 +77,11 @@ func genPod(s podSlot) *corev1.Pod {
 				UID: "0b5b5f2e-4c1e-4b7a-9d1e-111111111111", Controller: new(true), BlockOwnerDeletion: new(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kcm", 12))},
+					FieldsType: "FieldsV1", FieldsV1: fields("kcm")},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kubelet", 16)), Subresource: "status"},
+					FieldsType: "FieldsV1", FieldsV1: fields("kubelet"), Subresource: "status"},
 				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: &started,
-					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields("kubectl", 8))},
+					FieldsType: "FieldsV1", FieldsV1: fields("kubectl")},
 			},
 		},
 		Spec: corev1.PodSpec{
@@ -110,6 +102,31 @@ func genPod(s podSlot) *corev1.Pod {
 		},
 	}
 }
+
+// quantities are genPod's resource values, parsed once (parsing them for
+// every pod was most of a test's time).
+var quantities = []resource.Quantity{
+	resource.MustParse("500m"), resource.MustParse("256Mi"), resource.MustParse("100m"), resource.MustParse("128Mi"),
+}
+
+// managedFieldsText is each field manager's FieldsV1, built once; genPod
+// copies it.
+var managedFieldsText = func() map[string]string {
+	out := map[string]string{}
+	for manager, n := range map[string]int{"kcm": 12, "kubelet": 16, "kubectl": 8} {
+		var b strings.Builder
+		b.WriteString(`{"f:metadata":{"f:labels":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"f:label-%s-%d":{}`, manager, i)
+		}
+		b.WriteString(`}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{},"f:resources":{"f:limits":{"f:cpu":{},"f:memory":{}}},"f:terminationMessagePath":{}}}}}`)
+		out[manager] = b.String()
+	}
+	return out
+}()
 
 // relistSource is the cluster one informer lists and watches. Mutate it
 // (change, remove, create) between relists; expire ends the open watch
