@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,7 +144,8 @@ type relistSource struct {
 	rv      int64
 	current *sourceWatch // the open watch, if any
 	snaps   map[string][]podSlot
-	lists   int // LIST requests served
+	lists   int      // LIST requests served (first pages)
+	asked   []string // every request, as "LIST rv=… limit=… continued" or "WATCH rv=… …"
 
 	// Hooks, called without mu: beforePage before each LIST page is
 	// generated (page counts from 1 within one paged LIST, last says it
@@ -252,8 +254,16 @@ func (s *relistSource) List(o metav1.ListOptions) (runtime.Object, error) {
 	return s.ListWithContext(context.Background(), o)
 }
 
+// requests returns every request made so far: what a reflector asked for.
+func (s *relistSource) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
+}
+
 func (s *relistSource) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	s.mu.Lock()
+	s.asked = append(s.asked, fmt.Sprintf("LIST rv=%q match=%q limit=%d continued=%v", o.ResourceVersion, o.ResourceVersionMatch, o.Limit, o.Continue != ""))
 	var snap []podSlot
 	start, page := 0, 1
 	token := o.Continue
@@ -318,6 +328,7 @@ func (s *relistSource) WatchWithContext(_ context.Context, o metav1.ListOptions)
 		return nil, errors.New("this source cannot stream")
 	}
 	s.mu.Lock()
+	s.asked = append(s.asked, fmt.Sprintf("WATCH rv=%q match=%q sendInitialEvents=%v bookmarks=%v", o.ResourceVersion, o.ResourceVersionMatch, streaming, o.AllowWatchBookmarks))
 	s.current = w
 	snap := s.alive()
 	onWatch, mid, before, after := s.onWatch, s.midStream, s.beforeBookmark, s.afterBookmark
