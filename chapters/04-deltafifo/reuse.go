@@ -62,6 +62,11 @@ func reuseRelisted(cache KeyGetter, keyOf func(any) (string, error), transform T
 	if _, tombstone := obj.(DeletedFinalStateUnknown); tombstone {
 		return obj, false
 	}
+	if l, ok := cache.(interface{ Len() int }); ok && l.Len() == 0 {
+		// A first list: nothing to reuse, and no key to build for it
+		// (chapter 1's stores count without listing).
+		return obj, false
+	}
 	key, err := keyOf(obj)
 	if err != nil {
 		return obj, false // Replace reports the key error
