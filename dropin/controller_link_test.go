@@ -146,8 +146,20 @@ func TestUnparsableTraceparentOnTheServerIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"}})
 	require.NoError(t, err)
+	// The reconcile's own span ends inside the process call, and the
+	// queue's workqueue.process span only after it returns: wait for the
+	// whole chains, or the check below may read one cut short.
+	complete := func(key string) bool {
+		for _, c := range spancheck.NewIndex(readOnlyToSpancheck(rec.Ended())).ReconcileChains() {
+			if c.Key() == key && c.Spans[0].Attr(tracing.KeyWorkqueueName) == "C" && c.Complete {
+				return true
+			}
+		}
+		return false
+	}
 	testutil.Eventually(t, "both reconciled", func() bool {
-		return len(ended(rec, "reconcile ns/bad")) == 1 && len(ended(rec, "reconcile ns/plain")) == 1
+		return len(ended(rec, "reconcile ns/bad")) == 1 && len(ended(rec, "reconcile ns/plain")) == 1 &&
+			complete("ns/bad") && complete("ns/plain")
 	})
 
 	assert.Equal(t, before+1, tracing.TraceparentsIgnored(), "one watch event, one informer: counted once")
