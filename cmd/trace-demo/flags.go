@@ -65,6 +65,7 @@ summary (one screen) and stops by itself. It writes no file unless asked to (--o
   go run ./cmd/trace-demo --scenario fallback          # a server that cannot stream: LIST, then WATCH
   go run ./cmd/trace-demo --scenario order             # the same writes on both queues, side by side
   go run ./cmd/trace-demo --scenario controller        # a controller on it: handler → workqueue → reconcile
+  go run ./cmd/trace-demo --scenario scale             # what an informer holds per pod, and a relist's heap: client-go's and ours
   go run ./cmd/trace-demo --queue deltafifo            # the lessons on the DeltaFIFO (up to 1.32)
   go run ./cmd/trace-demo --out spans.json             # also keep every span (stdouttrace JSON)
   go run ./cmd/trace-demo --cluster --generate         # your cluster (KUBECONFIG or ~/.kube/config)
