@@ -12,7 +12,7 @@ import (
 // The docs that show this program's output. Each sample is marked
 // (<!-- output: go run ./cmd/trace-demo ... -->, test/doccheck's Outputs)
 // and compared here with a run of the same command.
-var docsWithSamples = []string{"README.md", "docs/tracing.md"}
+var docsWithSamples = []string{"README.md", "docs/tracing.md", "docs/scale.md"}
 
 // TestDocsSampleRunsAreTheDemosOutput: every sample of this program's
 // output in the docs has the shape of a real run of its command, line by
@@ -24,8 +24,9 @@ var docsWithSamples = []string{"README.md", "docs/tracing.md"}
 // --verbose, --trace-keys demo/web-1), so this costs no run of its own.
 func TestDocsSampleRunsAreTheDemosOutput(t *testing.T) {
 	runs := map[string]func(*testing.T) string{
-		"go run ./cmd/trace-demo":           func(t *testing.T) string { return defaultRun(t).r.stdout },
-		"go run ./cmd/trace-demo --verbose": func(t *testing.T) string { return verboseRun(t).r.stdout },
+		"go run ./cmd/trace-demo":                  func(t *testing.T) string { return defaultRun(t).r.stdout },
+		"go run ./cmd/trace-demo --verbose":        func(t *testing.T) string { return verboseRun(t).r.stdout },
+		"go run ./cmd/trace-demo --scenario scale": func(t *testing.T) string { return scenarioRun(t, "scale").r.stdout },
 		"go run ./cmd/trace-demo --trace-keys demo/web-1": func(t *testing.T) string {
 			return runShared(t, "trace-keys", "--trace-keys", "demo/web-1").r.stdout
 		},
