@@ -56,9 +56,9 @@ const (
 
 // scaleRun is what one informer held.
 type scaleRun struct {
-	name                string
-	steady, peak, after int64 // live heap less the heap before it started
-	updates, samePtr    int64 // the relist's OnUpdate calls, and those with old == new
+	name             string
+	steady, peak     int64 // live heap less the heap before it started
+	updates, samePtr int64 // the relist's OnUpdate calls, and those with old == new
 }
 
 func (r scaleRun) ratio() float64 { return float64(r.peak) / float64(r.steady) }
@@ -172,9 +172,10 @@ func scaleLiveHeap() int64 {
 // scaleMeasure runs one informer on the lesson's pods until synced, then
 // changes scaleChanged pods while its watch is down and compacts the
 // server's history, so that its rewatch gets 410 Expired and it streams
-// the whole state again; it reads the live heap once synced, at the
-// stream's last bookmark (before the relist's Replace: the most either
-// informer holds) and once the relist reached the handlers.
+// the whole state again; it reads the live heap once synced and at the
+// stream's closing bookmark (the whole state arrived, the relist's Replace
+// next: client-go's informer holds the old cache and a copy of every pod
+// then), and counts the relist's OnUpdate calls.
 func (e *Env) scaleMeasure(name string, ours, strip bool, variant int) (scaleRun, error) {
 	r := scaleRun{name: name}
 	lw := &scaleLW{lw: e.srv.ListerWatcher(apiserver.Pods, scaleNamespace)}
