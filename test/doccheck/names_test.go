@@ -14,18 +14,17 @@ import (
 // code declares them, each with the reason. An entry no doc uses any more,
 // or that now resolves, fails the test: the list cannot rot.
 var allowedNames = map[string]string{
-	"NotOlderThan":                 "a query parameter's value (resourceVersionMatch=NotOlderThan), as the request carries it",
-	"WatchList":                    "kube-apiserver's feature gate, a server setting, not a Go name",
-	"KUBE_FEATURE_WatchListClient": "an environment variable (client-go's feature gates read KUBE_FEATURE_<gate>)",
+	"NotOlderThan":                               "a query parameter's value (resourceVersionMatch=NotOlderThan), as the request carries it",
+	"KUBE_FEATURE_WatchListClient":               "an environment variable (client-go's feature gates read KUBE_FEATURE_<gate>)",
 	"filters.WithAuthenticationAndAuthorization": "controller-runtime v0.25.2's pkg/metrics/filters (kubebuilder's scaffold), which no module here imports",
-	"otel_scope_name":       "a label the OTel Prometheus exporter adds, not a Go name",
-	"otel_scope_schema_url": "a label the OTel Prometheus exporter adds, not a Go name",
-	"otel_scope_version":    "a label the OTel Prometheus exporter adds, not a Go name",
-	"target_info":           "a metric the OTel Prometheus exporter adds, not a Go name",
-	"deltaChunks":           "the name the RealFIFO's storage had then; the sentence says it is internal/chunkq now",
-	"ringGrowing":           "the name the listener's buffer had then (upstream's buffer.RingGrowing); the sentence says so",
-	"gcBgMarkWorker":        "a Go runtime function, as a CPU profile names it",
-	"StartReconcileSpan":    "KEP-5915's draft's function, which the contract compares itself with; no released code has it",
+	"otel_scope_name":                            "a label the OTel Prometheus exporter adds, not a Go name",
+	"otel_scope_schema_url":                      "a label the OTel Prometheus exporter adds, not a Go name",
+	"otel_scope_version":                         "a label the OTel Prometheus exporter adds, not a Go name",
+	"target_info":                                "a metric the OTel Prometheus exporter adds, not a Go name",
+	"deltaChunks":                                "the name the RealFIFO's storage had then; the sentence says it is internal/chunkq now",
+	"ringGrowing":                                "the name the listener's buffer had then (upstream's buffer.RingGrowing); the sentence says so",
+	"gcBgMarkWorker":                             "a Go runtime function, as a CPU profile names it",
+	"StartReconcileSpan":                         "KEP-5915's draft's function, which the contract compares itself with; no released code has it",
 }
 
 // allowedPaths are repository paths the docs name on purpose although they
