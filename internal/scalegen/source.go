@@ -66,7 +66,7 @@ type Source struct {
 	expiry    int        // bumped by Expire: watches started before it end
 
 	lists, watches atomic.Int64
-	lastRequest    atomic.Int64 // unix nanoseconds of the last LIST or WATCH
+	firstRequest   atomic.Int64 // unix nanoseconds of the first LIST or WATCH since Expire (or since NewSource)
 }
 
 // NewSource returns a Source over pods 0..n-1 of gen's population, each at
@@ -87,9 +87,15 @@ func (src *Source) Len() int { return len(src.rvs) }
 // (watch-lists included) the source has served.
 func (src *Source) Requests() (lists, watches int64) { return src.lists.Load(), src.watches.Load() }
 
-// LastRequest is when the source last received a LIST or WATCH: after
-// [Source.Expire], when the reflector began its relist.
-func (src *Source) LastRequest() time.Time { return time.Unix(0, src.lastRequest.Load()) }
+// FirstRequest is when the source received its first LIST or WATCH since
+// the last [Source.Expire] (or since [NewSource]): when the reflector began
+// its relist, its backoff over. The zero time if none has arrived.
+func (src *Source) FirstRequest() time.Time {
+	if ns := src.firstRequest.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
 
 // IsWatchListSemanticsUnSupported tells both libraries' reflectors whether
 // they may stream (client-go's watchlist.DoesClientNotSupportWatchListSemantics
@@ -119,10 +125,11 @@ func (src *Source) Expire() {
 	src.expiry++
 	src.compacted = src.rv
 	src.log = nil
+	src.firstRequest.Store(0)
 	src.cond.Broadcast()
 }
 
-func (src *Source) touch() { src.lastRequest.Store(time.Now().UnixNano()) }
+func (src *Source) touch() { src.firstRequest.CompareAndSwap(0, time.Now().UnixNano()) }
 
 // List answers a LIST: every pod, or, with a limit, one page, the next ones
 // picked up by the continue token. Each page shows its pods as they are

@@ -110,7 +110,9 @@ func TestWatchListThenUpdatesThenExpired(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "302", next(t, w2).Object.(*corev1.Pod).ResourceVersion)
 
+	require.False(t, src.FirstRequest().IsZero())
 	src.Expire()
+	require.True(t, src.FirstRequest().IsZero(), "Expire starts the count again")
 	for _, w := range []watch.Interface{w, w2} {
 		ev = next(t, w)
 		require.Equal(t, watch.Error, ev.Type)

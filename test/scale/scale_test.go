@@ -1,0 +1,166 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/scalegen"
+)
+
+func envInt(t testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive whole number", name, v)
+	}
+	return n
+}
+
+var paths = []scalegen.Path{scalegen.WatchList, scalegen.PagedList}
+
+// Both informers, both paths, on 2,000 pods: the handlers of the two
+// libraries are called alike (the same adds, updates and deletes), the 410
+// made each reflector ask again, and every measure was taken.
+func TestHarnessSmoke(t *testing.T) {
+	const pods, updates = 2000, 2000
+	for _, path := range paths {
+		t.Run(path.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var calls [][Handlers][3]int64
+			for _, lib := range Libraries {
+				res, err := Run(ctx, lib, Config{Pods: pods, Updates: updates, Seed: 1, Path: path})
+				require.NoError(t, err)
+				for k := range Handlers {
+					require.Equal(t, [3]int64{pods, pods + updates, 0}, res.Calls[k], "%s handler %d: adds, updates, deletes", lib.Name, k)
+				}
+				calls = append(calls, res.Calls)
+				if path == scalegen.WatchList {
+					require.Zero(t, res.Lists, "%s listed on a stream", lib.Name)
+					require.Equal(t, int64(2), res.Watches, "%s: the watch-list, then another after the 410", lib.Name)
+				} else {
+					// 2,000 pods are 4 pages of client-go's 500, listed twice.
+					require.Equal(t, int64(8), res.Lists, "%s: pages of the LIST and of the relist", lib.Name)
+					require.Equal(t, int64(2), res.Watches, "%s", lib.Name)
+				}
+				require.Positive(t, res.Sync)
+				require.Positive(t, res.Relist)
+				require.Positive(t, res.Steady, "%s", lib.Name)
+				require.GreaterOrEqual(t, res.RelistPeak, res.Steady/2, "%s", lib.Name)
+			}
+			require.Equal(t, calls[0], calls[1], "client-go's handler calls, then ours")
+		})
+	}
+}
+
+// BenchmarkScale runs client-go's informer and ours through Run, in turn
+// (the order swapped every round), on each path, and logs the table of
+// docs/performance.md: the medians over the rounds and ours ÷ client-go.
+// SCALE_PODS (default 150000), SCALE_UPDATES (50000) and SCALE_ROUNDS (1)
+// size it; run it with -benchtime=1x (hack/bench.sh scale does).
+func BenchmarkScale(b *testing.B) {
+	pods := envInt(b, "SCALE_PODS", 150_000)
+	updates := envInt(b, "SCALE_UPDATES", 50_000)
+	rounds := envInt(b, "SCALE_ROUNDS", 1)
+	for _, path := range paths {
+		b.Run(path.String(), func(b *testing.B) {
+			results := map[string][]Result{}
+			for i := 0; i < b.N*rounds; i++ {
+				order := slices.Clone(Libraries)
+				if i%2 == 1 {
+					slices.Reverse(order)
+				}
+				for _, lib := range order {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+					res, err := Run(ctx, lib, Config{Pods: pods, Updates: updates, Seed: 1, Path: path})
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					results[lib.Name] = append(results[lib.Name], res)
+				}
+			}
+			cg, ours := median(results["client-go"]), median(results["ours"])
+			b.ReportMetric(ratio(float64(ours.Sync), float64(cg.Sync)), "sync-ratio")
+			b.ReportMetric(ratio(float64(ours.Steady), float64(cg.Steady)), "steady-ratio")
+			b.ReportMetric(ratio(float64(ours.RelistPeak), float64(cg.RelistPeak)), "relist-peak-ratio")
+			b.ReportMetric(ratio(float64(ours.CPUPerEvent-ours.SourceCPUPerEvent), float64(cg.CPUPerEvent-cg.SourceCPUPerEvent)), "cpu-per-event-ratio")
+			b.Log("\n" + table(path, pods, updates, len(results["ours"]), cg, ours))
+		})
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// median takes each measure's median over the rounds separately.
+func median(rs []Result) Result {
+	pick := func(f func(Result) float64) float64 {
+		v := make([]float64, len(rs))
+		for k, r := range rs {
+			v[k] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return Result{
+		Sync:           time.Duration(pick(func(r Result) float64 { return float64(r.Sync) })),
+		Steady:         uint64(pick(func(r Result) float64 { return float64(r.Steady) })),
+		RelistPeak:     uint64(pick(func(r Result) float64 { return float64(r.RelistPeak) })),
+		RelistPeakLive: uint64(pick(func(r Result) float64 { return float64(r.RelistPeakLive) })),
+		Relist:         time.Duration(pick(func(r Result) float64 { return float64(r.Relist) })),
+		CPUPerEvent:    time.Duration(pick(func(r Result) float64 { return float64(r.CPUPerEvent) })),
+		AllocsPerEvent: pick(func(r Result) float64 { return r.AllocsPerEvent }),
+		BytesPerEvent:  pick(func(r Result) float64 { return r.BytesPerEvent }),
+
+		SourceCPUPerEvent:    time.Duration(pick(func(r Result) float64 { return float64(r.SourceCPUPerEvent) })),
+		SourceAllocsPerEvent: pick(func(r Result) float64 { return r.SourceAllocsPerEvent }),
+		SourceBytesPerEvent:  pick(func(r Result) float64 { return r.SourceBytesPerEvent }),
+	}
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1fµs", float64(d)/1e3) }
+
+func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func table(path scalegen.Path, pods, updates, rounds int, cg, ours Result) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s, %d pods, %d updates, %d round(s), medians:\n\n", path, pods, updates, rounds)
+	sb.WriteString("| measure | client-go | ours | ours ÷ client-go |\n|---|---:|---:|---:|\n")
+	row := func(name, a, b string, r float64) { fmt.Fprintf(&sb, "| %s | %s | %s | %.2f |\n", name, a, b, r) }
+	row("time to sync", cg.Sync.Round(time.Millisecond).String(), ours.Sync.Round(time.Millisecond).String(), ratio(float64(ours.Sync), float64(cg.Sync)))
+	row("steady heap", mib(cg.Steady), mib(ours.Steady), ratio(float64(ours.Steady), float64(cg.Steady)))
+	row("relist: peak heap (sampled)", mib(cg.RelistPeak), mib(ours.RelistPeak), ratio(float64(ours.RelistPeak), float64(cg.RelistPeak)))
+	fmt.Fprintf(&sb, "| relist: peak ÷ steady | %.2f× | %.2f× | |\n", ratio(float64(cg.RelistPeak), float64(cg.Steady)), ratio(float64(ours.RelistPeak), float64(ours.Steady)))
+	row("relist: peak live heap (at GCs)", mib(cg.RelistPeakLive), mib(ours.RelistPeakLive), ratio(float64(ours.RelistPeakLive), float64(cg.RelistPeakLive)))
+	row("relist: duration", cg.Relist.Round(time.Millisecond).String(), ours.Relist.Round(time.Millisecond).String(), ratio(float64(ours.Relist), float64(cg.Relist)))
+	row("CPU per update, whole process", us(cg.CPUPerEvent), us(ours.CPUPerEvent), ratio(float64(ours.CPUPerEvent), float64(cg.CPUPerEvent)))
+	row("allocations per update, whole process", fmt.Sprintf("%.1f", cg.AllocsPerEvent), fmt.Sprintf("%.1f", ours.AllocsPerEvent), ratio(ours.AllocsPerEvent, cg.AllocsPerEvent))
+	fmt.Fprintf(&sb, "| the source alone, per update: CPU, allocations | %s, %.1f | %s, %.1f | |\n",
+		us(cg.SourceCPUPerEvent), cg.SourceAllocsPerEvent, us(ours.SourceCPUPerEvent), ours.SourceAllocsPerEvent)
+	cgCPU, oursCPU := cg.CPUPerEvent-cg.SourceCPUPerEvent, ours.CPUPerEvent-ours.SourceCPUPerEvent
+	row("CPU per update, less the source", us(cgCPU), us(oursCPU), ratio(float64(oursCPU), float64(cgCPU)))
+	cgA, oursA := cg.AllocsPerEvent-cg.SourceAllocsPerEvent, ours.AllocsPerEvent-ours.SourceAllocsPerEvent
+	row("allocations per update, less the source", fmt.Sprintf("%.1f", cgA), fmt.Sprintf("%.1f", oursA), ratio(oursA, cgA))
+	cgB, oursB := cg.BytesPerEvent-cg.SourceBytesPerEvent, ours.BytesPerEvent-ours.SourceBytesPerEvent
+	row("bytes allocated per update, less the source", fmt.Sprintf("%.0f", cgB), fmt.Sprintf("%.0f", oursB), ratio(oursB, cgB))
+	return sb.String()
+}
