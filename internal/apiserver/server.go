@@ -76,6 +76,7 @@ type Server struct {
 	faults      []*fault
 	releases    []func() // of every StallNext, for ClearFaults
 	snapshots   map[string]*snapshot
+	snapshotID  int64 // the last snapshot's ID: IDs are never reused
 	requests    []Request
 	uid         int64
 	// watchList is the WatchList feature gate as this server sees it: read
@@ -329,7 +330,13 @@ func (s *Server) write_locked(res Resource, typ watch.EventType, key string, obj
 	s.history = append(s.history, ev)
 	if over := len(s.history) - s.opts.HistoryLimit; over > 0 {
 		s.compactedRV = s.history[over-1].rv
-		s.history = slices.Delete(s.history, 0, over)
+		// Reslice rather than shift: shifting moved HistoryLimit events on
+		// every write (150,000 creates with the default limit moved 150
+		// million). The dropped slots are cleared so that they pin no
+		// object, and append copies the live part to a new array when the
+		// old one fills, so memory stays a small multiple of the limit.
+		clear(s.history[:over])
+		s.history = s.history[over:]
 	}
 	for w := range s.watchers {
 		w.offer_locked(ev)
@@ -352,9 +359,20 @@ func storeKey(namespace, name string) string {
 // snapshot is a paginated list in progress: the items as of one RV, sorted by
 // key, served page by page through continue tokens.
 type snapshot struct {
+	id    int64
 	rv    int64
 	items []runtime.Object
 }
+
+// MaxSnapshots is how many paginated lists in progress the server keeps:
+// a snapshot is dropped when its last page is served, and the oldest when
+// a new one would make more than this many (a client that stopped paging).
+// Each pins its objects' versions as of its list, which at 150,000 objects
+// is the whole store's worth once they have all changed: kept forever, as
+// before, every relist of a paging client added one. A continue token of a
+// dropped snapshot gets 410 Expired, as a real server's does once etcd has
+// compacted its revision, and client-go's pager then lists again in full.
+const MaxSnapshots = 8
 
 type continueToken struct {
 	ID   string `json:"id"`
@@ -380,7 +398,12 @@ func (s *Server) list(res Resource, namespace string, opts metav1.ListOptions) (
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 
 	var snap *snapshot
 	var tok continueToken
@@ -393,7 +416,7 @@ func (s *Server) list(res Resource, namespace string, opts metav1.ListOptions) (
 			return nil, apierrors.NewBadRequest("continue key is not valid: " + opts.Continue)
 		}
 		snap = s.snapshots[tok.ID]
-		if snap == nil || tok.RV < s.compactedRV {
+		if snap == nil || tok.RV < s.compactedRV || snap.rv != tok.RV {
 			// The real server's wording; the pager falls back to a full list on it.
 			return nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 		}
@@ -416,21 +439,31 @@ func (s *Server) list(res Resource, namespace string, opts metav1.ListOptions) (
 	}
 
 	list := res.newList()
-	page := snap.items[tok.Next:]
+	page := snap.items[min(tok.Next, len(snap.items)):]
 	lm, _ := meta.ListAccessor(list)
 	lm.SetResourceVersion(strconv.FormatInt(snap.rv, 10))
 	if opts.Limit > 0 && int64(len(page)) > opts.Limit {
 		page = page[:opts.Limit]
 		id := tok.ID
 		if id == "" {
-			id = strconv.Itoa(len(s.snapshots) + 1)
-			s.snapshots[id] = snap
+			s.snapshotID++
+			snap.id = s.snapshotID
+			id = strconv.FormatInt(snap.id, 10)
+			s.keepSnapshot_locked(id, snap)
 		}
 		raw, _ := json.Marshal(continueToken{ID: id, RV: snap.rv, Next: tok.Next + len(page)})
 		lm.SetContinue(base64.RawURLEncoding.EncodeToString(raw))
 		remaining := int64(len(snap.items) - tok.Next - len(page))
 		lm.SetRemainingItemCount(&remaining)
+	} else if tok.ID != "" {
+		// The last page: nothing will ask for this snapshot again.
+		delete(s.snapshots, tok.ID)
 	}
+	s.mu.Unlock()
+	locked = false
+	// Stored objects are never changed in place (a write stores a new
+	// object), so the copies are made outside the lock: a page of a
+	// 150,000-object list copied under it held every writer and watch.
 	items := make([]runtime.Object, len(page))
 	for i, o := range page {
 		items[i] = o.DeepCopyObject()
@@ -439,6 +472,22 @@ func (s *Server) list(res Resource, namespace string, opts metav1.ListOptions) (
 		return nil, apierrors.NewInternalError(err)
 	}
 	return list, nil
+}
+
+// keepSnapshot_locked files snap under id, dropping the oldest snapshot if
+// that makes more than MaxSnapshots.
+func (s *Server) keepSnapshot_locked(id string, snap *snapshot) {
+	s.snapshots[id] = snap
+	if len(s.snapshots) <= MaxSnapshots {
+		return
+	}
+	oldest := ""
+	for k, sn := range s.snapshots {
+		if oldest == "" || sn.id < s.snapshots[oldest].id {
+			oldest = k
+		}
+	}
+	delete(s.snapshots, oldest)
 }
 
 func tooLargeRV(asked, current int64) *apierrors.StatusError {

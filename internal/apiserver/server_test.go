@@ -114,6 +114,40 @@ func TestListPagesAreOneConsistentSnapshot(t *testing.T) {
 	assert.True(t, apierrors.IsResourceExpired(err), "%v", err)
 }
 
+// A paginated list's snapshot is dropped once its last page is served, and
+// at most apiserver.MaxSnapshots unfinished ones are kept, the oldest
+// dropped first: each pins its objects as they were, and a paging client
+// relisting 150,000 objects used to leave one behind every time.
+func TestFinishedAndAbandonedListsAreForgotten(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	for i := range 5 {
+		_, err := s.Create(cm("a", fmt.Sprintf("c%d", i), nil))
+		require.NoError(t, err)
+	}
+	for range 20 {
+		l, err := listCMs(t, c, metav1.ListOptions{Limit: 2})
+		require.NoError(t, err)
+		for l.Continue != "" {
+			l, err = listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: l.Continue})
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, 0, s.SnapshotCount(), "snapshots of lists paged to the end")
+
+	var tokens []string
+	for range apiserver.MaxSnapshots + 3 {
+		l, err := listCMs(t, c, metav1.ListOptions{Limit: 2})
+		require.NoError(t, err)
+		tokens = append(tokens, l.Continue)
+	}
+	assert.Equal(t, apiserver.MaxSnapshots, s.SnapshotCount(), "snapshots of abandoned lists")
+	_, err := listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: tokens[0]})
+	assert.True(t, apierrors.IsResourceExpired(err), "the oldest abandoned list's token: %v", err)
+	l, err := listCMs(t, c, metav1.ListOptions{Limit: 2, Continue: tokens[len(tokens)-1]})
+	require.NoError(t, err, "the newest abandoned list goes on")
+	assert.Equal(t, []string{"a/c2", "a/c3"}, names(l))
+}
+
 func TestListResourceVersionRulesAndSelectors(t *testing.T) {
 	s, c := start(t, apiserver.Options{})
 	_, _ = s.Create(cm("a", "web", map[string]string{"app": "web"}))
