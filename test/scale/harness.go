@@ -17,8 +17,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -70,8 +68,8 @@ type Result struct {
 	// Steady is the live heap once synced and every handler has had every
 	// add: read after two forced GCs.
 	Steady uint64
-	// RelistPeak is the largest heap sampled (runtime/metrics'
-	// /memory/classes/heap/objects:bytes, every 2 ms) from the 410 to the
+	// RelistPeak is the largest heap sampled (scalegen.HeapSampler:
+	// runtime/metrics' /memory/classes/heap/objects:bytes, every 2 ms) from the 410 to the
 	// moment every handler had the relist's updates: live objects and the
 	// garbage not yet collected, what the process's memory must hold.
 	RelistPeak uint64
@@ -101,63 +99,6 @@ type Result struct {
 	Calls [Handlers][3]int64
 	// Lists and Watches are the requests the source served.
 	Lists, Watches int64
-}
-
-// liveHeap forces two GCs (the second also frees what the first's
-// finalizers released) and returns the heap's object bytes.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	return heapObjects()
-}
-
-var samples = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/gc/heap/live:bytes"},
-	{Name: "/gc/heap/allocs:objects"},
-	{Name: "/gc/heap/allocs:bytes"},
-}
-
-func read() (objects, live, allocs, allocBytes uint64) {
-	s := slices.Clone(samples)
-	metrics.Read(s)
-	return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
-}
-
-func heapObjects() uint64 { o, _, _, _ := read(); return o }
-
-// sampler records the largest heap and the largest GC-marked live heap
-// while it runs.
-type sampler struct {
-	stop       chan struct{}
-	done       chan struct{}
-	peak, live uint64
-}
-
-func startSampler() *sampler {
-	sm := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(sm.done)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			o, l, _, _ := read()
-			sm.peak, sm.live = max(sm.peak, o), max(sm.live, l)
-			select {
-			case <-sm.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return sm
-}
-
-func (sm *sampler) end() (peak, live uint64) {
-	close(sm.stop)
-	<-sm.done
-	o, l, _, _ := read()
-	return max(sm.peak, o), max(sm.live, l)
 }
 
 func sub(a, b uint64) uint64 {
@@ -192,7 +133,7 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 	gen := scalegen.NewGenerator(cfg.Seed)
 	src := scalegen.NewSource(gen, cfg.Pods, cfg.Path)
 
-	base := liveHeap()
+	base := scalegen.LiveHeap()
 	inf := lib.New(src)
 	hs := make([]*scalegen.Counter, Handlers)
 	for k := range hs {
@@ -217,18 +158,18 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 	if err := waitAll(ctx, hs, n, lib.Name+" sync"); err != nil {
 		return res, err
 	}
-	res.Steady = sub(liveHeap(), base)
+	res.Steady = sub(scalegen.LiveHeap(), base)
 
 	// A relist forced by a 410: every pod comes again, and each handler
 	// hears an update per pod (the replaced state's Sync deltas).
-	sm := startSampler()
+	sm := scalegen.StartHeapSampler()
 	src.Expire()
 	if err := waitAll(ctx, hs, 2*n, lib.Name+" relist"); err != nil {
-		sm.end()
+		sm.End()
 		return res, err
 	}
 	end := time.Now()
-	peak, peakLive := sm.end()
+	peak, peakLive := sm.End()
 	res.RelistPeak, res.RelistPeakLive = sub(peak, base), sub(peakLive, base)
 	if first := src.FirstRequest(); !first.IsZero() {
 		res.Relist = end.Sub(first)
@@ -237,7 +178,7 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 	// Steady state: a sustained stream of updates.
 	runtime.GC()
 	cpu0 := cputime.Process()
-	_, _, a0, b0 := read()
+	_, _, a0, b0 := scalegen.ReadHeap()
 	for k := range cfg.Updates {
 		src.Update(k % cfg.Pods)
 	}
@@ -245,7 +186,7 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 		return res, err
 	}
 	cpu := cputime.Process() - cpu0
-	_, _, a1, b1 := read()
+	_, _, a1, b1 := scalegen.ReadHeap()
 	if u > 0 {
 		res.CPUPerEvent = cpu / time.Duration(u)
 		res.AllocsPerEvent = float64(a1-a0) / float64(u)
@@ -271,7 +212,7 @@ func sourceCost(gen *scalegen.Generator, cfg Config) (time.Duration, float64, fl
 	}
 	runtime.GC()
 	cpu0 := cputime.Process()
-	_, _, a0, b0 := read()
+	_, _, a0, b0 := scalegen.ReadHeap()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // on another goroutine, as a watch generates them
@@ -283,7 +224,7 @@ func sourceCost(gen *scalegen.Generator, cfg Config) (time.Duration, float64, fl
 	}()
 	wg.Wait()
 	cpu := cputime.Process() - cpu0
-	_, _, a1, b1 := read()
+	_, _, a1, b1 := scalegen.ReadHeap()
 	u := float64(cfg.Updates)
 	return cpu / time.Duration(cfg.Updates), float64(a1-a0) / u, float64(b1-b0) / u
 }
