@@ -23,6 +23,16 @@ type Expiring struct {
 
 	mu      sync.Mutex
 	watches map[*expiringWatch]struct{}
+	// requests since the last Expire: lists and watches passed through.
+	lists, watchReqs int
+}
+
+// RequestsSinceExpire is how many LISTs and WATCHes passed through since
+// the last Expire (or since NewExpiring): after an Expire, the relist's.
+func (e *Expiring) RequestsSinceExpire() (lists, watches int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lists, e.watchReqs
 }
 
 // NewExpiring wraps lw.
@@ -32,11 +42,14 @@ func NewExpiring(lw cache.ListerWatcher) *Expiring {
 
 // List passes through.
 func (e *Expiring) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return e.inner.ListWithContext(context.Background(), opts)
+	return e.ListWithContext(context.Background(), opts)
 }
 
 // ListWithContext passes through.
 func (e *Expiring) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	e.mu.Lock()
+	e.lists++
+	e.mu.Unlock()
 	return e.inner.ListWithContext(ctx, opts)
 }
 
@@ -47,6 +60,9 @@ func (e *Expiring) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 
 // WatchWithContext passes through, and the watch ends at the next Expire.
 func (e *Expiring) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	e.mu.Lock()
+	e.watchReqs++
+	e.mu.Unlock()
 	inner, err := e.inner.WatchWithContext(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -70,6 +86,7 @@ func (e *Expiring) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 func (e *Expiring) Expire() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.lists, e.watchReqs = 0, 0
 	for w := range e.watches {
 		w.expireOnce.Do(func() { close(w.expire) })
 	}

@@ -32,6 +32,8 @@ func TestExpiringEndsOpenWatchesWith410(t *testing.T) {
 	ev := next(t, w)
 	require.Equal(t, watch.Added, ev.Type)
 
+	lists, watches := e.RequestsSinceExpire()
+	require.Equal(t, [2]int{0, 1}, [2]int{lists, watches})
 	e.Expire()
 	ev = next(t, w)
 	require.Equal(t, watch.Error, ev.Type)
@@ -47,4 +49,6 @@ func TestExpiringEndsOpenWatchesWith410(t *testing.T) {
 	w2.Stop()
 	_, err = e.List(metav1.ListOptions{})
 	require.NoError(t, err)
+	lists, watches = e.RequestsSinceExpire()
+	require.Equal(t, [2]int{1, 1}, [2]int{lists, watches}, "since the Expire")
 }
