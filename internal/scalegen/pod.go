@@ -152,13 +152,13 @@ func (g *Generator) Fill(p *corev1.Pod, i, version int, rv string) {
 		ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: s("kube-controller-manager"), Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s("v1"),
 				Time: ptr(metav1.NewTime(created)), FieldsType: s("FieldsV1"),
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(controllerFields, ownerUID))}},
+				FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(controllerFields, ownerUID))},
 			{Manager: s("kube-scheduler"), Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s("v1"),
 				Time: ptr(metav1.NewTime(scheduled)), FieldsType: s("FieldsV1"), Subresource: s("status"),
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(schedulerFields)}},
+				FieldsV1: metav1.NewFieldsV1(schedulerFields)},
 			{Manager: s("kubelet"), Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s("v1"),
 				Time: ptr(metav1.NewTime(changed)), FieldsType: s("FieldsV1"), Subresource: s("status"),
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(kubeletFields, podIP))}},
+				FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(kubeletFields, podIP))},
 		},
 	}
 	p.Spec = corev1.PodSpec{

@@ -53,8 +53,8 @@ func TestPodsShareNoMemory(t *testing.T) {
 			require.False(t, same(k, k2) || same(v, v2), "label %s shared", k)
 		}
 	}
-	require.NotSame(t, &a.ManagedFields[0].FieldsV1.Raw[0], &b.ManagedFields[0].FieldsV1.Raw[0])
-	require.True(t, json.Valid(a.ManagedFields[0].FieldsV1.Raw) && json.Valid(a.ManagedFields[2].FieldsV1.Raw))
+	require.NotSame(t, &a.ManagedFields[0].FieldsV1.GetRawBytes()[0], &b.ManagedFields[0].FieldsV1.GetRawBytes()[0])
+	require.True(t, json.Valid(a.ManagedFields[0].FieldsV1.GetRawBytes()) && json.Valid(a.ManagedFields[2].FieldsV1.GetRawBytes()))
 }
 
 func liveHeap() uint64 {
