@@ -94,7 +94,9 @@ func relistOnTheServer(t *testing.T, srv *apiserver.Server, client kubernetes.In
 			t.Fatalf("%s %s: %s: the handler had %d adds, %d updates, %d deletes when the test timed out", lib.Name, path, what, a, u, d)
 		}
 	}
+	began := time.Now()
 	wait(int64(n), "sync")
+	synced := time.Now()
 	before := len(srv.Requests())
 	// What kube-apiserver does when a watch's revision is compacted away:
 	// history forgotten, and the open watch ended with a 410 Expired ERROR
@@ -114,6 +116,8 @@ func relistOnTheServer(t *testing.T, srv *apiserver.Server, client kubernetes.In
 	srv.InjectWatchEvent(apiserver.Pods, watch.Error, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
 	wait(int64(2*n), "relist")
+	t.Logf("%s %s: every add handled %v after the start, the relist's last update %v after that",
+		lib.Name, path, synced.Sub(began).Round(time.Millisecond), time.Since(synced).Round(time.Millisecond))
 	a, u, d := h.Counts()
 	require.Equal(t, [3]int64{int64(n), int64(n), 0}, [3]int64{a, u, d}, "%s %s: adds, updates, deletes", lib.Name, path)
 
