@@ -36,8 +36,9 @@ const scaleObjects = 10_000
 //
 // It checks that both libraries' handlers hear the same calls (each
 // ConfigMap added, then updated once by the relist) and that the live heap
-// a GC marks during the relist stays under 3× the informer's steady heap
-// plus 16 MiB. Why that bound: a relist holds at most the old cache and
+// a GC marks during the relist stays under 1.3× ours' steady heap plus
+// 8 MiB (issue 36's bound), and client-go's under 3× plus 16 MiB. Why
+// client-go's bound: a relist holds at most the old cache and
 // one full new state (the reflector's pages or streamed objects until its
 // Replace), 2× steady, and the Replace's deltas keep the old objects
 // reachable until they are popped; 3× leaves that margin and fails on a
@@ -115,9 +116,17 @@ func TestRelistOfTenThousandConfigMapsOnARealAPIServer(t *testing.T) {
 		mib := func(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 		t.Logf("%s: steady heap %s; during the relist: live at GCs up to %s, sampled heap up to %s",
 			lib.name, mib(steady), mib(peakLive-min(peakLive, base)), mib(peak-min(peak, base)))
-		bound := 3*steady + 16<<20
+		// Ours is held to issue 36's bound: an unchanged ConfigMap is
+		// exchanged for the cached one as it arrives, so the relist holds
+		// no second copy (measured 1.27× + 0 here: 33.1 MiB against 26);
+		// 1.3× plus 8 MiB of buffers that do not grow with the objects,
+		// where a second full copy would be 2×.
+		bound, what := 3*steady+16<<20, "3× the steady heap (%s) + 16 MiB"
+		if lib.name == "ours" {
+			bound, what = steady*13/10+8<<20, "1.3× the steady heap (%s) + 8 MiB"
+		}
 		require.LessOrEqual(t, peakLive-min(peakLive, base), bound,
-			"%s: the live heap during the relist (%s) is over 3× the steady heap (%s) + 16 MiB", lib.name, mib(peakLive-min(peakLive, base)), mib(steady))
+			"%s: the live heap during the relist (%s) is over "+what, lib.name, mib(peakLive-min(peakLive, base)), mib(steady))
 	}
 	require.Equal(t, calls[0], calls[1], "client-go's handler calls, then ours")
 }
