@@ -5,10 +5,19 @@ import "time"
 // UseLiveHistoryClock gives the process a fresh live-view history on the
 // clock now, for a test or a benchmark that steps time instead of waiting
 // for it, and returns what puts the previous one back.
+// The ticker's samples stop meanwhile: the test takes them with
+// SampleLiveHistory.
 func UseLiveHistoryClock(now func() time.Time) (restore func()) {
+	liveHistoryManual.Store(true)
 	old := liveHistory.Swap(newLiveHistory(now))
-	return func() { liveHistory.Store(old) }
+	return func() { liveHistory.Store(old); liveHistoryManual.Store(false) }
 }
+
+// SampleLiveHistory is one tick of the history's sampler.
+func SampleLiveHistory() { sampleHistory() }
+
+// ObjectSize is the live view's estimate of obj's bytes.
+func ObjectSize(obj any) int64 { return objectSize(obj) }
 
 // LiveHistorySamples is how many samples the process's history has taken
 // (0 before any page asked).

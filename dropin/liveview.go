@@ -39,9 +39,19 @@ import (
 // informer_handler_processing_latency_seconds per handler,
 // workqueue_depth, workqueue_adds_total as a rate and
 // workqueue_work_duration_seconds per traced queue), from api/history
-// (?since=<Unix ms> for the points after it). A sample is taken when a
-// page asks, once a second at most however many pages ask, and never
-// while none is open; each series keeps its last 300 points.
+// (?since=<Unix ms> for the points after it). A sample is taken once a
+// second from the moment the first handler is made, whether or not a page
+// is open, so that a page opened after a burst still shows it (one
+// goroutine for the life of the process; nothing runs before a handler is
+// made); each series keeps its last 300 points.
+//
+// Per informer the page also shows an estimate of the bytes its cached
+// objects hold, and where a transform is set what they would hold without
+// it, kept as a running total as objects come and go, from the first
+// handler on (see docs/07-your-controller.md for what the estimate is and
+// is not); and its reflector's last relist: why (start, a 410, another
+// watch error), when, how long fetching the whole state took, and the
+// largest heap sampled meanwhile.
 //
 // It is the demo's page (cmd/trace-demo --ui), one page and one code,
 // drawn without the demo's controls: it is read-only. Every answer to
@@ -88,6 +98,7 @@ func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 	}
 	liveViewOn.Store(true)
 	timeAllHandlerCalls() // the page shows each handler's mean and longest call
+	startHistorySampler() // the plots show the minutes before a page opened
 	static := livepage.Assets()
 	files := map[string]bool{}
 	entries, _ := fs.ReadDir(static, ".")
@@ -289,6 +300,15 @@ func readProcess() livepage.Process {
 		}
 		pi.Synced = e.inf.HasSynced()
 		pi.Reflector = reflectorOf(e.probe, now)
+		pi.CachedBytes, pi.BytesBeforeTransform = e.inf.bytes.readForPage()
+		if r, ok := e.probe.LastRelist(); ok {
+			pr := &livepage.ProcessRelist{Reason: r.Reason, StartedMillis: r.Started.UnixMilli(), DurationMillis: -1,
+				Objects: r.Objects, PeakHeap: r.PeakHeap}
+			if !r.Ended.IsZero() {
+				pr.DurationMillis = r.Ended.Sub(r.Started).Milliseconds()
+			}
+			pi.LastRelist = pr
+		}
 		out.Informers = append(out.Informers, pi)
 	}
 	for _, q := range queues {

@@ -2,20 +2,23 @@ package dropin
 
 import (
 	"net/http"
+	"runtime/metrics"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
-	"github.com/informer-anatomy/informer-anatomy/internal/metrics"
+	imetrics "github.com/informer-anatomy/informer-anatomy/internal/metrics"
 )
 
 // The live view's plots: api/history answers the last five minutes of the
 // numbers this package's metrics report, per informer, handler and traced
-// queue, sampled once a second at most and only while a page asks
-// (livepage.History: nothing runs while no page is open).
+// queue, sampled once a second from the first LiveViewHandler on, whether
+// or not a page is open (so that a page opened after a burst shows it);
+// nothing is sampled, and nothing runs, before a handler is made.
 const (
 	liveHistoryInterval  = time.Second
 	liveHistoryMaxPoints = 300
@@ -35,6 +38,64 @@ func history() *livepage.History {
 // newLiveHistory is the process's history on clock now (nil: time.Now).
 func newLiveHistory(now func() time.Time) *livepage.History {
 	return livepage.NewHistory(livepage.HistoryOptions{Interval: liveHistoryInterval, MaxPoints: liveHistoryMaxPoints, Read: historyReadings, Now: now})
+}
+
+// historySampler is started by the first LiveViewHandler.
+var historySampler sync.Once
+
+// startHistorySampler samples the process's history once a second from
+// now on, for the life of the process: one goroutine, and each second one
+// reading of the counters a page's poll reads, each series keeping its
+// last 300 points (the memory is bounded by the number of informers,
+// handlers and queues, not by time).
+func startHistorySampler() {
+	historySampler.Do(func() {
+		go func() {
+			for range time.NewTicker(liveHistoryInterval).C {
+				if !liveHistoryManual.Load() {
+					sampleHistory()
+				}
+			}
+		}()
+	})
+}
+
+// liveHistoryManual: a test drives the samples itself, on its own clock
+// (UseLiveHistoryClock); the ticker's are skipped.
+var liveHistoryManual atomic.Bool
+
+// sampleHistory is one tick: a sample of the history (if the last is an
+// interval old), and the heap told to each informer's probe (a relist's
+// peak: liveprobe's NoteHeap).
+func sampleHistory() {
+	history().Sample()
+	noteHeap(readHeap())
+}
+
+// noteHeap tells every live informer's probe the heap now.
+func noteHeap(bytes uint64) {
+	infs, _ := live.snapshot()
+	for _, e := range infs {
+		e.probe.NoteHeap(bytes)
+	}
+}
+
+// heapSample is the runtime metric readHeap reads: the bytes of live and
+// not yet swept heap objects, what a relist's second copy swells (no
+// stop-the-world, unlike runtime.ReadMemStats).
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+var heapMu sync.Mutex
+
+// readHeap is the heap's objects in bytes now.
+func readHeap() uint64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return heapSample[0].Value.Uint64()
 }
 
 // serveHistory answers api/history?since=<Unix ms>: the points after
@@ -81,13 +142,13 @@ func historyReadings() []livepage.Reading {
 			continue
 		}
 		name := distinct(seen, "i\x00", e.name)
-		out = append(out, livepage.Reading{Metric: metrics.InformerQueuedItems, Labels: map[string]string{"name": name},
+		out = append(out, livepage.Reading{Metric: imetrics.InformerQueuedItems, Labels: map[string]string{"name": name},
 			Unit: "items", Kind: livepage.Gauge, Value: float64(st.QueueLen)})
 		for _, l := range st.Listeners {
 			labels := map[string]string{"name": name, "handler": l.Name}
 			out = append(out,
-				livepage.Reading{Metric: metrics.HandlerPendingNotifications, Labels: labels, Unit: "notifications", Kind: livepage.Gauge, Value: float64(l.AddCh + l.Pending)},
-				livepage.Reading{Metric: metrics.HandlerProcessingLatency, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: l.HandlerTime.Seconds(), Count: l.TimedCalls})
+				livepage.Reading{Metric: imetrics.HandlerPendingNotifications, Labels: labels, Unit: "notifications", Kind: livepage.Gauge, Value: float64(l.AddCh + l.Pending)},
+				livepage.Reading{Metric: imetrics.HandlerProcessingLatency, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: l.HandlerTime.Seconds(), Count: l.TimedCalls})
 		}
 	}
 	for _, q := range queues {
@@ -96,9 +157,9 @@ func historyReadings() []livepage.Reading {
 		// one lock.
 		dirtied := q.stats.Adds - min(q.stats.Merged, q.stats.Adds)
 		out = append(out,
-			livepage.Reading{Metric: metrics.WorkqueueDepth, Labels: labels, Unit: "keys", Kind: livepage.Gauge, Value: float64(q.stats.Depth)},
-			livepage.Reading{Metric: metrics.WorkqueueAdds, Labels: labels, Unit: "adds/s", Kind: livepage.Rate, Value: float64(dirtied)},
-			livepage.Reading{Metric: metrics.WorkqueueWorkDuration, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: q.stats.ProcessTotal.Seconds(), Count: q.stats.Processed})
+			livepage.Reading{Metric: imetrics.WorkqueueDepth, Labels: labels, Unit: "keys", Kind: livepage.Gauge, Value: float64(q.stats.Depth)},
+			livepage.Reading{Metric: imetrics.WorkqueueAdds, Labels: labels, Unit: "adds/s", Kind: livepage.Rate, Value: float64(dirtied)},
+			livepage.Reading{Metric: imetrics.WorkqueueWorkDuration, Labels: labels, Unit: "s", Kind: livepage.Mean, Value: q.stats.ProcessTotal.Seconds(), Count: q.stats.Processed})
 	}
 	return out
 }

@@ -89,8 +89,8 @@ func startController(t *testing.T, srv *apiserver.Server, desc, queue string, tp
 	return inf, func() int { return int(done.Load()) }
 }
 
-// The plots' history: nothing is sampled while the controller works and no
-// page asks; the first api/history samples every series under its metric's
+// The plots' history: the sampler's tick samples while no page is open,
+// and the first api/history answers what it sampled: every series under its metric's
 // name and labels (the informer's name, the handler's, the queue's); two
 // seconds and two reconciles later, a page asking since its last answer
 // gets one new point per series: adds as a rate (2 keys in 2 s: 1/s), the
@@ -105,7 +105,9 @@ func TestLiveViewHistory(t *testing.T) {
 	_, done := startController(t, srv, "history-configmaps", "history-queue", sdktrace.NewTracerProvider())
 	testutil.Eventually(t, "three keys done", func() bool { return done() == 3 })
 	clk.step(time.Hour)
-	assert.Zero(t, dropin.LiveHistorySamples(), "the controller ran, no page asked: no sample")
+	assert.Zero(t, dropin.LiveHistorySamples(), "no tick yet: no sample")
+	dropin.SampleLiveHistory() // the sampler's tick, no page open
+	assert.Equal(t, uint64(1), dropin.LiveHistorySamples(), "the ticker samples with no page open")
 
 	get := func(query string) (int, livepage.HistoryAnswer) {
 		w := httptest.NewRecorder()
@@ -118,7 +120,7 @@ func TestLiveViewHistory(t *testing.T) {
 	}
 	code, first := get("")
 	require.Equal(t, http.StatusOK, code)
-	assert.Equal(t, uint64(1), dropin.LiveHistorySamples())
+	assert.Equal(t, uint64(1), dropin.LiveHistorySamples(), "the page's first poll, in the tick's second, shows the tick's sample")
 	inf := map[string]string{"name": "history-configmaps"}
 	handler := map[string]string{"name": "history-configmaps", "handler": "dropin_test.configMapEnqueuer#0"}
 	queue := map[string]string{"name": "history-queue"}

@@ -53,6 +53,87 @@ type ReflectorProbe struct {
 	// turned idle (a backoff, after a failed request). Kept out of
 	// ReflectorState, which a test compares whole.
 	lastEvent, idleSince time.Time
+	// relist is the last relist; cause what ended the last watch (or
+	// request) since, which the next relist gives as its reason.
+	relist    Relist
+	relisting bool
+	cause     string
+}
+
+// Relist is what the probe saw of the reflector's last relist: a fetch of
+// the whole state (a STREAM, or a LIST with its pages, and the requests
+// that failed and were retried on the way) from its first request to the
+// last page or the stream's initial-events-end bookmark. It does not
+// include the cache's Replace that follows.
+type Relist struct {
+	// Reason is why it began: "start" (the reflector's first), the status
+	// that ended the watch before it ("410 Expired", "410 Gone": the
+	// resourceVersion was too old), or "watch error: " and what else
+	// ended it.
+	Reason string `json:"reason"`
+	// Started is when its first request was sent; Ended when the whole
+	// state was in (zero while it is still being fetched, or when its end
+	// was not seen: a stream sent before the live view existed).
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Objects is how many objects it fetched (so far; a retried request
+	// counts from 0 again).
+	Objects int `json:"objects"`
+	// PeakHeap is the largest heap [ReflectorProbe.NoteHeap] was told of
+	// while it ran (0: none was: the relist took less than a sample's
+	// interval).
+	PeakHeap uint64 `json:"peakHeap,omitempty"`
+}
+
+// LastRelist is the last relist, and whether there has been one.
+func (p *ReflectorProbe) LastRelist() (Relist, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.relist, !p.relist.Started.IsZero()
+}
+
+// NoteHeap tells the probe the process's heap now: the largest told
+// during a relist is its peak. (dropin's live view tells it once a
+// second.)
+func (p *ReflectorProbe) NoteHeap(bytes uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.relisting && bytes > p.relist.PeakHeap {
+		p.relist.PeakHeap = bytes
+	}
+}
+
+// beginRelist_locked starts a relist unless one is under way.
+func (p *ReflectorProbe) beginRelist_locked() {
+	if p.relisting {
+		return
+	}
+	reason := p.cause
+	switch {
+	case p.relist.Started.IsZero():
+		reason = "start"
+	case reason == "":
+		reason = "watch error: the watch ended"
+	}
+	p.relist, p.relisting, p.cause = Relist{Reason: reason, Started: time.Now()}, true, ""
+}
+
+// endRelist_locked: the whole state is in.
+func (p *ReflectorProbe) endRelist_locked() {
+	if p.relisting {
+		p.relist.Ended, p.relisting = time.Now(), false
+	}
+}
+
+// causeOf is the reason a relist after outcome gives.
+func causeOf(outcome string) string {
+	switch {
+	case strings.HasPrefix(outcome, "410 "):
+		return outcome
+	case outcome == "ERROR Expired", outcome == "ERROR Gone":
+		return "410 " + strings.TrimPrefix(outcome, "ERROR ")
+	}
+	return "watch error: " + outcome
 }
 
 // ReflectorState is the reflector part of a [Pipeline].
@@ -302,6 +383,10 @@ func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptio
 		s.Phase, s.ResourceVersion, s.Unprobed = VerbList, tracing.Value(o.ResourceVersion), false
 		s.Lists++
 		n = p.request_locked(VerbList, s.ResourceVersion)
+		if o.Continue == "" {
+			p.beginRelist_locked()
+			p.relist.Objects = 0 // a retry fetches it all again
+		}
 	})
 	obj, err := p.lw.ListWithContext(ctx, o)
 	p.set(func(s *ReflectorState) {
@@ -313,10 +398,12 @@ func (p *ReflectorProbe) ListWithContext(ctx context.Context, o metav1.ListOptio
 		}
 		s.LastError = ""
 		objects := meta.LenList(obj)
+		p.relist.Objects += objects
 		if l, lerr := meta.ListAccessor(obj); lerr == nil {
 			s.ResourceVersion = tracing.Value(l.GetResourceVersion())
 			if l.GetContinue() == "" {
 				s.Fetched, s.Listed = FetchedList, objects
+				p.endRelist_locked()
 			}
 		}
 		if r := p.logged_locked(n); r != nil {
@@ -340,6 +427,8 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		n = p.request_locked(verb, tracing.Value(o.ResourceVersion))
 		if stream {
 			s.Streams++
+			p.beginRelist_locked()
+			p.relist.Objects = 0 // a retry fetches it all again
 		} else {
 			s.Watches++
 		}
@@ -349,6 +438,9 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		p.set(func(s *ReflectorState) {
 			s.Phase, s.LastError = PhaseIdle, verb+": "+errorText(err)
 			p.outcome_locked(n, outcomeOf(err))
+			if !stream {
+				p.cause = causeOf(outcomeOf(err))
+			}
 		})
 		return nil, err
 	}
@@ -434,7 +526,11 @@ func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 		if errors.As(apierrors.FromObject(ev.Object), &st) && st.Status().Reason != "" {
 			outcome += " " + tracing.Value(string(st.Status().Reason))
 		}
-		p.set(func(s *ReflectorState) { s.WatchErrors++; p.outcome_locked(w.n, outcome) })
+		p.set(func(s *ReflectorState) {
+			s.WatchErrors++
+			p.outcome_locked(w.n, outcome)
+			p.cause = causeOf(outcome)
+		})
 		return
 	}
 	m, err := meta.Accessor(ev.Object)
@@ -457,11 +553,13 @@ func (w *probedWatch) note(p *ReflectorProbe, ev watch.Event) {
 		switch {
 		case end:
 			s.Phase, s.ResourceVersion, s.Bookmark, s.Fetched = VerbWatch, rv, rv, FetchedStream
+			p.endRelist_locked()
 			if r != nil {
 				r.Bookmark = rv
 			}
 		case ev.Type == watch.Added:
 			s.Streamed++
+			p.relist.Objects++
 			if r != nil {
 				r.Objects++
 			}

@@ -705,6 +705,7 @@ func (s *sharedIndexInformer) handleBatchDeltas(deltas []deltafifo.Delta, isInIn
 //
 // Mirrors sharedIndexInformer.OnAdd, OnUpdate and OnDelete (shared_informer.go).
 func (s *sharedIndexInformer) notify(ctx context.Context, d deltafifo.Delta, old any, isInInitialList bool) {
+	s.tellStored(d, old)
 	var n notification
 	isSync := false
 	switch {

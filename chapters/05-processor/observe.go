@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"fmt"
 	"time"
 
 	deltafifo "github.com/informer-anatomy/informer-anatomy/chapters/04-deltafifo"
@@ -50,6 +51,53 @@ type Observer struct {
 	// informer makes its FIFO's metrics when Run builds the FIFO
 	// (newQueueFIFO, controller.go). The DeltaFIFO is not told.
 	QueuedItems func() func(int)
+	// Stored, if set, is told every change HandleDeltas has written to
+	// the cache, before the handlers hear of it: old is the object the
+	// cache held under the key before (nil: none), new the one it holds
+	// now (nil: deleted). A resync, and a relisted object the reflector
+	// exchanged for the cached one (chapter 3's ReusingStore), are told
+	// with old == new. It is called under the lock that keeps every other
+	// change out (blockDeltas), on the queue's one consumer goroutine, so
+	// what it is told, in order, adds up to the cache; [ReadCache] reads
+	// the cache under the same lock, so a running total started from
+	// ReadCache's answer misses no change and counts none twice. Package
+	// dropin keeps the live view's byte estimate with it. It must be
+	// quick: the next change waits for it.
+	Stored func(old, new any)
+}
+
+// tellStored tells the observer's Stored the change notify is about to
+// hand out (d written, old the object it replaced).
+func (s *sharedIndexInformer) tellStored(d deltafifo.Delta, old any) {
+	if s.observer.Stored == nil {
+		return
+	}
+	if d.Type == deltafifo.Deleted {
+		if old != nil {
+			s.observer.Stored(old, nil)
+		}
+		return
+	}
+	s.observer.Stored(old, d.Object)
+}
+
+// ReadCache calls f with every object informer's cache holds, while no
+// change can be written to it (the lock HandleDeltas holds, as
+// AddEventHandler holds it to list the cache for a late handler's adds),
+// and tells f nothing else meanwhile: every change after it is one
+// Observer.Stored is told. informer must have been made by this package.
+// f must not call back into the informer.
+//
+// Ours: client-go has no such accessor.
+func ReadCache(informer SharedInformer, f func(objs []any)) error {
+	s, ok := informer.(*sharedIndexInformer)
+	if !ok {
+		return fmt.Errorf("ReadCache: %T is not an informer of this package", informer)
+	}
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	f(s.indexer.List())
+	return nil
 }
 
 // timedProcess wraps the Process function with the observer's clock (the

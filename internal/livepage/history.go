@@ -201,7 +201,7 @@ type HistoryOptions struct {
 }
 
 // NewHistory returns an empty history: no sample is taken until
-// [History.Since] is called.
+// [History.Since] or [History.Sample] is called.
 func NewHistory(o HistoryOptions) *History {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -214,6 +214,20 @@ func (h *History) Samples() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.samples
+}
+
+// Sample takes a sample if the last one is at least the interval old (or
+// none was taken): what a process that keeps its history whether or not a
+// page asks calls once an interval. It reports whether it took one.
+func (h *History) Sample() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if h.samples == 0 || now.Sub(h.sampled) >= h.interval {
+		h.sample_locked(now)
+		return true
+	}
+	return false
 }
 
 // Since takes a sample if the last one is at least the interval old, and

@@ -232,13 +232,37 @@ type ProcessInformer struct {
 	QueueDepth int    `json:"queueDepth"`
 	// HandleDeltas is how many changes were applied and distributed;
 	// Cached how many objects the indexer holds.
-	HandleDeltas uint64           `json:"handleDeltas"`
-	Cached       int              `json:"cached"`
-	Handlers     []ProcessHandler `json:"handlers"`
+	HandleDeltas uint64 `json:"handleDeltas"`
+	Cached       int    `json:"cached"`
+	// CachedBytes estimates the bytes the cached objects hold (dropin's
+	// objectSize, a running total kept as objects come and go; -1 before
+	// it counts). BytesBeforeTransform, where a transform is set, is what
+	// they would hold without it (CachedBytes scaled by what the
+	// transform kept of the objects it was given); -1 otherwise.
+	CachedBytes          int64 `json:"cachedBytes"`
+	BytesBeforeTransform int64 `json:"bytesBeforeTransform"`
+	// LastRelist is the reflector's last fetch of the whole state; nil
+	// before the first.
+	LastRelist *ProcessRelist   `json:"lastRelist,omitempty"`
+	Handlers   []ProcessHandler `json:"handlers"`
 	// Reflector is the reflector's conversation with the API server, as
 	// the demo's reflector box shows it (the same JSON names, drawn by the
 	// same script).
 	Reflector ProcessReflector `json:"reflector"`
+}
+
+// ProcessRelist is liveprobe's Relist as the page draws it.
+type ProcessRelist struct {
+	// Reason: "start", "410 Expired" (or Gone), or "watch error: …".
+	Reason string `json:"reason"`
+	// StartedMillis is when it began (Unix milliseconds); DurationMillis
+	// how long it took, -1 while it runs (or its end was not seen).
+	StartedMillis  int64 `json:"startedMillis"`
+	DurationMillis int64 `json:"durationMillis"`
+	Objects        int   `json:"objects"`
+	// PeakHeap is the largest heap sampled while it ran (bytes; 0: no
+	// sample fell within it).
+	PeakHeap uint64 `json:"peakHeap,omitempty"`
 }
 
 // ProcessReflector is what liveprobe saw of a reflector's

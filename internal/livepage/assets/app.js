@@ -218,6 +218,9 @@ function drawProcess(p) {
     line.textContent = [inf.started ? (inf.synced ? "synced" : "syncing…") : "not started",
       `rv ${inf.rv || "–"}`, `${inf.queueKind === "deltafifo" ? "DeltaFIFO" : "RealFIFO"} ${inf.queueDepth} queued`,
       `${inf.handleDeltas} changes applied`, `${inf.cached} objects cached`].join(" · ");
+    const held = document.createElement("div");
+    held.className = "small held";
+    held.textContent = heldLine(inf);
     const refl = document.createElement("div");
     refl.className = "small";
     refl.textContent = reflectorLine(inf.reflector);
@@ -237,7 +240,7 @@ function drawProcess(p) {
       tr.dataset.listener = l.name;
       for (const v of [l.name, l.addCh, l.pending, l.calls, fmtMicros(l.meanMicros), fmtMicros(l.maxMicros), l.synced ? "yes" : "no"]) cell(tr, v);
     }
-    div.append(h, line, refl, reqs, err, table);
+    div.append(h, line, held, refl, reqs, err, table);
     return div;
   }));
   const qb = $("process-queues").tBodies[0];
@@ -247,6 +250,36 @@ function drawProcess(p) {
     tr.dataset.queue = q.name;
     for (const v of [q.name, q.kind, q.depth, q.adds, q.merged, q.reconciles, q.retries, q.inFlight, q.inFlight ? fmtMicros(q.longestMicros) : "–", fmtMicros(q.meanMicros), fmtMicros(q.lastMicros)]) cell(tr, v);
   }
+}
+
+// fmtBytes is n bytes in the unit that reads best.
+function fmtBytes(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let i = -1;
+  do { n /= 1024; i++; } while (n >= 1024 && i < units.length - 1);
+  return `${n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+// heldLine says what the informer's cache holds (an estimate: see
+// docs/07-your-controller.md) and its last relist.
+function heldLine(inf) {
+  const parts = [];
+  if (inf.cachedBytes >= 0) {
+    let s = `≈ ${fmtBytes(inf.cachedBytes)} held`;
+    if (inf.bytesBeforeTransform >= 0) s += ` (≈ ${fmtBytes(inf.bytesBeforeTransform)} before the transform)`;
+    parts.push(s);
+  }
+  const r = inf.lastRelist;
+  if (r) {
+    let s = `last relist: ${r.reason}, at ${new Date(r.startedMillis).toLocaleTimeString()}`;
+    const d = r.durationMillis;
+    s += d < 0 ? ", fetching…" : d >= 1000 ? `, took ${(d / 1000).toFixed(1)} s` : `, took ${d} ms`;
+    s += `, ${r.objects} object${r.objects === 1 ? "" : "s"}`;
+    if (r.peakHeap) s += `, heap peak ${fmtBytes(r.peakHeap)}`;
+    parts.push(s);
+  }
+  return parts.join(" · ");
 }
 
 // drawReconciles lists the last reconciles; a click opens the trace that

@@ -1,0 +1,149 @@
+package dropin_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-anatomy/informer-anatomy/dropin"
+	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
+)
+
+// cachedSize is the estimate summed over what inf's cache holds now: what
+// the running total must equal once nothing moves.
+func cachedSize(inf cache.SharedIndexInformer) int64 {
+	var n int64
+	for _, o := range inf.GetStore().List() {
+		n += dropin.ObjectSize(o)
+	}
+	return n
+}
+
+type namedNoop struct {
+	cache.ResourceEventHandlerFuncs
+}
+
+// The page's bytes and last relist, per informer: the running total equals
+// the estimate summed over the cache after adds, updates that grow and
+// shrink objects, deletes and a relist forced by a 410 (which drops the
+// the count falls by the deleted ones); the relist's reason is "start",
+// then the 410's status, each with its duration and objects once fetched. An
+// informer with a transform that drops every ConfigMap's data shows the
+// bytes before it above the bytes held.
+func TestLiveViewShowsBytesAndLastRelist(t *testing.T) {
+	srv := startServer(t)
+	hs := httptest.NewServer(dropin.LiveViewHandler())
+	t.Cleanup(hs.Close)
+	data := func(n int) map[string]string { return map[string]string{"k": strings.Repeat("x", n)} }
+	for i := range 20 {
+		_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bytes", Name: "cm-" + string(rune('a'+i))}, Data: data(100 * i)})
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	run := func(desc string, transform cache.TransformFunc) *dropin.Informer {
+		inf := dropin.NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.ConfigMaps, "bytes"), &corev1.ConfigMap{},
+			cache.SharedIndexInformerOptions{ObjectDescription: desc}).(*dropin.Informer)
+		if transform != nil {
+			require.NoError(t, inf.SetTransform(transform))
+		}
+		_, err := inf.AddEventHandler(&namedNoop{})
+		require.NoError(t, err)
+		wg.Go(func() { inf.RunWithContext(ctx) })
+		require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+		return inf
+	}
+	plain := run("bytes-plain", nil)
+	stripped := run("bytes-stripped", func(o any) (any, error) {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			cm.Data = nil
+		}
+		return o, nil
+	})
+	// Each informer's box, found by its handler's name (the same type for
+	// both) and its objects' estimate.
+	state := func() (p, s livepage.ProcessInformer) {
+		for _, i := range liveState(t, hs.URL+"/").Informers {
+			if len(i.Handlers) != 1 || !strings.Contains(i.Handlers[0].Name, "namedNoop") {
+				continue
+			}
+			if i.BytesBeforeTransform >= 0 {
+				s = i
+			} else {
+				p = i
+			}
+		}
+		return p, s
+	}
+	settled := func(what string, cached int) {
+		t.Helper()
+		testutil.Eventually(t, what, func() bool {
+			p, s := state()
+			return p.Cached == cached && s.Cached == cached &&
+				p.CachedBytes == cachedSize(plain) && s.CachedBytes == cachedSize(stripped)
+		})
+	}
+	settled("20 objects counted", 20)
+	p, s := state()
+	assert.Greater(t, p.CachedBytes, int64(100*190), "the data's bytes alone are 19,000")
+	assert.Less(t, s.CachedBytes, int64(100*190), "the transform dropped the data")
+	assert.Greater(t, s.BytesBeforeTransform, 2*s.CachedBytes, "before the transform: the data")
+	assert.Equal(t, int64(-1), p.BytesBeforeTransform, "no transform")
+	require.NotNil(t, p.LastRelist)
+	assert.Equal(t, "start", p.LastRelist.Reason)
+	assert.Equal(t, 20, p.LastRelist.Objects)
+	assert.GreaterOrEqual(t, p.LastRelist.DurationMillis, int64(0), "the first list is in")
+
+	for i := range 5 { // grow five, shrink five
+		for _, n := range []int{i, 19 - i} {
+			obj, err := srv.Get(apiserver.ConfigMaps, "bytes", "cm-"+string(rune('a'+n)))
+			require.NoError(t, err)
+			cm := obj.(*corev1.ConfigMap)
+			cm.Data = data(1000 * (n % 3))
+			_, err = srv.Update(cm)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, srv.Delete(apiserver.ConfigMaps, "bytes", "cm-k"))
+	settled("updates and a delete counted", 19)
+
+	// The next WATCH gets a 410: the reflector fetches everything again;
+	// the objects deleted before it are gone from the count.
+	require.NoError(t, srv.Delete(apiserver.ConfigMaps, "bytes", "cm-l"))
+	require.NoError(t, srv.Delete(apiserver.ConfigMaps, "bytes", "cm-m"))
+	srv.Inject(apiserver.Fault{Verb: "watch", Status: 410, Count: 2})
+	srv.CloseWatches()
+	settled("the relist counted", 17)
+	testutil.Eventually(t, "the relist after the 410 shown", func() bool {
+		p, s := state()
+		return p.LastRelist != nil && strings.HasPrefix(p.LastRelist.Reason, "410 ") && p.LastRelist.DurationMillis >= 0 &&
+			s.LastRelist != nil && strings.HasPrefix(s.LastRelist.Reason, "410 ")
+	})
+	p, _ = state()
+	assert.Equal(t, 17, p.LastRelist.Objects)
+}
+
+// The estimate: a typed object's is its protobuf size; an unstructured
+// one's grows with what it holds.
+func TestLiveViewObjectSize(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": strings.Repeat("x", 1000)}}
+	assert.Equal(t, int64(cm.Size()), dropin.ObjectSize(cm))
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
+	small := dropin.ObjectSize(u)
+	assert.Positive(t, small)
+	u.Object["data"] = map[string]any{"k": strings.Repeat("x", 1000)}
+	assert.GreaterOrEqual(t, dropin.ObjectSize(u), small+1000)
+	assert.Zero(t, dropin.ObjectSize(nil))
+}
