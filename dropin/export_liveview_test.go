@@ -27,3 +27,8 @@ func LiveHistorySamples() uint64 {
 	}
 	return 0
 }
+
+// ObjectSizings is how many objects the live view has sized so far.
+func ObjectSizings() int64 { return objectSizings.Load() }
+
+func init() { countSizings = true }

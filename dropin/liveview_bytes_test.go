@@ -2,7 +2,10 @@ package dropin_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,10 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
@@ -146,4 +151,55 @@ func TestLiveViewObjectSize(t *testing.T) {
 	u.Object["data"] = map[string]any{"k": strings.Repeat("x", 1000)}
 	assert.GreaterOrEqual(t, dropin.ObjectSize(u), small+1000)
 	assert.Zero(t, dropin.ObjectSize(nil))
+}
+
+// podList is n small pods.
+func podList(n int) *corev1.PodList {
+	l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: make([]corev1.Pod, n)}
+	for i := range l.Items {
+		l.Items[i].ObjectMeta = metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("pod-", i), ResourceVersion: "1", UID: types.UID(fmt.Sprint("uid-", i))}
+	}
+	return l
+}
+
+// What one api/state costs does not grow with the objects cached: the
+// allocations (their number and bytes) of a read with one informer of
+// 20,000 pods are those of a read with one of 1,000, and no read sizes an
+// object (the bytes are a running total, the count the cache's length:
+// nothing walks the cache). Counted, not timed.
+func TestLiveViewStateCostDoesNotGrowWithObjects(t *testing.T) {
+	h := dropin.LiveViewHandler()
+	measure := func(n int) (allocs, bytes float64) {
+		ctx, cancel := context.WithCancel(context.Background())
+		inf := dropin.NewSharedIndexInformer(informerbench.NewLW(podList(n), nil), &corev1.Pod{}, 0, cache.Indexers{})
+		_, err := inf.AddEventHandler(&namedNoop{})
+		require.NoError(t, err)
+		wait := runInformer(inf, ctx)
+		defer func() { cancel(); wait() }()
+		require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+		testutil.Eventually(t, "all counted", func() bool {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/state", nil))
+			return strings.Contains(w.Body.String(), fmt.Sprintf(`"cached":%d,"cachedBytes":%d`, n, cachedSize(inf)))
+		})
+		read := func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/state", nil))
+		}
+		sized := dropin.ObjectSizings()
+		allocs = testing.AllocsPerRun(50, read)
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		for range 50 {
+			read()
+		}
+		goruntime.ReadMemStats(&after)
+		assert.Equal(t, sized, dropin.ObjectSizings(), "api/state sized objects")
+		return allocs, float64(after.TotalAlloc-before.TotalAlloc) / 50
+	}
+	smallAllocs, smallBytes := measure(1_000)
+	largeAllocs, largeBytes := measure(20_000)
+	t.Logf("per api/state: %.0f allocations, %.0f bytes with 1,000 pods cached; %.0f, %.0f with 20,000", smallAllocs, smallBytes, largeAllocs, largeBytes)
+	assert.LessOrEqual(t, largeAllocs, smallAllocs*1.05+5, "a read of api/state allocates more often with more objects cached")
+	assert.LessOrEqual(t, largeBytes, smallBytes*1.2+4096, "a read of api/state allocates more bytes with more objects cached")
 }

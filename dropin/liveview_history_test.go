@@ -171,3 +171,41 @@ func TestLiveViewHistory(t *testing.T) {
 	code, _ = get("?since=yesterday")
 	assert.Equal(t, http.StatusBadRequest, code)
 }
+
+// The history is kept with no page open: from the handler's making, each
+// tick samples, so a page opened four minutes into a quiet controller
+// plots those four minutes, a point a second (and the one its request
+// takes); after ten minutes it plots
+// the last five (300 points, the cap), however long it waited.
+func TestLiveViewHistoryKeptWithNoPageOpen(t *testing.T) {
+	srv := startServer(t, configMaps("ns", "a")...)
+	clk := newSteppedClock()
+	t.Cleanup(dropin.UseLiveHistoryClock(clk.now))
+	h := dropin.LiveViewHandler()
+	_, done := startController(t, srv, "kept-configmaps", "kept-queue", sdktrace.NewTracerProvider())
+	testutil.Eventually(t, "the key done", func() bool { return done() == 1 })
+	depth := func() []livepage.Point {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/history", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		var a livepage.HistoryAnswer
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &a))
+		s, ok := historySeries(a, "workqueue_depth", map[string]string{"name": "kept-queue"})
+		require.True(t, ok, "the queue's depth is plotted")
+		return s.Points
+	}
+	tick := func(n int) {
+		for range n {
+			dropin.SampleLiveHistory()
+			clk.step(time.Second)
+		}
+	}
+	tick(240)
+	pts := depth()
+	require.Len(t, pts, 241, "four minutes before the page opened, a point a second, and the page's own")
+	assert.Equal(t, clk.now().Add(-240*time.Second).UnixMilli(), pts[0].T)
+	tick(360)
+	pts = depth()
+	require.Len(t, pts, 300, "capped at the last 300 points")
+	assert.Equal(t, clk.now().Add(-299*time.Second).UnixMilli(), pts[0].T, "the last five minutes")
+}

@@ -339,3 +339,78 @@ func TestLazyReflectorProbeRelaysEventsOnlyWhenAsked(t *testing.T) {
 	assert.True(t, idle.IsZero(), "watching, not idle")
 	w.Stop()
 }
+
+// The last relist: the first LIST is the "start"; a watch ended by a 410
+// ERROR event makes the next LIST's reason "410 Expired", and its peak the
+// largest heap told while it ran (not one told after); a WATCH refused with
+// a 500 makes the next a "watch error", whose pages add up; a stream ends
+// at its initial-events-end bookmark.
+func TestReflectorProbeShowsTheLastRelist(t *testing.T) {
+	var p *ReflectorProbe
+	var pages []*corev1.PodList
+	var watchErr error
+	fw := watch.NewFake()
+	p = NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			p.NoteHeap(500)
+			l := pages[0]
+			pages = pages[1:]
+			return l, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			if watchErr != nil {
+				return nil, watchErr
+			}
+			return fw, nil
+		},
+	})
+	_, ok := p.LastRelist()
+	assert.False(t, ok, "none yet")
+	p.NoteHeap(1000)
+	list := func(cont string, objs ...string) {
+		l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7", Continue: cont}}
+		for _, o := range objs {
+			l.Items = append(l.Items, *pod(o, "7"))
+		}
+		pages = append(pages, l)
+	}
+	list("", "a", "b")
+	_, err := p.List(metav1.ListOptions{})
+	require.NoError(t, err)
+	r, ok := p.LastRelist()
+	require.True(t, ok)
+	assert.Equal(t, "start", r.Reason)
+	assert.Equal(t, 2, r.Objects)
+	assert.False(t, r.Ended.Before(r.Started), "ended")
+	assert.Equal(t, uint64(500), r.PeakHeap, "told while it ran; not the 1000 before it")
+
+	w, err := p.Watch(metav1.ListOptions{ResourceVersion: "7"})
+	require.NoError(t, err)
+	go fw.Error(&apierrors.NewResourceExpired("too old resource version: 7 (9)").ErrStatus)
+	<-w.ResultChan()
+	w.Stop()
+	list("", "a")
+	_, err = p.List(metav1.ListOptions{})
+	require.NoError(t, err)
+	p.NoteHeap(900)
+	r, _ = p.LastRelist()
+	assert.Equal(t, "410 Expired", r.Reason)
+	assert.Equal(t, 1, r.Objects)
+	assert.Equal(t, uint64(500), r.PeakHeap, "the 900 came after it")
+
+	watchErr = apierrors.NewInternalError(errors.New("etcd is away"))
+	_, err = p.Watch(metav1.ListOptions{ResourceVersion: "7"})
+	require.Error(t, err)
+	list("more", "a")
+	list("", "b", "c")
+	_, err = p.List(metav1.ListOptions{})
+	require.NoError(t, err)
+	r, _ = p.LastRelist()
+	assert.True(t, r.Ended.IsZero(), "one page of two: still fetching")
+	_, err = p.List(metav1.ListOptions{Continue: "more"})
+	require.NoError(t, err)
+	r, _ = p.LastRelist()
+	assert.Equal(t, "watch error: 500 InternalError", r.Reason)
+	assert.Equal(t, 3, r.Objects, "both pages")
+	assert.False(t, r.Ended.IsZero())
+}
