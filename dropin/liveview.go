@@ -303,7 +303,7 @@ func readProcess() livepage.Process {
 		pi.CachedBytes, pi.BytesBeforeTransform = e.inf.bytes.readForPage()
 		if r, ok := e.probe.LastRelist(); ok {
 			pr := &livepage.ProcessRelist{Reason: r.Reason, StartedMillis: r.Started.UnixMilli(), DurationMillis: -1,
-				Objects: r.Objects, PeakHeap: r.PeakHeap}
+				Objects: r.Objects, EndUnseen: r.EndUnseen, PeakHeap: r.PeakHeap}
 			if !r.Ended.IsZero() {
 				pr.DurationMillis = r.Ended.Sub(r.Started).Milliseconds()
 			}

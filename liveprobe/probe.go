@@ -76,6 +76,10 @@ type Relist struct {
 	// was not seen: a stream sent before the live view existed).
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
+	// EndUnseen: its stream was sent before events were relayed through
+	// the probe (a dropin informer's, before the live view existed), so
+	// its bookmark, its objects and its end cannot be seen.
+	EndUnseen bool `json:"endUnseen,omitempty"`
 	// Objects is how many objects it fetched (so far; a retried request
 	// counts from 0 again).
 	Objects int `json:"objects"`
@@ -452,6 +456,13 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		}
 	})
 	if unprobed {
+		if stream {
+			p.set(func(*ReflectorState) {
+				if p.relisting {
+					p.relist.EndUnseen, p.relisting = true, false
+				}
+			})
+		}
 		return w, nil
 	}
 	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), n: n, streaming: stream}

@@ -414,3 +414,20 @@ func TestReflectorProbeShowsTheLastRelist(t *testing.T) {
 	assert.Equal(t, 3, r.Objects, "both pages")
 	assert.False(t, r.Ended.IsZero())
 }
+
+// A stream sent while its events are not relayed (a dropin informer's,
+// before the live view existed) is a relist whose end the probe cannot
+// see: it says so rather than "fetching" for ever.
+func TestReflectorProbeSaysWhenARelistsEndIsUnseen(t *testing.T) {
+	p := NewLazyReflectorProbe(&reflector.ListWatch{
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}, func() bool { return false })
+	yes := true
+	_, err := p.Watch(metav1.ListOptions{SendInitialEvents: &yes})
+	require.NoError(t, err)
+	r, ok := p.LastRelist()
+	require.True(t, ok)
+	assert.Equal(t, "start", r.Reason)
+	assert.True(t, r.EndUnseen)
+	assert.True(t, r.Ended.IsZero())
+}

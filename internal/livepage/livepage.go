@@ -260,6 +260,9 @@ type ProcessRelist struct {
 	StartedMillis  int64 `json:"startedMillis"`
 	DurationMillis int64 `json:"durationMillis"`
 	Objects        int   `json:"objects"`
+	// EndUnseen: its stream began before the live view existed, and its
+	// end cannot be seen (DurationMillis stays -1).
+	EndUnseen bool `json:"endUnseen,omitempty"`
 	// PeakHeap is the largest heap sampled while it ran (bytes; 0: no
 	// sample fell within it).
 	PeakHeap uint64 `json:"peakHeap,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -40,10 +41,16 @@ func (h browserConfigMapHandler) add(obj any) {
 	}
 }
 
+// heldLine is the informer's estimate of its cache's bytes, as the page
+// writes it ("≈ 240 B held"): the handler, made after the informer synced,
+// sized its two objects.
+var heldLine = regexp.MustCompile(`≈ [1-9][0-9.]* (B|KiB) held`)
+
 // The live view of a user's own process (dropin.LiveViewHandler, mounted
 // under a prefix on the user's mux) in Chromium: the same page as the
 // demo's draws the process's ConfigMap informer with its handler by name
-// and the traced queue by name, read-only (the demo's pipeline, controls
+// and the traced queue by name, the bytes its cache holds and its last
+// relist, read-only (the demo's pipeline, controls
 // and events are not shown), with no error in the console under the
 // page's content security policy.
 func TestLiveViewOfAProcessInChromium(t *testing.T) {
@@ -105,7 +112,8 @@ func TestLiveViewOfAProcessInChromium(t *testing.T) {
 	for {
 		text = eval(`document.body ? document.body.innerText : ""`)
 		if strings.Contains(text, "browser.browserConfigMapHandler#0") && strings.Contains(text, "browser-configmaps") &&
-			strings.Contains(text, "synced") && strings.Contains(text, "2 objects cached") {
+			strings.Contains(text, "synced") && strings.Contains(text, "2 objects cached") &&
+			heldLine.MatchString(text) && strings.Contains(text, "last relist: start") {
 			break
 		}
 		require.False(t, time.Now().After(deadline), "the page never drew the process: %q", text)

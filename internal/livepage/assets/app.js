@@ -274,8 +274,11 @@ function heldLine(inf) {
   if (r) {
     let s = `last relist: ${r.reason}, at ${new Date(r.startedMillis).toLocaleTimeString()}`;
     const d = r.durationMillis;
-    s += d < 0 ? ", fetching…" : d >= 1000 ? `, took ${(d / 1000).toFixed(1)} s` : `, took ${d} ms`;
-    s += `, ${r.objects} object${r.objects === 1 ? "" : "s"}`;
+    if (r.endUnseen) s += ", sent before the live view existed (its end not seen)";
+    else {
+      s += d < 0 ? ", fetching…" : d >= 1000 ? `, took ${(d / 1000).toFixed(1)} s` : `, took ${d} ms`;
+      s += `, ${r.objects} object${r.objects === 1 ? "" : "s"}`;
+    }
     if (r.peakHeap) s += `, heap peak ${fmtBytes(r.peakHeap)}`;
     parts.push(s);
   }
