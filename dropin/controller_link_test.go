@@ -52,6 +52,21 @@ func processOf(t *testing.T, rec *tracetest.SpanRecorder, queue, key string) spa
 	return found[0]
 }
 
+// chainComplete says whether queue's reconcile of key has a whole chain
+// among the ended spans. A reconcile's own span ends inside the process
+// call, the queue's workqueue.process span only after it returns, and the
+// handler's span after the handler returns, which a fast worker can
+// outrun: a test that waits only for the reconcile's span may read a chain
+// cut short (both tests below failed so, once each, under load).
+func chainComplete(rec *tracetest.SpanRecorder, queue, key string) bool {
+	for _, c := range spancheck.NewIndex(readOnlyToSpancheck(rec.Ended())).ReconcileChains() {
+		if c.Key() == key && c.Spans[0].Attr(tracing.KeyWorkqueueName) == queue && c.Complete {
+			return true
+		}
+	}
+	return false
+}
+
 // From one controller to the next, on the embedded API server: controller
 // A reconciles ConfigMap ns/src and writes ns/src-out stamped with its
 // reconcile's span; controller B, watching ConfigMaps on an informer of
@@ -93,7 +108,9 @@ func TestNextControllerLinksToTheWriter(t *testing.T) {
 
 	_, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "src"}})
 	require.NoError(t, err)
-	testutil.Eventually(t, "B reconciled A's write", func() bool { return len(ended(rec, "B reconciles ns/src-out")) == 1 })
+	testutil.Eventually(t, "B reconciled A's write", func() bool {
+		return len(ended(rec, "B reconciles ns/src-out")) == 1 && chainComplete(rec, "A", "ns/src") && chainComplete(rec, "B", "ns/src-out")
+	})
 
 	mu.Lock()
 	writer := stamped["ns/src-out"]
@@ -146,20 +163,9 @@ func TestUnparsableTraceparentOnTheServerIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	_, err = srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "plain"}})
 	require.NoError(t, err)
-	// The reconcile's own span ends inside the process call, and the
-	// queue's workqueue.process span only after it returns: wait for the
-	// whole chains, or the check below may read one cut short.
-	complete := func(key string) bool {
-		for _, c := range spancheck.NewIndex(readOnlyToSpancheck(rec.Ended())).ReconcileChains() {
-			if c.Key() == key && c.Spans[0].Attr(tracing.KeyWorkqueueName) == "C" && c.Complete {
-				return true
-			}
-		}
-		return false
-	}
 	testutil.Eventually(t, "both reconciled", func() bool {
 		return len(ended(rec, "reconcile ns/bad")) == 1 && len(ended(rec, "reconcile ns/plain")) == 1 &&
-			complete("ns/bad") && complete("ns/plain")
+			chainComplete(rec, "C", "ns/bad") && chainComplete(rec, "C", "ns/plain")
 	})
 
 	assert.Equal(t, before+1, tracing.TraceparentsIgnored(), "one watch event, one informer: counted once")
