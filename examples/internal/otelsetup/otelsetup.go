@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -121,12 +122,18 @@ func install(ctx context.Context, exporter, service string, w io.Writer, default
 //
 //	OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.01
 //
-// Where the SDK logs a value it does not know and falls back to its
-// default, this returns an error that names the accepted values: a
-// controller started with a misspelt sampler should not record every span
-// while its author believes it records one in a hundred.
+// Where the SDK (v1.47, samplerFromEnv) hands an unknown name or a bad
+// ratio to otel.Handle and goes on recording every span (its default
+// sampler, or a ratio of 1), this returns an error that names the
+// accepted values: a controller started with a misspelt sampler should not
+// record every span while its author believes it records one in a
+// hundred.
 func Sampler(getenv func(string) string) (sdktrace.Sampler, error) {
-	name, arg := getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG")
+	// Read as the SDK reads them (sdk/trace/sampler_env.go,
+	// samplerFromEnv): the name trimmed and in lower case, the argument
+	// trimmed.
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
 	ratio := func() (float64, error) {
 		if arg == "" {
 			return 1, nil // the SDK's default ratio

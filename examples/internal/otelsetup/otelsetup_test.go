@@ -192,6 +192,11 @@ func TestAMisspeltSamplerIsAnError(t *testing.T) {
 		_, err := Install(context.Background(), "stdout", "test", io.Discard)
 		require.ErrorContains(t, err, want, "%v", env)
 	}
+	upper, err := Sampler(func(k string) string {
+		return map[string]string{"OTEL_TRACES_SAMPLER": " ParentBased_TraceIDRatio ", "OTEL_TRACES_SAMPLER_ARG": " 0.5 "}[k]
+	})
+	require.NoError(t, err, "read as the SDK reads it: trimmed, any case")
+	require.Equal(t, "LinkAwareSampler{"+sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5)).Description()+"}", upper.Description())
 	s, err := Sampler(func(string) string { return "" })
 	require.NoError(t, err)
 	require.Equal(t, "LinkAwareSampler{"+sdktrace.ParentBased(sdktrace.AlwaysSample()).Description()+"}", s.Description(),
