@@ -1,8 +1,10 @@
 // Package monoclock reads the runtime's monotonic clock alone, for the
 // durations the informer measures on every event when something reads
-// them (a handler call's, a process call's): [Now] is the clock
-// [time.Since] already reads for a [time.Time] that carries a monotonic
-// reading, without the wall-clock read [time.Now] adds to it.
+// them (a handler call's, a process call's): [Now] and [Since] are
+// [time.Since] of one Time taken when the process starts, which reads the
+// monotonic clock without the wall-clock read [time.Now] adds to it.
+// Inside a testing/synctest bubble time.Since reads the bubble's clock,
+// and so do they.
 //
 // Why: on the virtual machines controllers run on, each clock read is a
 // vDSO call of a few tens of nanoseconds (a CPU profile of dropin's

@@ -1,23 +1,20 @@
 package monoclock
 
-import (
-	"time"
-	_ "unsafe" // go:linkname
-)
+import "time"
 
-// nanotime is the runtime's monotonic clock in nanoseconds: what
-// time.Since reads. The runtime keeps this linkname working for the many
-// packages that use it (runtime/time_nofake.go says so next to it).
-//
-//go:linkname nanotime runtime.nanotime
-func nanotime() int64
+// origin is the process's first reading: every Instant is a duration from
+// it. time.Since of a Time that carries a monotonic reading reads only the
+// runtime's monotonic clock (time/time.go, Since: the "common case
+// optimization"), which is what the runtime itself recommends over
+// linknaming runtime.nanotime (runtime/time_nofake.go, go.dev/issue/67401).
+var origin = time.Now()
 
 // Instant is a reading of the monotonic clock. Only differences between
 // two readings of one process mean anything.
-type Instant int64
+type Instant time.Duration
 
 // Now reads the monotonic clock.
-func Now() Instant { return Instant(nanotime()) }
+func Now() Instant { return Instant(time.Since(origin)) }
 
 // Since is the time elapsed from start to now.
-func Since(start Instant) time.Duration { return time.Duration(nanotime() - int64(start)) }
+func Since(start Instant) time.Duration { return time.Since(origin) - time.Duration(start) }

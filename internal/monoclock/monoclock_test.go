@@ -2,6 +2,7 @@ package monoclock_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -36,4 +37,14 @@ func TestNowAllocatesNothing(t *testing.T) {
 	var d time.Duration
 	allocs := testing.AllocsPerRun(1000, func() { d += monoclock.Since(monoclock.Now()) })
 	require.Zero(t, allocs)
+}
+
+// In a synctest bubble it is the bubble's clock, as time.Since is: a
+// handler that sleeps an hour in a user's synctest test is timed an hour.
+func TestInABubbleItIsTheBubblesClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := monoclock.Now()
+		time.Sleep(time.Hour)
+		require.Equal(t, time.Hour, monoclock.Since(start))
+	})
 }
