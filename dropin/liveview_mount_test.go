@@ -2,14 +2,12 @@ package dropin_test
 
 import (
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,55 +15,8 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
-
-// portForward does what `kubectl port-forward pod/x <local>:<port>` does
-// for the browser: a listener on another loopback port that copies raw
-// TCP, both ways, to target (the kubelet's end dials the pod's own
-// loopback). The browser then sends Host: localhost:<local>, a port the
-// server does not listen on. It returns the forward's port.
-func portForward(t *testing.T, target string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	track := func(c net.Conn) {
-		mu.Lock()
-		defer mu.Unlock()
-		conns = append(conns, c)
-	}
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			track(in)
-			track(out)
-			wg.Go(func() { _, _ = io.Copy(out, in); _ = out.Close() })
-			wg.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	return port
-}
 
 // noRedirects is a client that returns a redirect as it is, so that the
 // test sees where it points.
@@ -83,7 +34,7 @@ func TestLiveViewThroughPortForward(t *testing.T) {
 	mux.Handle("/debug/informers/", dropin.LiveViewHandler(dropin.LiveViewTraceOneKey()))
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	local := portForward(t, hs.Listener.Addr().String())
+	local := testutil.PortForward(t, hs.Listener.Addr().String())
 	_, served, _ := net.SplitHostPort(hs.Listener.Addr().String())
 	require.NotEqual(t, served, local)
 	via := "http://127.0.0.1:" + local + "/debug/informers/"

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // testServer serves a page with one control of each kind on a real
@@ -169,48 +169,6 @@ func TestHostPolicyOffLoopback(t *testing.T) {
 	assert.True(t, one.Allows("localhost:9999"), "a tunnel from another local port")
 }
 
-// portForward does what `kubectl port-forward` (or an SSH tunnel) does for
-// the browser: a listener on another loopback port copying raw TCP, both
-// ways, to target. It returns the forward's port.
-func portForward(t *testing.T, target string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(out, in); _ = out.Close() })
-			wg.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	return port
-}
-
 // The demo's page through a port-forward to another local port (the demo
 // in a pod, or on a remote machine behind an SSH tunnel): the browser's
 // Host names the forward's port, and the page, its files, its state and
@@ -220,7 +178,7 @@ func portForward(t *testing.T, target string) string {
 // page or to another host.
 func TestPortForwardReachesThePage(t *testing.T) {
 	ts := startTestServer(t, "127.0.0.1:0")
-	local := portForward(t, ts.addr)
+	local := testutil.PortForward(t, ts.addr)
 	via := "http://127.0.0.1:" + local + "/"
 	send := func(method, path string, headers map[string]string) (int, http.Header, string) {
 		req, err := http.NewRequest(method, via+path, nil)

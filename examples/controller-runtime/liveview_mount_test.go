@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,49 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-)
 
-// portForward does what `kubectl port-forward pod/manager 9999:8080` does
-// for the browser: a listener on another loopback port copying raw TCP,
-// both ways, to target. It returns the forward's port.
-func portForward(t *testing.T, target string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(out, in); _ = out.Close() })
-			wg.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	return port
-}
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
+)
 
 // The live view on the manager's metrics server (ExtraHandlers, as
 // ManagerOptions mounts it), reached as users reach a manager in a
@@ -75,7 +34,7 @@ func TestMetricsServerLiveViewThroughPortForward(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 	bound := srv.(interface{ GetBindAddr() string })
 	require.Eventually(t, func() bool { return bound.GetBindAddr() != "" }, 5e9, 1e6, "the metrics server listens")
-	local := portForward(t, bound.GetBindAddr())
+	local := testutil.PortForward(t, bound.GetBindAddr())
 	page := "http://127.0.0.1:" + local + LiveViewPath
 	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(u, host string) (int, http.Header, string) {

@@ -2,8 +2,9 @@
 // share, so that each is written once: waiting for a condition the code
 // under test converges to, putting handler-call logs in a comparable
 // order, reading the lines a call logged, an API server that refuses
-// everything (to read a reflector's backoff from), and a workqueue metrics
-// provider that keeps what a queue reports.
+// everything (to read a reflector's backoff from), a workqueue metrics
+// provider that keeps what a queue reports, and a port-forward for the
+// live view's tests.
 //
 // It sits below the chapters (internal/): any package's tests may import
 // it, and it imports no package of this module (client-go's and
