@@ -100,6 +100,28 @@ func TestNextControllerLinksToTheWriterOnARealAPIServer(t *testing.T) {
 	_, err = cms.Update(ctx, created, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return bReconciles() >= 2 }, 30*time.Second, 20*time.Millisecond, "B reconciled A's update of the status")
+	// A stamps its write with its reconcile's workqueue.process span, which
+	// ends only after the reconcile returns: B can reconcile the write
+	// before that (a CI run read the spans then and found no writer). Wait
+	// until every writer B's roots link to has ended.
+	require.Eventually(t, func() bool {
+		var spans []spancheck.Span
+		for _, s := range rec.Ended() {
+			spans = append(spans, spancheck.FromReadOnly(s))
+		}
+		ix := spancheck.NewIndex(spans)
+		for _, c := range ix.ReconcileChains() {
+			if c.Spans[0].Attr(tracing.KeyWorkqueueName) != "B" || !c.Complete {
+				continue
+			}
+			for _, l := range c.Root().WriterLinks {
+				if ix.ByID[l.SpanID()] == nil {
+					return false
+				}
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "A's stamping spans ended")
 
 	var spans []spancheck.Span
 	for _, s := range rec.Ended() {
