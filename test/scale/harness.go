@@ -95,6 +95,18 @@ type Result struct {
 	SourceCPUPerEvent    time.Duration
 	SourceAllocsPerEvent float64
 	SourceBytesPerEvent  float64
+	// The same window's CPU time taken apart, per update (OwnMeasured
+	// false where a thread's CPU time cannot be read): SourceThreadCPU is
+	// the source's watch thread (generating and sending each change, and
+	// the GC assists its allocations incur); GCWorkerCPU the garbage
+	// collector's own workers (scalegen.GCWorkerCPU: they also fill a core
+	// the informer leaves idle); OwnCPU the rest: the informer's goroutines,
+	// the scheduler's hand-offs between them and the runtime work they
+	// cause, and the driver's recording of each change (tens of ns).
+	SourceThreadCPUPerEvent time.Duration
+	GCWorkerCPUPerEvent     time.Duration
+	OwnCPUPerEvent          time.Duration
+	OwnMeasured             bool
 	// Calls is each handler's (adds, updates, deletes) at the end.
 	Calls [Handlers][3]int64
 	// Lists and Watches are the requests the source served.
@@ -177,6 +189,8 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 
 	// Steady state: a sustained stream of updates.
 	runtime.GC()
+	th0, tid0, th0ok := src.WatchThreadCPU()
+	gc0 := scalegen.GCWorkerCPU()
 	cpu0 := cputime.Process()
 	_, _, a0, b0 := scalegen.ReadHeap()
 	for k := range cfg.Updates {
@@ -187,10 +201,19 @@ func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
 	}
 	cpu := cputime.Process() - cpu0
 	_, _, a1, b1 := scalegen.ReadHeap()
+	gcw := scalegen.GCWorkerCPU() - gc0
+	th1, tid1, th1ok := src.WatchThreadCPU()
 	if u > 0 {
 		res.CPUPerEvent = cpu / time.Duration(u)
 		res.AllocsPerEvent = float64(a1-a0) / float64(u)
 		res.BytesPerEvent = float64(b1-b0) / float64(u)
+		// One watch sent every change (the same thread at both readings).
+		if th0ok && th1ok && tid0 == tid1 {
+			res.OwnMeasured = true
+			res.SourceThreadCPUPerEvent = (th1 - th0) / time.Duration(u)
+			res.GCWorkerCPUPerEvent = gcw / time.Duration(u)
+			res.OwnCPUPerEvent = (cpu - (th1 - th0) - gcw) / time.Duration(u)
+		}
 	}
 	// The source's own cost per update, measured alone with the informer
 	// idle and its cache full (a GC's cost depends on the live heap): a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,13 @@ func TestHarnessSmoke(t *testing.T) {
 				require.Positive(t, res.Relist)
 				require.Positive(t, res.Steady, "%s", lib.Name)
 				require.GreaterOrEqual(t, res.RelistPeak, res.Steady/2, "%s", lib.Name)
+				if runtime.GOOS == "linux" {
+					// The window's CPU taken apart: the source's thread
+					// worked, and the parts add up to no more than the whole.
+					require.True(t, res.OwnMeasured, "%s: the source's watch thread was read", lib.Name)
+					require.Positive(t, res.SourceThreadCPUPerEvent, "%s", lib.Name)
+					require.LessOrEqual(t, res.SourceThreadCPUPerEvent+res.GCWorkerCPUPerEvent, res.CPUPerEvent+time.Microsecond, "%s", lib.Name)
+				}
 			}
 			require.Equal(t, calls[0], calls[1], "client-go's handler calls, then ours")
 		})
@@ -100,6 +108,9 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(ratio(float64(ours.Steady), float64(cg.Steady)), "steady-ratio")
 			b.ReportMetric(ratio(float64(ours.RelistPeak), float64(cg.RelistPeak)), "relist-peak-ratio")
 			b.ReportMetric(ratio(float64(ours.CPUPerEvent-ours.SourceCPUPerEvent), float64(cg.CPUPerEvent-cg.SourceCPUPerEvent)), "cpu-per-event-ratio")
+			if cg.OwnMeasured && ours.OwnMeasured {
+				b.ReportMetric(ratio(float64(ours.OwnCPUPerEvent), float64(cg.OwnCPUPerEvent)), "own-cpu-per-event-ratio")
+			}
 			b.Log("\n" + table(path, pods, updates, len(results["ours"]), cg, ours))
 		})
 	}
@@ -135,6 +146,11 @@ func median(rs []Result) Result {
 		AllocsPerEvent: pick(func(r Result) float64 { return r.AllocsPerEvent }),
 		BytesPerEvent:  pick(func(r Result) float64 { return r.BytesPerEvent }),
 
+		SourceThreadCPUPerEvent: time.Duration(pick(func(r Result) float64 { return float64(r.SourceThreadCPUPerEvent) })),
+		GCWorkerCPUPerEvent:     time.Duration(pick(func(r Result) float64 { return float64(r.GCWorkerCPUPerEvent) })),
+		OwnCPUPerEvent:          time.Duration(pick(func(r Result) float64 { return float64(r.OwnCPUPerEvent) })),
+		OwnMeasured:             !slices.ContainsFunc(rs, func(r Result) bool { return !r.OwnMeasured }),
+
 		SourceCPUPerEvent:    time.Duration(pick(func(r Result) float64 { return float64(r.SourceCPUPerEvent) })),
 		SourceAllocsPerEvent: pick(func(r Result) float64 { return r.SourceAllocsPerEvent }),
 		SourceBytesPerEvent:  pick(func(r Result) float64 { return r.SourceBytesPerEvent }),
@@ -166,5 +182,12 @@ func table(path scalegen.Path, pods, updates, rounds int, cg, ours Result) strin
 	row("allocations per update, less the source", fmt.Sprintf("%.1f", cgA), fmt.Sprintf("%.1f", oursA), ratio(oursA, cgA))
 	cgB, oursB := cg.BytesPerEvent-cg.SourceBytesPerEvent, ours.BytesPerEvent-ours.SourceBytesPerEvent
 	row("bytes allocated per update, less the source", fmt.Sprintf("%.0f", cgB), fmt.Sprintf("%.0f", oursB), ratio(oursB, cgB))
+	if cg.OwnMeasured && ours.OwnMeasured {
+		row("CPU per update, the source's thread (same window)", us(cg.SourceThreadCPUPerEvent), us(ours.SourceThreadCPUPerEvent), ratio(float64(ours.SourceThreadCPUPerEvent), float64(cg.SourceThreadCPUPerEvent)))
+		row("CPU per update, the GC's own workers", us(cg.GCWorkerCPUPerEvent), us(ours.GCWorkerCPUPerEvent), ratio(float64(ours.GCWorkerCPUPerEvent), float64(cg.GCWorkerCPUPerEvent)))
+		row("**CPU per update, the informer's own** (the rest)", us(cg.OwnCPUPerEvent), us(ours.OwnCPUPerEvent), ratio(float64(ours.OwnCPUPerEvent), float64(cg.OwnCPUPerEvent)))
+	} else {
+		sb.WriteString("| CPU per update, the informer's own | not measured: a thread's CPU time is read from /proc/self/task (Linux) | | |\n")
+	}
 	return sb.String()
 }
