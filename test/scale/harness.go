@@ -22,6 +22,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-anatomy/informer-anatomy/dropin"
@@ -107,6 +109,15 @@ type Result struct {
 	GCWorkerCPUPerEvent     time.Duration
 	OwnCPUPerEvent          time.Duration
 	OwnMeasured             bool
+	// SourceList is what the source alone takes to serve the first
+	// request's state as the informer asks for it, with no informer
+	// reading: every page of a paged LIST of client-go's 500, requested one
+	// after another with its continue token, as a pager must (a page's token
+	// comes in the page before it), or every ADDED event of a watch-list
+	// stream, read as fast as they come. Measured on a fresh source before
+	// the informer is built. A sync cannot take less than this, whatever
+	// the informer does: it is the floor under the "time to sync" row.
+	SourceList time.Duration
 	// Calls is each handler's (adds, updates, deletes) at the end.
 	Calls [Handlers][3]int64
 	// Lists and Watches are the requests the source served.
@@ -139,12 +150,14 @@ func waitAll(ctx context.Context, hs []*scalegen.Counter, total int64, what stri
 // handler); then cfg.Updates updates are streamed and every handler waits
 // for the last. The informer is stopped before Run returns. ctx bounds the
 // pass: a pass that stalls returns an error saying where.
-func Run(ctx context.Context, lib Library, cfg Config) (Result, error) {
-	var res Result
+func Run(ctx context.Context, lib Library, cfg Config) (res Result, err error) {
 	n, u := int64(cfg.Pods), int64(cfg.Updates)
 	gen := scalegen.NewGenerator(cfg.Seed)
 	src := scalegen.NewSource(gen, cfg.Pods, cfg.Path)
 
+	if res.SourceList, err = sourceListTime(ctx, scalegen.NewSource(gen, cfg.Pods, cfg.Path)); err != nil {
+		return res, fmt.Errorf("%s: the source alone: %w", lib.Name, err)
+	}
 	base := scalegen.LiveHeap()
 	inf := lib.New(src)
 	hs := make([]*scalegen.Counter, Handlers)
@@ -250,4 +263,35 @@ func sourceCost(gen *scalegen.Generator, cfg Config) (time.Duration, float64, fl
 	_, _, a1, b1 := scalegen.ReadHeap()
 	u := float64(cfg.Updates)
 	return cpu / time.Duration(cfg.Updates), float64(a1-a0) / u, float64(b1-b0) / u
+}
+
+// sourceListTime is how long src alone takes to hand out its whole state
+// the way the informer's first request asks for it (Result.SourceList).
+func sourceListTime(ctx context.Context, src *scalegen.Source) (time.Duration, error) {
+	start := time.Now()
+	if src.IsWatchListSemanticsUnSupported() {
+		opts := metav1.ListOptions{ResourceVersion: "0", Limit: 500}
+		for {
+			obj, err := src.ListWithContext(ctx, opts)
+			if err != nil {
+				return 0, err
+			}
+			list := obj.(*corev1.PodList)
+			if list.Continue == "" {
+				return time.Since(start), nil
+			}
+			opts = metav1.ListOptions{Limit: 500, Continue: list.Continue}
+		}
+	}
+	w, err := src.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: new(true), AllowWatchBookmarks: true})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Bookmark {
+			return time.Since(start), nil
+		}
+	}
+	return 0, fmt.Errorf("the stream ended before its initial-events-end bookmark")
 }

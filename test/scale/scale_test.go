@@ -60,15 +60,19 @@ func TestHarnessSmoke(t *testing.T) {
 					require.Equal(t, int64(2), res.Watches, "%s", lib.Name)
 				}
 				require.Positive(t, res.Sync)
+				require.Positive(t, res.SourceList)
 				require.Positive(t, res.Relist)
 				require.Positive(t, res.Steady, "%s", lib.Name)
 				require.GreaterOrEqual(t, res.RelistPeak, res.Steady/2, "%s", lib.Name)
 				if runtime.GOOS == "linux" {
 					// The window's CPU taken apart: the source's thread
-					// worked, and the parts add up to no more than the whole.
+					// worked, and it is a part of the process's (both read
+					// from the kernel; the GC workers' share is the
+					// runtime's estimate, from the wall clock, and may
+					// overstate on a loaded machine, so it is not summed).
 					require.True(t, res.OwnMeasured, "%s: the source's watch thread was read", lib.Name)
 					require.Positive(t, res.SourceThreadCPUPerEvent, "%s", lib.Name)
-					require.LessOrEqual(t, res.SourceThreadCPUPerEvent+res.GCWorkerCPUPerEvent, res.CPUPerEvent+time.Microsecond, "%s", lib.Name)
+					require.LessOrEqual(t, res.SourceThreadCPUPerEvent, res.CPUPerEvent+time.Microsecond, "%s", lib.Name)
 				}
 			}
 			require.Equal(t, calls[0], calls[1], "client-go's handler calls, then ours")
@@ -138,6 +142,7 @@ func median(rs []Result) Result {
 	}
 	return Result{
 		Sync:           time.Duration(pick(func(r Result) float64 { return float64(r.Sync) })),
+		SourceList:     time.Duration(pick(func(r Result) float64 { return float64(r.SourceList) })),
 		Steady:         uint64(pick(func(r Result) float64 { return float64(r.Steady) })),
 		RelistPeak:     uint64(pick(func(r Result) float64 { return float64(r.RelistPeak) })),
 		RelistPeakLive: uint64(pick(func(r Result) float64 { return float64(r.RelistPeakLive) })),
@@ -167,6 +172,10 @@ func table(path scalegen.Path, pods, updates, rounds int, cg, ours Result) strin
 	sb.WriteString("| measure | client-go | ours | ours ÷ client-go |\n|---|---:|---:|---:|\n")
 	row := func(name, a, b string, r float64) { fmt.Fprintf(&sb, "| %s | %s | %s | %.2f |\n", name, a, b, r) }
 	row("time to sync", cg.Sync.Round(time.Millisecond).String(), ours.Sync.Round(time.Millisecond).String(), ratio(float64(ours.Sync), float64(cg.Sync)))
+	fmt.Fprintf(&sb, "| the source alone, serving that state (the floor under sync) | %s | %s | |\n",
+		cg.SourceList.Round(time.Millisecond), ours.SourceList.Round(time.Millisecond))
+	fmt.Fprintf(&sb, "| time to sync ÷ the source alone | %.2f× | %.2f× | |\n",
+		ratio(float64(cg.Sync), float64(cg.SourceList)), ratio(float64(ours.Sync), float64(ours.SourceList)))
 	row("steady heap", mib(cg.Steady), mib(ours.Steady), ratio(float64(ours.Steady), float64(cg.Steady)))
 	row("relist: peak heap (sampled)", mib(cg.RelistPeak), mib(ours.RelistPeak), ratio(float64(ours.RelistPeak), float64(cg.RelistPeak)))
 	fmt.Fprintf(&sb, "| relist: peak ÷ steady | %.2f× | %.2f× | |\n", ratio(float64(cg.RelistPeak), float64(cg.Steady)), ratio(float64(ours.RelistPeak), float64(ours.Steady)))
