@@ -3,8 +3,10 @@ package reflector
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,44 +63,124 @@ func namedPod(i int) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i), ResourceVersion: "5"}}
 }
 
-// A paged LIST's items are offered to ReuseRelisted as each page arrives,
-// before the next page is asked for, so no page is held beyond its own
-// turn; the Replace gets what ReuseRelisted returned, with its flags.
-func TestListOffersEachPageToTheStoreAsItArrives(t *testing.T) {
-	var log []string
-	kept := namedPod(1)
-	s := &reusingStore{Store: store.NewStore(store.MetaNamespaceKeyFunc), log: &log, reuse: map[string]any{"p1": kept}}
-	lw := &ListWatch{
+// pagedPods is a ListerWatcher of 2*pages pods in pages of two (continue
+// token: the next page's number), which logs each page it is asked for
+// through logf.
+func pagedPods(pages int, logf func(string)) *ListWatch {
+	return &ListWatch{
 		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			page := 0
 			if o.Continue != "" {
 				fmt.Sscan(o.Continue, &page)
 			}
-			log = append(log, fmt.Sprint("page ", page))
+			logf(fmt.Sprint("page ", page))
 			list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}
 			for i := 2 * page; i < 2*page+2; i++ {
 				list.Items = append(list.Items, *namedPod(i))
 			}
-			if page < 2 {
+			if page < pages-1 {
 				list.Continue = fmt.Sprint(page + 1)
 			}
 			return list, nil
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}
+}
+
+// A paged LIST's items are offered to ReuseRelisted as each page arrives,
+// in order, and the next page is asked for at most one page ahead: page
+// k+2 only once page k's items have all been offered, so no more than two
+// pages are held beyond the cache. The Replace gets what ReuseRelisted
+// returned, with its flags.
+func TestListOffersEachPageToTheStoreAsItArrives(t *testing.T) {
+	var log []string
+	kept := namedPod(1)
+	s := &reusingStore{Store: store.NewStore(store.MetaNamespaceKeyFunc), log: &log, reuse: map[string]any{"p1": kept}}
+	lw := pagedPods(4, func(line string) { s.mu.Lock(); log = append(log, line); s.mu.Unlock() })
 	r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: new(false)})
 	r.WatchListPageSize = 2
 	require.NoError(t, r.list(context.Background()))
 
-	assert.Equal(t, []string{
-		"page 0", "offer p0", "offer p1",
-		"page 1", "offer p2", "offer p3",
-		"page 2", "offer p4", "offer p5",
-	}, log, "each page's items are offered before the next page is asked for")
+	at := map[string]int{}
+	var offers []string
+	for k, line := range log {
+		at[line] = k
+		if name, ok := strings.CutPrefix(line, "offer "); ok {
+			offers = append(offers, name)
+		}
+	}
+	require.Len(t, log, 4+8, "four pages asked for once each, eight pods offered: %v", log)
+	assert.Equal(t, []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"}, offers, "offered in the list's order")
+	for page := range 4 {
+		first, last := fmt.Sprint("offer p", 2*page), fmt.Sprint("offer p", 2*page+1)
+		assert.Less(t, at[fmt.Sprint("page ", page)], at[first], "page %d is asked for before its items are offered: %v", page, log)
+		if page+2 < 4 {
+			assert.Less(t, at[last], at[fmt.Sprint("page ", page+2)], "page %d is asked for only once page %d was offered: %v", page+2, page, log)
+		}
+	}
 	require.Len(t, s.replaced, 1, "one Replace")
-	assert.Len(t, s.replaced[0], 6)
+	assert.Len(t, s.replaced[0], 8)
 	assert.Same(t, kept, s.replaced[0][1], "the Replace gets what ReuseRelisted returned")
-	assert.Equal(t, []bool{false, true, false, false, false, false}, s.flags[0], "and which entries it prepared")
+	assert.Equal(t, []bool{false, true, false, false, false, false, false, false}, s.flags[0], "and which entries it prepared")
+}
+
+// blockingStore holds ReuseRelisted of the first object until release is
+// closed, and says whether release came in time.
+type blockingStore struct {
+	reusingStore
+	release chan struct{}
+	once    sync.Once
+	inTime  bool
+}
+
+func (s *blockingStore) ReuseRelisted(obj any) (any, bool) {
+	s.once.Do(func() {
+		select {
+		case <-s.release:
+			s.inTime = true
+		case <-time.After(10 * time.Second):
+		}
+	})
+	return s.reusingStore.ReuseRelisted(obj)
+}
+
+// The next page is asked for while the store still works on the page
+// before: the client's work on a page overlaps the next round trip. Here
+// the store holds the first page until the second has been asked for;
+// asking page by page (upstream's pager, and ours before) would wait out
+// the store's ten seconds instead.
+func TestListAsksForTheNextPageWhileTheStoreTakesThisOne(t *testing.T) {
+	var log []string
+	s := &blockingStore{reusingStore: reusingStore{Store: store.NewStore(store.MetaNamespaceKeyFunc), log: &log}, release: make(chan struct{})}
+	var once sync.Once
+	lw := pagedPods(3, func(line string) {
+		if line == "page 1" {
+			once.Do(func() { close(s.release) })
+		}
+	})
+	r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: new(false)})
+	r.WatchListPageSize = 2
+	require.NoError(t, r.list(context.Background()))
+	assert.True(t, s.inTime, "page 1 was asked for while page 0 was being taken")
+	require.Len(t, s.replaced, 1)
+	assert.Len(t, s.replaced[0], 6)
+}
+
+// A ListerWatcher that panics on a later page: the panic reaches the
+// reflector's own goroutine (as upstream's list re-raises its pager
+// goroutine's panic), not a goroutine nobody recovers on.
+func TestListRaisesAPagesPanicOnTheCallersGoroutine(t *testing.T) {
+	var log []string
+	s := &reusingStore{Store: store.NewStore(store.MetaNamespaceKeyFunc), log: &log}
+	lw := pagedPods(3, func(line string) {
+		if line == "page 1" {
+			panic("the source broke on page 1")
+		}
+	})
+	r := NewReflectorWithOptions(lw, &corev1.Pod{}, s, ReflectorOptions{UseWatchList: new(false)})
+	r.WatchListPageSize = 2
+	assert.PanicsWithValue(t, "the source broke on page 1", func() { _ = r.list(context.Background()) })
+	assert.Empty(t, s.replaced, "nothing replaced")
 }
 
 // A page that fails drops the pages before it: nothing reaches Replace.
