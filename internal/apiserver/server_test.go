@@ -212,6 +212,28 @@ func TestWatchReplaysFromResourceVersionAndExpiresAfterCompaction(t *testing.T) 
 	require.Equal(t, watch.Error, ev.Type)
 	assert.True(t, apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)))
 	assert.Contains(t, describe(ev), "too old resource version: 1 (5)")
+
+	// From the newest resourceVersion nothing was lost: accepted, as
+	// kube-apiserver accepts a watch from etcd's compaction revision.
+	w3 := watchCMs(t, c, metav1.ListOptions{ResourceVersion: "4"})
+	_, _ = s.Create(cm("a", "c", nil))
+	assert.Equal(t, "ADDED c@5", describe(next(t, w3)))
+}
+
+// An injected ERROR event's Status without a kind reaches an HTTP client
+// as a Status it can decode, as kube-apiserver sends one: before, the
+// client saw a stream it could not decode.
+func TestInjectedErrorStatusIsSentAsKubeAPIServerSendsIt(t *testing.T) {
+	s, c := start(t, apiserver.Options{})
+	a, _ := s.Create(cm("a", "a", nil))
+	w := watchCMs(t, c, metav1.ListOptions{ResourceVersion: a.(*corev1.ConfigMap).ResourceVersion})
+	require.Eventually(t, func() bool { return s.WatchCount() == 1 }, 10*time.Second, time.Millisecond)
+	bare := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "injected"}
+	s.InjectWatchEvent(apiserver.ConfigMaps, watch.Error, bare)
+	ev := next(t, w)
+	require.Equal(t, watch.Error, ev.Type, "%s", describe(ev))
+	assert.True(t, apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)), "%#v", ev.Object)
+	assert.Empty(t, bare.Kind, "the caller's object is left as it was")
 }
 
 func TestWatchFromZeroSendsSyntheticAddsThenLiveEvents(t *testing.T) {

@@ -279,9 +279,13 @@ func (s *Server) CloseWatches() {
 	}
 }
 
-// Compact forgets all watch history and paginated-list snapshots: a watch
-// from any resourceVersion handed out so far now gets 410 Expired, as after
-// etcd compaction.
+// Compact forgets all watch history and paginated-list snapshots, as etcd
+// compaction at the newest revision would: a watch from any older
+// resourceVersion now gets 410 Expired. A watch from the newest
+// resourceVersion itself is still accepted, since no event after it was
+// lost (kube-apiserver accepts a watch from the revision etcd was compacted
+// at); a test that wants every open client to relist also ends their
+// watches (CloseWatches) after writing something new.
 func (s *Server) Compact() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -301,8 +305,16 @@ func (s *Server) SendBookmarks() {
 }
 
 // InjectWatchEvent sends an event with any object, of any type, to every
-// watch of res: the way to show a client an object of the wrong kind.
+// watch of res: the way to show a client an object of the wrong kind. An
+// ERROR event's *metav1.Status without a kind is sent as kube-apiserver
+// sends one (kind Status, apiVersion v1), or a client could not decode it
+// and would report a broken stream instead of the status.
 func (s *Server) InjectWatchEvent(res Resource, typ watch.EventType, obj runtime.Object) {
+	if st, ok := obj.(*metav1.Status); ok && st.Kind == "" {
+		st = st.DeepCopy()
+		st.Kind, st.APIVersion = "Status", "v1"
+		obj = st
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := event{res: res, typ: typ, obj: obj}
