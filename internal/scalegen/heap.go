@@ -67,22 +67,3 @@ func (sm *HeapSampler) End() (peak, peakLive uint64) {
 	o, l, _, _ := ReadHeap()
 	return max(sm.peak, o), max(sm.live, l)
 }
-
-var gcWorkerSamples = []metrics.Sample{
-	{Name: "/cpu/classes/gc/total:cpu-seconds"},
-	{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
-	{Name: "/cpu/classes/scavenge/background:cpu-seconds"},
-}
-
-// GCWorkerCPU is the runtime's estimate (runtime/metrics /cpu/classes) of
-// the CPU time the garbage collector's own workers have used so far: the
-// GC's total less the assists (which the allocating goroutines do, on
-// their own threads, and are theirs), plus the background scavenger. The
-// background mark workers also fill idle processors, so an informer that
-// leaves a core idle while its source works hands that core to them.
-func GCWorkerCPU() time.Duration {
-	s := slices.Clone(gcWorkerSamples)
-	metrics.Read(s)
-	sec := s[0].Value.Float64() - s[1].Value.Float64() + s[2].Value.Float64()
-	return time.Duration(sec * float64(time.Second))
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 )
 
 // Path is how a [Source] answers a reflector's first request.
@@ -69,7 +66,6 @@ type Source struct {
 	expiry    int        // bumped by Expire: watches started before it end
 
 	lists, watches atomic.Int64
-	watchThread    atomic.Int64 // the thread the newest watch sends its changes from (WatchThreadCPU)
 	firstRequest   atomic.Int64 // unix nanoseconds of the first LIST or WATCH since Expire (or since NewSource)
 }
 
@@ -105,20 +101,6 @@ func (src *Source) FirstRequest() time.Time {
 // they may stream (client-go's watchlist.DoesClientNotSupportWatchListSemantics
 // reads it).
 func (src *Source) IsWatchListSemanticsUnSupported() bool { return src.path == PagedList }
-
-// WatchThreadCPU is the CPU time the newest watch's thread has used while
-// it sent changes (each watch sends its changes from an OS thread of its
-// own), and that thread's id, to check that two readings are of one watch;
-// false where a thread's CPU time cannot be read (cputime.Thread) or no
-// watch has begun sending changes.
-func (src *Source) WatchThreadCPU() (time.Duration, int, bool) {
-	tid := int(src.watchThread.Load())
-	if tid == 0 {
-		return 0, 0, false
-	}
-	d, ok := cputime.Thread(tid)
-	return d, tid, ok
-}
 
 // Update records a change of pod i (its next version, a new
 // resourceVersion) and wakes every watch, which sends it as MODIFIED.
@@ -323,14 +305,6 @@ func (w *sourceWatch) run(streaming bool, versions []uint32, rvs []uint64, from 
 			return
 		}
 	}
-	// From here on this goroutine has an OS thread to itself, so that a
-	// benchmark can read what generating and sending the changes costs
-	// (WatchThreadCPU) apart from the informer it feeds. The initial
-	// stream above runs unlocked: a locked goroutine's hand-offs cost more,
-	// and the sync time is measured there. The thread ends with the
-	// goroutine (it never unlocks).
-	goruntime.LockOSThread()
-	w.src.watchThread.Store(int64(cputime.ThreadID()))
 	for {
 		src := w.src
 		src.mu.Lock()

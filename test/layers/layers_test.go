@@ -79,7 +79,6 @@ var sameFloor = map[string][]string{
 	"internal/kube":       {"internal/apiserver"},                                          // its tests run against the embedded server
 	"internal/livepage":   {"internal/spancheck", "internal/testutil", "internal/tracing"}, // testutil: its tests read internal/tracing's names
 	"internal/queuetrace": {"internal/handlerctx", "internal/tracing"},
-	"internal/scalegen":   {"internal/cputime"}, // its source's watch thread's CPU time
 	"internal/spancheck":  {"internal/tracing"},
 	"internal/spantest":   {"internal/tracing"},
 	"internal/tracing":    {"internal/testutil"}, // its tests read its own names

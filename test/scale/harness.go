@@ -58,6 +58,9 @@ type Config struct {
 	Updates int // updates streamed at steady state
 	Seed    uint64
 	Path    scalegen.Path
+	// ProfileHz is the CPU profile's sampling rate over the steady state
+	// (0: the profiler's 100 a second of CPU; see profileShares).
+	ProfileHz int
 }
 
 // Result is what one pass measured. Heap figures are the Go heap's object
@@ -97,18 +100,20 @@ type Result struct {
 	SourceCPUPerEvent    time.Duration
 	SourceAllocsPerEvent float64
 	SourceBytesPerEvent  float64
-	// The same window's CPU time taken apart, per update (OwnMeasured
-	// false where a thread's CPU time cannot be read): SourceThreadCPU is
-	// the source's watch thread (generating and sending each change, and
-	// the GC assists its allocations incur); GCWorkerCPU the garbage
-	// collector's own workers (scalegen.GCWorkerCPU: they also fill a core
-	// the informer leaves idle); OwnCPU the rest: the informer's goroutines,
-	// the scheduler's hand-offs between them and the runtime work they
-	// cause, and the driver's recording of each change (tens of ns).
-	SourceThreadCPUPerEvent time.Duration
-	GCWorkerCPUPerEvent     time.Duration
-	OwnCPUPerEvent          time.Duration
-	OwnMeasured             bool
+	// The same window's CPU time taken apart by a CPU profile of it
+	// (cpusplit.go: each thread sampled on its own CPU time, so the shares
+	// hold on a loaded machine), the shares scaled to CPUPerEvent; false
+	// OwnMeasured if another CPU profile was running. ProfSourceCPU is the
+	// source's watch goroutine generating and sending each change (and the
+	// driver recording it), ProfGCCPU the garbage collector's own
+	// goroutines, OwnCPU the rest: the informer's goroutines and the
+	// scheduler's hand-offs between them. ProfileSamples is how many
+	// samples the shares rest on.
+	ProfSourceCPUPerEvent time.Duration
+	ProfGCCPUPerEvent     time.Duration
+	OwnCPUPerEvent        time.Duration
+	OwnMeasured           bool
+	ProfileSamples        int
 	// SourceList is what the source alone takes to serve the first
 	// request's state as the informer asks for it, with no informer
 	// reading: every page of a paged LIST of client-go's 500, requested one
@@ -202,30 +207,32 @@ func Run(ctx context.Context, lib Library, cfg Config) (res Result, err error) {
 
 	// Steady state: a sustained stream of updates.
 	runtime.GC()
-	th0, tid0, th0ok := src.WatchThreadCPU()
-	gc0 := scalegen.GCWorkerCPU()
+	var cpu time.Duration
+	var a1, b1 uint64
 	cpu0 := cputime.Process()
 	_, _, a0, b0 := scalegen.ReadHeap()
-	for k := range cfg.Updates {
-		src.Update(k % cfg.Pods)
-	}
-	if err := waitAll(ctx, hs, 2*n+u, lib.Name+" updates"); err != nil {
+	shares, profiled, err := profileShares(cfg.ProfileHz, func() error {
+		for k := range cfg.Updates {
+			src.Update(k % cfg.Pods)
+		}
+		err := waitAll(ctx, hs, 2*n+u, lib.Name+" updates")
+		cpu = cputime.Process() - cpu0
+		_, _, a1, b1 = scalegen.ReadHeap()
+		return err
+	})
+	if err != nil {
 		return res, err
 	}
-	cpu := cputime.Process() - cpu0
-	_, _, a1, b1 := scalegen.ReadHeap()
-	gcw := scalegen.GCWorkerCPU() - gc0
-	th1, tid1, th1ok := src.WatchThreadCPU()
 	if u > 0 {
 		res.CPUPerEvent = cpu / time.Duration(u)
 		res.AllocsPerEvent = float64(a1-a0) / float64(u)
 		res.BytesPerEvent = float64(b1-b0) / float64(u)
-		// One watch sent every change (the same thread at both readings).
-		if th0ok && th1ok && tid0 == tid1 {
-			res.OwnMeasured = true
-			res.SourceThreadCPUPerEvent = (th1 - th0) / time.Duration(u)
-			res.GCWorkerCPUPerEvent = gcw / time.Duration(u)
-			res.OwnCPUPerEvent = (cpu - (th1 - th0) - gcw) / time.Duration(u)
+		if all := shares.total(); profiled && all > 0 {
+			share := func(c int) time.Duration {
+				return time.Duration(float64(res.CPUPerEvent) * float64(c) / float64(all))
+			}
+			res.OwnMeasured, res.ProfileSamples = true, all
+			res.ProfSourceCPUPerEvent, res.ProfGCCPUPerEvent, res.OwnCPUPerEvent = share(shares.Source), share(shares.GC), share(shares.Own)
 		}
 	}
 	// The source's own cost per update, measured alone with the informer
