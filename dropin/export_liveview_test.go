@@ -16,9 +16,6 @@ func UseLiveHistoryClock(now func() time.Time) (restore func()) {
 // SampleLiveHistory is one tick of the history's sampler.
 func SampleLiveHistory() { sampleHistory() }
 
-// ObjectSize is the live view's estimate of obj's bytes.
-func ObjectSize(obj any) int64 { return objectSize(obj) }
-
 // LiveHistorySamples is how many samples the process's history has taken
 // (0 before any page asked).
 func LiveHistorySamples() uint64 {
@@ -27,8 +24,3 @@ func LiveHistorySamples() uint64 {
 	}
 	return 0
 }
-
-// ObjectSizings is how many objects the live view has sized so far.
-func ObjectSizings() int64 { return objectSizings.Load() }
-
-func init() { countSizings = true }

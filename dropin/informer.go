@@ -102,8 +102,8 @@ type Informer struct {
 	upstream     *cache.Reflector
 
 	// bytes is the live view's estimate of what the cache holds
-	// (liveview_bytes.go); it counts once a live view exists.
-	bytes cacheBytes
+	// (liveprobe.CacheBytes); it counts once a live view exists.
+	bytes liveprobe.CacheBytes
 }
 
 func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) *Informer {
@@ -125,7 +125,7 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 		TraceFilter:       i.traceFilter,
 		Observer:          mx.observer(),
 	}
-	ours.Observer.Stored = i.bytes.stored
+	ours.Observer.Stored = i.bytes.Stored
 	// lw goes to chapter 3 behind the live view's probe (liveview.go),
 	// which forwards the reflector's List and Watch calls (with or without
 	// a context) and passes on IsWatchListSemanticsUnSupported:
@@ -362,7 +362,7 @@ func (i *Informer) SetTransform(handler cache.TransformFunc) error {
 	// Wrapped for the live view's "before the transform" (ours: it sizes
 	// what the transform is given and returns once a live view exists,
 	// and changes nothing the transform or the handlers see).
-	return i.inner.SetTransform(deltafifo.TransformFunc(i.bytes.transform(handler)))
+	return i.inner.SetTransform(deltafifo.TransformFunc(i.bytes.Transform(handler)))
 }
 
 // SetWatchErrorHandler sets what is called when a LIST or WATCH fails;

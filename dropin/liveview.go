@@ -300,15 +300,7 @@ func readProcess() livepage.Process {
 		}
 		pi.Synced = e.inf.HasSynced()
 		pi.Reflector = reflectorOf(e.probe, now)
-		pi.CachedBytes, pi.BytesBeforeTransform = e.inf.bytes.readForPage()
-		if r, ok := e.probe.LastRelist(); ok {
-			pr := &livepage.ProcessRelist{Reason: r.Reason, StartedMillis: r.Started.UnixMilli(), DurationMillis: -1,
-				Objects: r.Objects, EndUnseen: r.EndUnseen, PeakHeap: r.PeakHeap}
-			if !r.Ended.IsZero() {
-				pr.DurationMillis = r.Ended.Sub(r.Started).Milliseconds()
-			}
-			pi.LastRelist = pr
-		}
+		pi.Holdings = liveprobe.Holdings(&e.inf.bytes, e.probe)
 		out.Informers = append(out.Informers, pi)
 	}
 	for _, q := range queues {

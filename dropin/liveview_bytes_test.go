@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // cachedSize is the estimate summed over what inf's cache holds now: what
@@ -30,7 +30,7 @@ import (
 func cachedSize(inf cache.SharedIndexInformer) int64 {
 	var n int64
 	for _, o := range inf.GetStore().List() {
-		n += dropin.ObjectSize(o)
+		n += liveprobe.ObjectSize(o)
 	}
 	return n
 }
@@ -140,19 +140,6 @@ func TestLiveViewShowsBytesAndLastRelist(t *testing.T) {
 	assert.Equal(t, 17, p.LastRelist.Objects)
 }
 
-// The estimate: a typed object's is its protobuf size; an unstructured
-// one's grows with what it holds.
-func TestLiveViewObjectSize(t *testing.T) {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": strings.Repeat("x", 1000)}}
-	assert.Equal(t, int64(cm.Size()), dropin.ObjectSize(cm))
-	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
-	small := dropin.ObjectSize(u)
-	assert.Positive(t, small)
-	u.Object["data"] = map[string]any{"k": strings.Repeat("x", 1000)}
-	assert.GreaterOrEqual(t, dropin.ObjectSize(u), small+1000)
-	assert.Zero(t, dropin.ObjectSize(nil))
-}
-
 // podList is n small pods.
 func podList(n int) *corev1.PodList {
 	l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: make([]corev1.Pod, n)}
@@ -186,7 +173,7 @@ func TestLiveViewStateCostDoesNotGrowWithObjects(t *testing.T) {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/state", nil))
 		}
-		sized := dropin.ObjectSizings()
+		sized := liveprobe.ObjectSizings()
 		allocs = testing.AllocsPerRun(50, read)
 		var before, after goruntime.MemStats
 		goruntime.ReadMemStats(&before)
@@ -194,7 +181,7 @@ func TestLiveViewStateCostDoesNotGrowWithObjects(t *testing.T) {
 			read()
 		}
 		goruntime.ReadMemStats(&after)
-		assert.Equal(t, sized, dropin.ObjectSizings(), "api/state sized objects")
+		assert.Equal(t, sized, liveprobe.ObjectSizings(), "api/state sized objects")
 		return allocs, float64(after.TotalAlloc-before.TotalAlloc) / 50
 	}
 	smallAllocs, smallBytes := measure(1_000)

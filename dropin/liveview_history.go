@@ -2,7 +2,6 @@ package dropin
 
 import (
 	"net/http"
-	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	imetrics "github.com/informer-anatomy/informer-anatomy/internal/metrics"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // The live view's plots: api/history answers the last five minutes of the
@@ -69,7 +69,7 @@ var liveHistoryManual atomic.Bool
 // peak: liveprobe's NoteHeap).
 func sampleHistory() {
 	history().Sample()
-	noteHeap(readHeap())
+	noteHeap(liveprobe.ReadHeap())
 }
 
 // noteHeap tells every live informer's probe the heap now.
@@ -78,24 +78,6 @@ func noteHeap(bytes uint64) {
 	for _, e := range infs {
 		e.probe.NoteHeap(bytes)
 	}
-}
-
-// heapSample is the runtime metric readHeap reads: the bytes of live and
-// not yet swept heap objects, what a relist's second copy swells (no
-// stop-the-world, unlike runtime.ReadMemStats).
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-
-var heapMu sync.Mutex
-
-// readHeap is the heap's objects in bytes now.
-func readHeap() uint64 {
-	heapMu.Lock()
-	defer heapMu.Unlock()
-	metrics.Read(heapSample)
-	if heapSample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return heapSample[0].Value.Uint64()
 }
 
 // serveHistory answers api/history?since=<Unix ms>: the points after

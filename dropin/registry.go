@@ -72,7 +72,7 @@ func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObjec
 	live.mu.Unlock()
 	if liveViewOn.Load() {
 		timeHandlerCalls(i)
-		i.bytes.start(i.inner) // its cache is empty: nothing to size yet
+		i.bytes.Start(i.inner) // its cache is empty: nothing to size yet
 	}
 }
 
@@ -95,10 +95,10 @@ func timeAllHandlerCalls() {
 	live.mu.Unlock()
 	for _, i := range infs {
 		timeHandlerCalls(i)
-		// Sized once, here, and counted from now on (liveview_bytes.go):
+		// Sized once, here, and counted from now on (liveprobe.CacheBytes):
 		// an informer that has synced 150,000 objects holds its changes
 		// back while they are sized, once per process.
-		i.bytes.start(i.inner)
+		i.bytes.Start(i.inner)
 	}
 }
 

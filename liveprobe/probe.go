@@ -97,8 +97,8 @@ func (p *ReflectorProbe) LastRelist() (Relist, bool) {
 }
 
 // NoteHeap tells the probe the process's heap now: the largest told
-// during a relist is its peak. (dropin's live view tells it once a
-// second.)
+// during a relist is its peak. (Both live views, dropin's and the demo's,
+// tell it [ReadHeap] once a second.)
 func (p *ReflectorProbe) NoteHeap(bytes uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -332,12 +332,16 @@ func (r *run) buildInformer(ctx context.Context) error {
 	r.u.Status("cluster %s: %s in %s; queue %s", r.where, r.gvr.Resource, nsText, o.Queue)
 	r.factory = factory.NewSharedInformerFactoryWithOptions(r.client, 0, factory.WithNamespace(r.namespace), factory.WithTracerProvider(r.tel.TP))
 	var probe *liveprobe.ReflectorProbe
+	var bytes *liveprobe.CacheBytes
 	if q := informers.QueueKind(o.Queue); o.Live != nil || q != processor.RealFIFOQueue || o.TraceFilter != nil {
 		// The page's reflector box needs a probe around the ListerWatcher,
 		// another queue than the RealFIFO and a trace filter an informer
 		// the demo builds; the factory's own takes none of them.
 		var err error
-		if r.informer, probe, err = informers.For(r.factory, r.client, informers.Spec{Resource: r.gvr, Namespace: r.namespace, Queue: q, TracerProvider: r.tel.TP, TraceFilter: o.TraceFilter}); err != nil {
+		if o.Live != nil {
+			bytes = &liveprobe.CacheBytes{} // the page shows what the cache holds
+		}
+		if r.informer, probe, err = informers.For(r.factory, r.client, informers.Spec{Resource: r.gvr, Namespace: r.namespace, Queue: q, TracerProvider: r.tel.TP, TraceFilter: o.TraceFilter, Bytes: bytes}); err != nil {
 			return err
 		}
 	} else {
@@ -370,7 +374,7 @@ func (r *run) buildInformer(ctx context.Context) error {
 		return err
 	}
 	if o.Live != nil {
-		o.Live.Attach(r.informer, probe, r.gvr.Resource+" in "+nsText, "cluster "+r.where+"; queue "+o.Queue, nil)
+		o.Live.Attach(r.informer, probe, bytes, r.gvr.Resource+" in "+nsText, "cluster "+r.where+"; queue "+o.Queue, nil)
 	}
 	return nil
 }

@@ -56,6 +56,12 @@ type Spec struct {
 	// ReflectorBackoff replaces the reflector's default pacing (nil: the
 	// default, client-go's); the demo's tests shorten it.
 	ReflectorBackoff *reflector.Backoff
+	// Bytes, if set, keeps the estimate of the bytes the informer's cache
+	// holds, which the live view shows: the informer tells it every
+	// change it caches (chapter 5's Observer.Stored), counted from its
+	// empty cache. A transform set on the informer later should be
+	// wrapped with Bytes.Transform, for the bytes before it.
+	Bytes *liveprobe.CacheBytes
 }
 
 // For registers with f, for spec.Resource, the informer the demo shows and
@@ -85,6 +91,10 @@ func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (process
 		return nil, nil, err
 	}
 	var probe *liveprobe.ReflectorProbe
+	var observer processor.Observer
+	if spec.Bytes != nil {
+		observer.Stored = spec.Bytes.Stored
+	}
 	inf := f.InformerFor(example(), func(_ *factory.Client, resync time.Duration) processor.SharedIndexInformer {
 		probe = liveprobe.NewReflectorProbe(reflector.NewFilteredListWatchFromClient(rc, gvr.Resource, spec.Namespace, func(*metav1.ListOptions) {}))
 		return processor.NewSharedIndexInformerWithOptions(probe, example(), processor.SharedIndexInformerOptions{
@@ -96,8 +106,14 @@ func For(f factory.SharedInformerFactory, c *factory.Client, spec Spec) (process
 			TraceFilter:    spec.TraceFilter,
 			// The reflector's pacing: nil, client-go's, but in tests.
 			ReflectorBackoff: spec.ReflectorBackoff,
+			Observer:         observer,
 		})
 	})
+	if spec.Bytes != nil && probe != nil {
+		// Built here, not yet run: its cache is empty, the count starts
+		// at 0 and misses nothing.
+		spec.Bytes.Start(inf)
+	}
 	return inf, probe, nil
 }
 

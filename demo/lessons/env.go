@@ -74,6 +74,9 @@ type Env struct {
 	// probe wraps the informer's ListerWatcher: the relist and fallback
 	// lessons read the reflector's requests from it.
 	probe *liveprobe.ReflectorProbe
+	// bytes is the estimate of what the informer's cache holds (the live
+	// view's).
+	bytes liveprobe.CacheBytes
 	// stop stops the informer (nil once stopped).
 	stop    context.CancelFunc
 	printer *terminal.Printer
@@ -148,6 +151,7 @@ func (e *Env) start(o Options) error {
 	e.informer, e.probe, err = informers.For(e.factory, client, informers.Spec{
 		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: Namespace,
 		Queue: e.queue, TracerProvider: e.tp, TraceFilter: e.filter, ReflectorBackoff: e.backoff,
+		Bytes: &e.bytes,
 	})
 	if err != nil {
 		return err
@@ -226,6 +230,9 @@ func (e *Env) Informer() processor.SharedIndexInformer { return e.informer }
 
 // Probe is the probe on the main informer's ListerWatcher.
 func (e *Env) Probe() *liveprobe.ReflectorProbe { return e.probe }
+
+// CacheBytes is the estimate of the bytes the main informer's cache holds.
+func (e *Env) CacheBytes() *liveprobe.CacheBytes { return &e.bytes }
 
 // Queue is the main informer's queue.
 func (e *Env) Queue() processor.QueueKind { return e.queue }

@@ -51,7 +51,7 @@ func Run(ctx context.Context, o lessons.Options, s *liveview.Session) (result.Re
 	defer e.Stop()
 	le := &liveEmbedded{env: e, session: s, printer: o.Printer, ctx: ctx}
 	srv := e.Server()
-	s.Attach(le.env.Informer(), e.Probe(), "pods in namespace "+lessons.Namespace,
+	s.Attach(le.env.Informer(), e.Probe(), e.CacheBytes(), "pods in namespace "+lessons.Namespace,
 		fmt.Sprintf("embedded API server at %s; queue %s", e.URL(), e.Queue()), le.controls())
 	s.SetSourceNote(func() string {
 		if srv.WatchListEnabled() {

@@ -30,9 +30,13 @@ type Pipeline struct {
 	Reflector liveprobe.ReflectorState `json:"reflector"`
 	Queue     QueueState               `json:"queue"`
 	// HandleDeltas is how many changes HandleDeltas applied and distributed.
-	HandleDeltas uint64          `json:"handleDeltas"`
-	Indexer      int             `json:"indexer"` // objects cached
-	Listeners    []ListenerState `json:"listeners"`
+	HandleDeltas uint64 `json:"handleDeltas"`
+	Indexer      int    `json:"indexer"` // objects cached
+	// Holdings: the estimate of the bytes the cached objects hold (and
+	// before the transform), and the reflector's last relist, as
+	// dropin.LiveViewHandler shows them (one code: liveprobe.Holdings).
+	livepage.Holdings
+	Listeners []ListenerState `json:"listeners"`
 }
 
 // QueueState is the queue box.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -50,6 +51,7 @@ type Session struct {
 	// Guarded by mu:
 	informer processor.SharedIndexInformer
 	probe    *liveprobe.ReflectorProbe
+	bytes    *liveprobe.CacheBytes
 	source   string
 	name     string
 	controls []Control
@@ -83,14 +85,46 @@ func ServeSession(ln net.Listener, url string, o SessionOptions) *Session {
 	srv := NewServer(Options{Pipeline: s.pipeline, Spans: s.spans, Controls: s.controlList, SpansDropped: o.SpansDropped})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHTTP = cancel
+	heapDone := make(chan struct{})
+	go func() {
+		defer close(heapDone)
+		s.noteHeap(ctx)
+	}()
 	go func() {
 		defer close(s.done)
 		if err := Serve(ctx, ln, srv); err != nil {
 			o.Warn("live view: %v", err)
 		}
+		<-heapDone
 	}()
 	fmt.Fprintf(o.Stdout, "live view: %s (Ctrl-C stops)\n", url)
 	return s
+}
+
+// heapInterval is how often the session tells the attached informer's
+// probe the heap (a relist's peak), as dropin's live view does.
+const heapInterval = time.Second
+
+// noteHeap tells the attached probe the process's heap once a heapInterval
+// until ctx ends: the largest told while a relist runs is its peak
+// (liveprobe's NoteHeap, ReadHeap: one runtime/metrics read, no
+// stop-the-world).
+func (s *Session) noteHeap(ctx context.Context) {
+	t := time.NewTicker(heapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		probe := s.probe
+		s.mu.Unlock()
+		if probe != nil {
+			probe.NoteHeap(liveprobe.ReadHeap())
+		}
+	}
 }
 
 // URL is the page's.
@@ -106,11 +140,12 @@ func (s *Session) Stop() {
 }
 
 // Attach shows inf on the page, named name, from source; probe wraps its
-// ListerWatcher (informers.For), controls are the page's buttons.
-func (s *Session) Attach(inf processor.SharedIndexInformer, probe *liveprobe.ReflectorProbe, name, source string, controls []Control) {
+// ListerWatcher (informers.For), bytes (nil: none) estimates what its cache
+// holds (informers.Spec.Bytes), controls are the page's buttons.
+func (s *Session) Attach(inf processor.SharedIndexInformer, probe *liveprobe.ReflectorProbe, bytes *liveprobe.CacheBytes, name, source string, controls []Control) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.informer, s.probe, s.name, s.source, s.controls = inf, probe, name, source, controls
+	s.informer, s.probe, s.bytes, s.name, s.source, s.controls = inf, probe, bytes, name, source, controls
 }
 
 // SetSourceNote adds note() to the source line each time the page reads
@@ -138,8 +173,9 @@ func (s *Session) controlList() ([]Control, string) {
 // pipeline reads the informer's own counters.
 func (s *Session) pipeline() Pipeline {
 	s.mu.Lock()
-	inf, probe, p, note, wq := s.informer, s.probe, Pipeline{Informer: s.name, Source: s.source}, s.sourceNote, s.workqueue
+	inf, probe, bytes, p, note, wq := s.informer, s.probe, s.bytes, Pipeline{Informer: s.name, Source: s.source}, s.sourceNote, s.workqueue
 	s.mu.Unlock()
+	p.Holdings = liveprobe.Holdings(bytes, probe)
 	if note != nil {
 		p.Source += note()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
 	"github.com/informer-anatomy/informer-anatomy/internal/cputime"
 	"github.com/informer-anatomy/informer-anatomy/internal/informerbench"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 const (
@@ -99,8 +100,13 @@ func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) i
 		b.Fatal(err)
 	}
 	f := factory.NewSharedInformerFactoryWithOptions(client, 0, factory.WithNamespace(benchNamespace), factory.WithTracerProvider(tp))
+	// With the page, the informer counts its cache's bytes, as the demo's does.
+	var bytes *liveprobe.CacheBytes
+	if live {
+		bytes = &liveprobe.CacheBytes{}
+	}
 	inf, probe, err := informers.For(f, client, informers.Spec{Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: benchNamespace,
-		Queue: processor.RealFIFOQueue, TracerProvider: tp})
+		Queue: processor.RealFIFOQueue, TracerProvider: tp, Bytes: bytes})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,7 +120,7 @@ func benchLiveIteration(b *testing.B, srv *apiserver.Server, live bool, v int) i
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx.Done())
 	if l != nil {
-		l.Attach(inf, probe, "bench", "embedded", nil)
+		l.Attach(inf, probe, bytes, "bench", "embedded", nil)
 	}
 	// Updates written before the initial state is in would be folded into
 	// it: wait for the streamed pods to reach every handler.

@@ -234,21 +234,30 @@ type ProcessInformer struct {
 	// Cached how many objects the indexer holds.
 	HandleDeltas uint64 `json:"handleDeltas"`
 	Cached       int    `json:"cached"`
-	// CachedBytes estimates the bytes the cached objects hold (dropin's
-	// objectSize, a running total kept as objects come and go; -1 before
-	// it counts). BytesBeforeTransform, where a transform is set, is what
-	// they would hold without it (CachedBytes scaled by what the
-	// transform kept of the objects it was given); -1 otherwise.
-	CachedBytes          int64 `json:"cachedBytes"`
-	BytesBeforeTransform int64 `json:"bytesBeforeTransform"`
-	// LastRelist is the reflector's last fetch of the whole state; nil
-	// before the first.
-	LastRelist *ProcessRelist   `json:"lastRelist,omitempty"`
-	Handlers   []ProcessHandler `json:"handlers"`
+	// Holdings: the bytes the cached objects hold, and the last relist.
+	Holdings
+	Handlers []ProcessHandler `json:"handlers"`
 	// Reflector is the reflector's conversation with the API server, as
 	// the demo's reflector box shows it (the same JSON names, drawn by the
 	// same script).
 	Reflector ProcessReflector `json:"reflector"`
+}
+
+// Holdings is what an informer holds beyond its count, as both live
+// views send it (liveprobe.Holdings fills it; the page's heldLine draws
+// it): in dropin's ProcessInformer and in the demo's pipeline, with the
+// same JSON names.
+type Holdings struct {
+	// CachedBytes estimates the bytes the cached objects hold
+	// (liveprobe's ObjectSize, a running total kept as objects come and
+	// go; -1 before it counts). BytesBeforeTransform, where a transform
+	// is set, is what they would hold without it (CachedBytes scaled by
+	// what the transform kept of the objects it was given); -1 otherwise.
+	CachedBytes          int64 `json:"cachedBytes"`
+	BytesBeforeTransform int64 `json:"bytesBeforeTransform"`
+	// LastRelist is the reflector's last fetch of the whole state; nil
+	// before the first.
+	LastRelist *ProcessRelist `json:"lastRelist,omitempty"`
 }
 
 // ProcessRelist is liveprobe's Relist as the page draws it.

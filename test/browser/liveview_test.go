@@ -267,6 +267,8 @@ type shown struct {
 	QueueDepth    int           `json:"queueDepth"`
 	HandleDeltas  int           `json:"handleDeltas"`
 	Indexer       int           `json:"indexer"`
+	Held          string        `json:"held"`   // the Indexer box's bytes line ("≈ 1.2 KiB held")
+	Relist        string        `json:"relist"` // the Reflector box's last relist line
 	Stages        []string      `json:"stages"` // visible pipeline boxes
 	Arrows        int           `json:"arrows"`
 	Listeners     []listenerRow `json:"listeners"`
@@ -288,6 +290,7 @@ const readPage = `(() => {
     stream: t("reflector-stream"),
     requests: [...document.querySelectorAll("#reflector-requests li")].map((li) => li.textContent),
     queueKind: t("queue-kind"), queueDepth: n("queue-depth"), handleDeltas: n("handledeltas"), indexer: n("indexer"),
+    held: t("indexer-held"), relist: t("reflector-relist"),
     stages: [...document.querySelectorAll("#pipeline .stage[id]")].filter(visible).map((e) => e.id),
     arrows: [...document.querySelectorAll("#pipeline > .arrow")].filter(visible).length,
     listeners: [...document.querySelectorAll("#listeners .listener")].map((r) => ({
@@ -366,6 +369,9 @@ func (s shown) settled(listeners, changes int) bool {
 	}
 	return true
 }
+
+// demoHeld is the Indexer box's estimate of its pods' bytes.
+var demoHeld = regexp.MustCompile(`^≈ [1-9][0-9.]* (B|KiB) held$`)
 
 // pipelineStages are the boxes the page draws for every informer, in order.
 var pipelineStages = []string{"st-reflector", "st-queue", "st-handledeltas", "st-indexer", "st-distribute"}
@@ -461,6 +467,13 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	assert.Equal(t, []int{1, 0, 0}, []int{s.Streams, s.Lists, s.Watches}, "STREAM, LIST, WATCH counts")
 	assert.Equal(t, []string{"STREAM from the latest · 1 object · bookmark rv " + s.RV}, s.Requests)
 	assert.Equal(t, "initial state: 1 object streamed, bookmark at rv "+s.RV, s.Stream)
+	// What the informer holds, as dropin's page says it (one code,
+	// liveprobe.Holdings): the bytes of its one pod, its first relist.
+	s = p.waitFor("the bytes held and the first relist", func(s shown) bool {
+		return demoHeld.MatchString(s.Held) && strings.HasPrefix(s.Relist, "last relist: start, at ")
+	})
+	assert.Regexp(t, `, took \d+(\.\d)? m?s, 1 object($|, heap peak)`, s.Relist)
+	assert.NotContains(t, s.Held, "before the transform", "the demo's informer has no transform")
 	assert.Equal(t, []string{"create-pod", "update-pod", "delete-pod", "burst", "slow", "fast", "add-handler", "remove-handler", "drop-watch", "relist", "no-stream", "restart", "controller", "handoff", "lessons"}, s.Controls)
 	p.screenshot("1-started", true)
 
@@ -537,6 +550,11 @@ func TestLiveViewEmbeddedInChromium(t *testing.T) {
 	assert.Equal(t, "STREAM from "+r1.RV+" · 3 objects · bookmark rv "+s.RV, s.Requests[expired+1], "a stream after the 410: %q", s.Requests)
 	assert.Equal(t, "initial state: 3 objects streamed, bookmark at rv "+s.RV, s.Stream)
 	assert.Equal(t, 3, s.Indexer)
+	s = p.waitFor("the relist after the 410 in the Reflector box", func(s shown) bool {
+		return strings.HasPrefix(s.Relist, "last relist: 410 Expired, at ") && strings.Contains(s.Relist, ", 3 objects")
+	})
+	assert.Regexp(t, `took \d+(\.\d)? m?s, 3 objects`, s.Relist)
+	assert.Regexp(t, demoHeld, s.Held)
 	p.click("demo/live-1's LISTED row", `#events tbody tr[data-key="demo/live-1"][data-type="LISTED"]`)
 	// demo/live-1 is unchanged since the watch saw it: HandleDeltas
 	// (ReplacedAll) updates the cache, and distribute calls no handler,

@@ -95,6 +95,8 @@ function drawPipeline(p) {
   $("queue-bar").style.width = Math.min(100, p.queue.depth / 10) + "%";
   text("handledeltas", p.handleDeltas);
   text("indexer", p.indexer);
+  text("indexer-held", bytesText(p));
+  text("reflector-relist", relistText(p));
   const arrows = document.querySelectorAll("#pipeline > .arrow");
   pulse(arrows[0], "in", [r.watchEvents, r.streamed, r.lists, r.streams].join());
   pulse(arrows[1], "hd", p.handleDeltas);
@@ -262,27 +264,33 @@ function fmtBytes(n) {
 }
 
 // heldLine says what the informer's cache holds (an estimate: see
-// docs/07-your-controller.md) and its last relist.
+// docs/07-your-controller.md) and its last relist: the process's box
+// shows both on one line, the demo's Indexer box the first and its
+// Reflector box the second. Both servers send the same fields
+// (internal/livepage's Holdings).
 function heldLine(inf) {
-  const parts = [];
-  if (inf.cachedBytes >= 0) {
-    let s = `≈ ${fmtBytes(inf.cachedBytes)} held`;
-    if (inf.bytesBeforeTransform >= 0) s += ` (≈ ${fmtBytes(inf.bytesBeforeTransform)} before the transform)`;
-    parts.push(s);
-  }
+  return [bytesText(inf), relistText(inf)].filter((s) => s).join(" · ");
+}
+
+function bytesText(inf) {
+  if (!(inf.cachedBytes >= 0)) return "";
+  let s = `≈ ${fmtBytes(inf.cachedBytes)} held`;
+  if (inf.bytesBeforeTransform >= 0) s += ` (≈ ${fmtBytes(inf.bytesBeforeTransform)} before the transform)`;
+  return s;
+}
+
+function relistText(inf) {
   const r = inf.lastRelist;
-  if (r) {
-    let s = `last relist: ${r.reason}, at ${new Date(r.startedMillis).toLocaleTimeString()}`;
-    const d = r.durationMillis;
-    if (r.endUnseen) s += ", sent before the live view existed (its end not seen)";
-    else {
-      s += d < 0 ? ", fetching…" : d >= 1000 ? `, took ${(d / 1000).toFixed(1)} s` : `, took ${d} ms`;
-      s += `, ${r.objects} object${r.objects === 1 ? "" : "s"}`;
-    }
-    if (r.peakHeap) s += `, heap peak ${fmtBytes(r.peakHeap)}`;
-    parts.push(s);
+  if (!r) return "";
+  let s = `last relist: ${r.reason}, at ${new Date(r.startedMillis).toLocaleTimeString()}`;
+  const d = r.durationMillis;
+  if (r.endUnseen) s += ", sent before the live view existed (its end not seen)";
+  else {
+    s += d < 0 ? ", fetching…" : d >= 1000 ? `, took ${(d / 1000).toFixed(1)} s` : `, took ${d} ms`;
+    s += `, ${r.objects} object${r.objects === 1 ? "" : "s"}`;
   }
-  return parts.join(" · ");
+  if (r.peakHeap) s += `, heap peak ${fmtBytes(r.peakHeap)}`;
+  return s;
 }
 
 // drawReconciles lists the last reconciles; a click opens the trace that

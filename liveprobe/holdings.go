@@ -1,12 +1,22 @@
-package dropin
+package liveprobe
 
 import (
 	"reflect"
+	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+
+	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 )
 
+// What an informer holds, as both live views show it (dropin's
+// LiveViewHandler and trace-demo's page): the estimate of the bytes its
+// cache holds ([CacheBytes]), the reflector's last relist
+// ([ReflectorProbe.LastRelist], its heap peak from [ReadHeap]), written
+// here once for both ([Holdings]).
+//
 // The live view's estimate of the bytes an informer's cache holds (ours:
 // client-go measures nothing of the kind).
 //
@@ -17,16 +27,22 @@ import (
 // remembered: a size per key would cost more memory than it saves CPU); a
 // change that keeps the same object (a resync, or a relisted object the
 // reflector exchanged for the cached one) costs a pointer comparison.
-// Nothing is counted before the first [LiveViewHandler] is made: then each
-// live informer's cache is sized once, under the lock that holds its
-// changes back (processor.ReadCache), and every informer built later
-// starts counting from its empty cache. A read of api/state loads two
-// atomics per informer: it never walks the cache.
+// Nothing is counted before [CacheBytes.Start]: dropin starts each live
+// informer's count when the first LiveViewHandler is made (its cache is
+// sized once then, under the lock that holds its changes back:
+// processor.ReadCache), and every informer built later from its empty
+// cache; the demo starts its informer's before it runs. A read of the
+// page's state loads two atomics per informer: it never walks the cache.
 //
-// What an estimate is, and is not: see objectSize.
+// What an estimate is, and is not: see [ObjectSize].
 
-// cacheBytes is one informer's running estimate.
-type cacheBytes struct {
+// CacheBytes is one informer's running estimate of the bytes its cache
+// holds: give its Stored to the informer as chapter 5's Observer.Stored,
+// wrap the informer's transform (if any) with Transform, and call Start.
+// The zero value is ready, and counts nothing until Start.
+//
+// Ours: client-go has no such estimate.
+type CacheBytes struct {
 	// on: counting (set under the cache's writer lock, by start, so that
 	// no change is missed or counted twice).
 	on atomic.Bool
@@ -38,18 +54,19 @@ type cacheBytes struct {
 	before, after atomic.Int64
 }
 
-// stored is the informer's Observer.Stored: old left the cache, new
+// Stored is the informer's Observer.Stored: old left the cache, new
 // entered it (either may be nil).
-func (c *cacheBytes) stored(old, new any) {
+func (c *CacheBytes) Stored(old, new any) {
 	if !c.on.Load() || sameObject(old, new) {
 		return
 	}
-	c.held.Add(objectSize(new) - objectSize(old))
+	c.held.Add(ObjectSize(new) - ObjectSize(old))
 }
 
-// start sizes inf's cache once and counts from then on; a second call
-// does nothing.
-func (c *cacheBytes) start(inf processor.SharedInformer) {
+// Start sizes inf's cache once and counts from then on; a second call
+// does nothing. inf must have been made by chapter 5 (processor.ReadCache)
+// with Stored as its Observer.Stored.
+func (c *CacheBytes) Start(inf processor.SharedInformer) {
 	if c.on.Load() {
 		return
 	}
@@ -59,37 +76,39 @@ func (c *cacheBytes) start(inf processor.SharedInformer) {
 		}
 		var n int64
 		for _, o := range objs {
-			n += objectSize(o)
+			n += ObjectSize(o)
 		}
 		c.held.Store(n)
 		c.on.Store(true)
 	})
 }
 
-// transform wraps a transform so that, while counting, the size of what
+// Transform wraps a transform so that, while counting, the size of what
 // it is given and of what it returns are added up: the page's "before the
 // transform". The object is sized before the transform runs (a transform
-// may change it in place and return it).
-func (c *cacheBytes) transform(f func(any) (any, error)) func(any) (any, error) {
+// may change it in place and return it). It changes nothing f is given
+// or returns.
+func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) {
 	c.transformed.Store(true)
 	return func(obj any) (any, error) {
 		if !c.on.Load() {
 			return f(obj)
 		}
-		in := objectSize(obj)
+		in := ObjectSize(obj)
 		out, err := f(obj)
 		if err == nil {
 			c.before.Add(in)
-			c.after.Add(objectSize(out))
+			c.after.Add(ObjectSize(out))
 		}
 		return out, err
 	}
 }
 
-// read is the estimate now, and before the transform (-1: no transform,
+// Read is the estimate now, and before the transform (-1: no transform,
 // or none of its results seen yet): the held bytes scaled by what the
-// transform kept of the objects it was given since counting began.
-func (c *cacheBytes) read() (held, beforeTransform int64, counting bool) {
+// transform kept of the objects it was given since counting began;
+// counting is false before Start.
+func (c *CacheBytes) Read() (held, beforeTransform int64, counting bool) {
 	held, beforeTransform = c.held.Load(), -1
 	if c.transformed.Load() {
 		if b, a := c.before.Load(), c.after.Load(); a > 0 {
@@ -99,13 +118,48 @@ func (c *cacheBytes) read() (held, beforeTransform int64, counting bool) {
 	return held, beforeTransform, c.on.Load()
 }
 
-// readForPage is read as api/state shows it: -1 for what is not known.
-func (c *cacheBytes) readForPage() (held, beforeTransform int64) {
-	held, beforeTransform, counting := c.read()
-	if !counting {
-		return -1, -1
+// Holdings is what the page shows of what an informer holds beyond its
+// count: b's estimate (-1 for what is not known: b nil, or not counting
+// yet) and p's last relist (none: p nil, or no relist yet). Both live
+// views fill their informer's line with it.
+func Holdings(b *CacheBytes, p *ReflectorProbe) livepage.Holdings {
+	h := livepage.Holdings{CachedBytes: -1, BytesBeforeTransform: -1}
+	if b != nil {
+		if held, before, counting := b.Read(); counting {
+			h.CachedBytes, h.BytesBeforeTransform = held, before
+		}
 	}
-	return held, beforeTransform
+	if p == nil {
+		return h
+	}
+	if r, ok := p.LastRelist(); ok {
+		pr := &livepage.ProcessRelist{Reason: r.Reason, StartedMillis: r.Started.UnixMilli(), DurationMillis: -1,
+			Objects: r.Objects, EndUnseen: r.EndUnseen, PeakHeap: r.PeakHeap}
+		if !r.Ended.IsZero() {
+			pr.DurationMillis = r.Ended.Sub(r.Started).Milliseconds()
+		}
+		h.LastRelist = pr
+	}
+	return h
+}
+
+// heapSample is the runtime metric ReadHeap reads: the bytes of live and
+// not yet swept heap objects, what a relist's second copy swells (no
+// stop-the-world, unlike runtime.ReadMemStats).
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+var heapMu sync.Mutex
+
+// ReadHeap is the process's heap objects in bytes now, what a live view
+// tells [ReflectorProbe.NoteHeap] once a second.
+func ReadHeap() uint64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return heapSample[0].Value.Uint64()
 }
 
 // sameObject: a and b are the same object (or both nil), without
@@ -118,18 +172,19 @@ func sameObject(a, b any) bool {
 	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
-// countSizings makes objectSize count its calls in objectSizings: set by
-// the package's tests only (a test that api/state sizes nothing).
-var (
-	countSizings  bool
-	objectSizings atomic.Int64
-)
+// objectSizings counts ObjectSize's calls (an atomic add beside a walk of
+// the object): a test's proof that a read of the page's state sizes
+// nothing.
+var objectSizings atomic.Int64
+
+// ObjectSizings is how many objects this process has sized so far.
+func ObjectSizings() int64 { return objectSizings.Load() }
 
 // sizer is what a typed Kubernetes object answers: its protobuf encoding's
 // length (generated code, no allocation).
 type sizer interface{ Size() int }
 
-// objectSize estimates the bytes obj holds on the heap; 0 for nil.
+// ObjectSize estimates the bytes obj holds on the heap; 0 for nil.
 //
 // For the API's typed objects (they answer Size(): corev1.Pod,
 // metav1.PartialObjectMetadata and every type with generated protobuf
@@ -146,13 +201,13 @@ type sizer interface{ Size() int }
 // counted once per object. Read it to compare informers, to see what a
 // transform removed, and to see the total move; read the process's heap
 // for what the cache costs.
-func objectSize(obj any) int64 {
+//
+// Ours: client-go sizes nothing.
+func ObjectSize(obj any) int64 {
 	if obj == nil {
 		return 0
 	}
-	if countSizings {
-		objectSizings.Add(1)
-	}
+	objectSizings.Add(1)
 	if s, ok := obj.(sizer); ok {
 		return int64(s.Size())
 	}
