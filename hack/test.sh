@@ -95,9 +95,10 @@ lane_cluster() {
   echo "== the live view in headless Chromium (hack/chromium.sh)"
   INFORMER_ANATOMY_CHROMIUM=$(./hack/chromium.sh path)
   export INFORMER_ANATOMY_CHROMIUM
-  # TestLiveViewAtScaleInChromium at 30,000 objects (about 15 s here);
-  # its 150,000 (about a minute) is the manual run docs/07-your-controller.md
-  # records.
+  # TestLiveViewAtScaleInChromium and TestDemoPageAtScaleInChromium at
+  # 30,000 objects (about 20 s each here); their 150,000 (about a minute
+  # each) is the manual run docs/07-your-controller.md and docs/tracing.md
+  # record.
   INFORMER_ANATOMY_BROWSER_OBJECTS=${INFORMER_ANATOMY_BROWSER_OBJECTS:-30000} \
     go test -vet=off -count=1 -tags browser ./test/browser
 }

@@ -8,10 +8,10 @@
 // process serves (dropin.LiveViewHandler): on the embedded API server, and
 // as examples/controller-runtime serves it on that cluster (the test builds
 // and runs the example): its informer and handlers, its priority queue, a
-// reconcile's "why" and the plots; and at scale: an informer of 150,000
-// ConfigMaps with a burst of updates running (INFORMER_ANATOMY_BROWSER_OBJECTS
-// for another size: hack/test.sh runs 30,000), the page's memory and the
-// span store bounded. And what another site's
+// reconcile's "why" and the plots; and at scale, that page and the demo's:
+// an informer of 150,000 ConfigMaps with a burst of updates running
+// (INFORMER_ANATOMY_BROWSER_OBJECTS for another size: hack/test.sh runs
+// 30,000), the page's memory and the span store bounded. And what another site's
 // page open in the same browser cannot do: press a control (a cross-site
 // POST), frame the page, or read it by a name that resolves to it (DNS
 // rebinding); and that the page runs under its content security policy.

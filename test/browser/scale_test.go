@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,8 +31,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
 // scaleObjectsEnv sets how many ConfigMaps TestLiveViewAtScaleInChromium's
@@ -344,6 +348,163 @@ func TestLiveViewAtScaleInChromium(t *testing.T) {
 	// flight with their spans, none of which grows with the burst. (A
 	// store that kept every trace fails the TracesKept checks above.)
 	assert.LessOrEqual(t, burst, 1.5*synced+128<<20, "the process's live heap stays bounded through the burst")
+	p.screenshot("3-burst", true)
+	assert.Empty(t, b.consoleErrors(), "the page ran without errors")
+}
+
+// demoScalePage is what the demo's page shows of its informer, read from
+// the DOM, with the page's size.
+type demoScalePage struct {
+	Indexer      string  `json:"indexer"`
+	HandleDeltas string  `json:"handleDeltas"`
+	Held         string  `json:"held"`   // the Indexer box's bytes
+	Relist       string  `json:"relist"` // the Reflector box's last relist
+	Nodes        int     `json:"nodes"`  // DOM elements, less the reflector's request list
+	Events       int     `json:"events"`
+	Heap         float64 `json:"heap"` // the JS heap in use after a GC, bytes
+}
+
+const readDemoScalePage = `(() => {
+  const t = (id) => document.getElementById(id).textContent;
+  gc();
+  return {
+    indexer: t("indexer"), handleDeltas: t("handledeltas"), held: t("indexer-held"), relist: t("reflector-relist"),
+    nodes: document.getElementsByTagName("*").length - document.querySelectorAll("#reflector-requests li").length,
+    events: document.querySelectorAll("#events tbody tr").length,
+    heap: performance.memory.usedJSHeapSize,
+  };
+})()`
+
+var demoScaleHeldRe = regexp.MustCompile(`^≈ [0-9.]+ (KiB|MiB|GiB) held$`)
+
+// The demo's own page (demo/liveview's session, as trace-demo --ui serves
+// it) on chapter 5's informer holding 150,000 ConfigMaps
+// (INFORMER_ANATOMY_BROWSER_OBJECTS for another size), every change traced
+// into the session's span store, a burst of updates running and a 410
+// relist midway, in Chromium: the Indexer box shows every object and the
+// bytes they hold, the Reflector box the last relist (start, then the
+// 410, each with every object), HandleDeltas moves through the burst;
+// api/state answers with counters (times logged, not asserted); the span
+// store keeps at most its traces; the document's elements do not grow
+// with the burst and the JS heap after a GC stays within half again of
+// the first draw's.
+func TestDemoPageAtScaleInChromium(t *testing.T) {
+	n := scaleObjects(t)
+	lw := newScaleLW("big", n)
+	probe := liveprobe.NewReflectorProbe(lw)
+	var held liveprobe.CacheBytes
+	tp := sdktrace.NewTracerProvider()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	const traces = 2000
+	s := liveview.ServeSession(ln, "http://"+ln.Addr().String()+"/", liveview.SessionOptions{TracerProvider: tp, Traces: traces,
+		Warn: t.Logf, Stdout: io.Discard})
+	t.Cleanup(s.Stop)
+	inf := processor.NewSharedIndexInformerWithOptions(probe, &corev1.ConfigMap{}, processor.SharedIndexInformerOptions{
+		TracerProvider: tp, Name: "configmaps", Observer: processor.Observer{Stored: held.Stored}})
+	held.Start(inf)
+	var calls atomic.Int64
+	_, err = inf.AddEventHandler(scaleBigHandler{&calls})
+	require.NoError(t, err)
+	s.Attach(inf, probe, &held, "configmaps", fmt.Sprintf("an in-process source of %d ConfigMaps", n), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	started := time.Now()
+	wg.Go(func() { inf.RunWithContext(ctx) })
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+	t.Logf("%d ConfigMaps listed and cached in %v", n, time.Since(started).Round(time.Millisecond))
+
+	b := openTab(t, chromedp.Flag("js-flags", "--expose-gc"), chromedp.Flag("enable-precise-memory-info", true))
+	open, cancelOpen := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancelOpen()
+	require.NoError(t, chromedp.Do(open, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.URL())), "open the page")
+	p := &page{tab: b, t: t, name: "demo-scale"}
+	removeScreenshots("demo-scale")
+	waitPage := func(what string, cond func(demoScalePage) bool) demoScalePage {
+		t.Helper()
+		deadline := time.Now().Add(3 * waitTimeout)
+		for {
+			c, cancel := context.WithTimeout(b.ctx, waitTimeout)
+			s, err := chromedp.Run(c, chromedp.Evaluate[demoScalePage](readDemoScalePage))
+			cancel()
+			require.NoError(t, err)
+			if cond(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				p.screenshot("FAILED", true)
+				t.Fatalf("waiting for %s: the page showed %+v", what, s)
+			}
+			time.Sleep(100 * time.Millisecond) // a polling interval, not an assertion
+		}
+	}
+	number := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	relist := func(s demoScalePage) []string { return scaleRelistRe.FindStringSubmatch(s.Relist) }
+	first := waitPage("every object, its bytes and the first relist", func(s demoScalePage) bool {
+		m := relist(s)
+		return number(s.Indexer) == n && demoScaleHeldRe.MatchString(s.Held) && m != nil && m[1] == "start" && m[3] == strconv.Itoa(n)
+	})
+	t.Logf("demo page at %d objects: %q; %q; %d DOM elements, JS heap %.1f MiB", n, first.Held, first.Relist, first.Nodes, first.Heap/(1<<20))
+	p.screenshot("1-synced", true)
+
+	var sent atomic.Int64
+	settledCalls := calls.Load()
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			for sent.Load()-(calls.Load()-settledCalls) > 1000 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: fmt.Sprint("cm-", i%n),
+				UID: types.UID("uid-big-" + strconv.Itoa(i%n)), ResourceVersion: strconv.Itoa(i + 2)}, Data: map[string]string{"v": strconv.Itoa(i)}}
+			if lw.send(ctx, watch.Event{Type: watch.Modified, Object: cm}) {
+				sent.Add(1)
+			} else {
+				time.Sleep(time.Millisecond) // between two watches
+			}
+		}
+	})
+	moving := waitPage("the burst drawn", func(s demoScalePage) bool {
+		return number(s.HandleDeltas) > number(first.HandleDeltas)+1000 && s.Events > 0
+	})
+
+	var times []time.Duration
+	var body int
+	var st liveview.State
+	for range 50 {
+		t0 := time.Now()
+		res, err := http.Get(s.URL() + "api/state")
+		require.NoError(t, err)
+		raw, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		times = append(times, time.Since(t0))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		body = max(body, len(raw))
+		require.NoError(t, json.Unmarshal(raw, &st))
+	}
+	slices.Sort(times)
+	t.Logf("the demo's api/state during the burst at %d objects: median %v, slowest %v of 50; body up to %d bytes", n,
+		times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), body)
+	assert.Less(t, body, 512<<10, "api/state holds counters and the last events, not the objects")
+	assert.LessOrEqual(t, st.TracesKept, traces, "the span store keeps its last traces")
+	assert.Positive(t, st.TracesEvicted, "and evicts the older")
+
+	require.True(t, lw.send(ctx, watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone,
+		Reason: metav1.StatusReasonExpired, Message: "too old resource version"}}))
+	relisted := waitPage("the relist after the 410, with every object", func(s demoScalePage) bool {
+		m := relist(s)
+		return m != nil && m[1] == "410 Expired" && m[3] == strconv.Itoa(n) && number(s.Indexer) == n
+	})
+	t.Logf("after the 410: %q; %q", relisted.Held, relisted.Relist)
+	p.screenshot("2-relisted", true)
+	last := waitPage("the relist applied and the burst's next changes drawn", func(s demoScalePage) bool {
+		return number(s.HandleDeltas) > number(relisted.HandleDeltas)+n+5000
+	})
+	t.Logf("after %d updates sent: the demo's page %d DOM elements, JS heap %.1f MiB (%.1f at first)", sent.Load(), last.Nodes, last.Heap/(1<<20), first.Heap/(1<<20))
+	assert.LessOrEqual(t, last.Nodes, moving.Nodes+moving.Nodes/10, "the document does not grow with the burst")
+	assert.LessOrEqual(t, last.Heap, 1.5*first.Heap, "the page's heap after a GC stays bounded")
+	assert.Regexp(t, demoScaleHeldRe, last.Held)
 	p.screenshot("3-burst", true)
 	assert.Empty(t, b.consoleErrors(), "the page ran without errors")
 }
