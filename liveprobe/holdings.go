@@ -87,7 +87,10 @@ func (c *CacheBytes) Start(inf processor.SharedInformer) {
 // it is given and of what it returns are added up: the page's "before the
 // transform". The object is sized before the transform runs (a transform
 // may change it in place and return it). It changes nothing f is given
-// or returns.
+// or returns. An object streamed in a watch-list's initial state is
+// given to f twice (as it arrives, and again in the RealFIFO's Replace,
+// as client-go's is), and the second call counts as one that kept
+// everything: the "before" reads low there (docs/07).
 func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) {
 	c.transformed.Store(true)
 	return func(obj any) (any, error) {
