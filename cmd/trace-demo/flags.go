@@ -40,8 +40,11 @@ type options struct {
 	verbose    bool
 	queue      string
 	objects    int
-	ui         bool   // --ui: serve the live view (demo/liveview)
-	uiAddr     string // --ui-addr
+	// --sync-timeout: how long the cluster run waits for the informer's
+	// first sync (0: demo/cluster's default, a minute).
+	syncTimeout time.Duration
+	ui          bool   // --ui: serve the live view (demo/liveview)
+	uiAddr      string // --ui-addr
 	// --trace-keys and --trace-selector, and the filter built from the one
 	// given (nil: trace every object); traceWhat names it in messages.
 	traceKeys, traceSelector string
@@ -97,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.queue, "queue", processor.RealFIFOQueue.String(), "the informer's queue: realfifo (client-go v0.37.2's, which hands every event over in the API server's order) or deltafifo (client-go's up to 1.32, which merges a key's queued changes). The coalesce and order lessons run informers of their own on the queue they teach")
 	fs.BoolVar(&o.verbose, "verbose", false, "embedded run: every lesson's waterfall and what to look for, and the full summary")
 	fs.IntVar(&o.objects, "objects", 5, "cluster: how many objects to draw a waterfall for")
+	fs.DurationVar(&o.syncTimeout, "sync-timeout", 0, "cluster: how long to wait for the informer's first sync before giving up (default 1m; a resource with 100,000 objects or more may need several)")
 	addUIFlags(fs, o)
 	addTraceFlags(fs, o)
 	if err := fs.Parse(args); err != nil {
@@ -147,7 +151,7 @@ func (o *options) check(set map[string]bool) error {
 			return errors.New("--generate works in a namespace of its own; drop --namespace")
 		}
 	} else {
-		for _, f := range []string{"namespace", "resource", "generate", "objects"} {
+		for _, f := range []string{"namespace", "resource", "generate", "objects", "sync-timeout"} {
 			if set[f] {
 				return fmt.Errorf("--%s needs a cluster: add --cluster (or --kubeconfig/--context)", f)
 			}
@@ -168,8 +172,13 @@ func (o *options) check(set map[string]bool) error {
 	if o.queue != processor.RealFIFOQueue.String() && o.queue != processor.DeltaFIFOQueue.String() {
 		return fmt.Errorf("--queue %q: want %s or %s", o.queue, processor.RealFIFOQueue, processor.DeltaFIFOQueue)
 	}
-	if o.objects < 0 || o.duration < 0 {
-		return errors.New("--objects and --duration cannot be negative")
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{{"objects", o.objects < 0}, {"duration", o.duration < 0}, {"sync-timeout", o.syncTimeout < 0}} {
+		if f.negative {
+			return fmt.Errorf("--%s cannot be negative", f.name)
+		}
 	}
 	return nil
 }

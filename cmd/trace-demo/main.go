@@ -62,7 +62,6 @@ type hooks struct {
 	report       func(*options, *terminal.Report) // the run's analysed spans
 	synced       func(store.Store)                // the cluster informer's store, once synced
 	flushTimeout time.Duration                    // 0: flushTimeout
-	syncTimeout  time.Duration                    // 0: the cluster run's default
 	liveTraces   int                              // 0: liveTraces
 	// backoff replaces the embedded run's reflector pacing (nil:
 	// client-go's 800ms doubling, what users see); runs in tests would
@@ -138,7 +137,7 @@ func runMode(ctx context.Context, o *options, u *terminal.Printer, tel *telemetr
 	case o.cluster:
 		return cluster.Run(ctx, cluster.Options{Kubeconfig: o.kubeconfig, Context: o.context, Namespace: o.namespace, Resource: o.resource,
 			Generate: o.generate, Duration: o.duration, Queue: o.queue, Objects: o.objects, TraceFilter: o.traceFilter, Live: live,
-			SyncTimeout: h.syncTimeout, OnSynced: h.synced}, u, tel)
+			SyncTimeout: o.syncTimeout, OnSynced: h.synced}, u, tel)
 	case o.ui:
 		return livecontrols.Run(ctx, env, live)
 	}

@@ -385,6 +385,8 @@ func TestBadFlagsSayWhatToDo(t *testing.T) {
 		{[]string{"--scenario", "nope"}, `--scenario "nope": want all or one of basic`},
 		{[]string{"--generate"}, "--generate needs a cluster: add --cluster"},
 		{[]string{"--namespace", "x"}, "--namespace needs a cluster"},
+		{[]string{"--sync-timeout", "5m"}, "--sync-timeout needs a cluster"},
+		{[]string{"--cluster", "--sync-timeout", "-1s"}, "--sync-timeout cannot be negative"},
 		{[]string{"--cluster", "--scenario", "basic"}, "--scenario is for the embedded server only"},
 		{[]string{"--queue", "fifo"}, `--queue "fifo": want realfifo or deltafifo`},
 		{[]string{"--cluster", "--queue", "fifo"}, `--queue "fifo": want realfifo or deltafifo`},
@@ -586,12 +588,11 @@ func TestServerSilentAfterThePreflightIsDescribed(t *testing.T) {
 		<-r.Context().Done() // never answers
 		return true
 	})
-	var h hooks
-	h.syncTimeout = time.Second
-	r := runDemoWith(t, h, context.Background(), "--kubeconfig", kubeconfig(t, u, false), "--exporter", "none")
+	r := runDemo(t, context.Background(), "--kubeconfig", kubeconfig(t, u, false), "--exporter", "none", "--sync-timeout", "1s")
 	assert.Equal(t, 1, r.code, r.stdout)
 	assert.NotContains(t, r.stderr, "warnings above")
 	assert.Contains(t, r.stderr, "did not sync within 1s, and no error was reported")
+	assert.Contains(t, r.stderr, "if the resource holds many objects, give it longer (trace-demo --sync-timeout 5m)")
 	assert.Contains(t, r.stderr, "answered the preflight LIST and WATCH, then the informer's own first request (its stream, or the LIST where the server cannot stream) got no answer")
 }
 

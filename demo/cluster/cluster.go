@@ -417,7 +417,7 @@ func (r *run) waitForSync(ctx context.Context) error {
 			// Not fatal, so printed as a warning already.
 			return fmt.Errorf("the %s informer did not sync within %v: its requests kept failing, as the warning above says", gvr.Resource, syncTimeout)
 		}
-		return fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; is it overloaded or stuck? (kubectl get --raw /readyz)",
+		return fmt.Errorf("the %s informer did not sync within %v, and no error was reported: the API server at %s answered the preflight LIST and WATCH, then %s; if the resource holds many objects, give it longer (trace-demo --sync-timeout 5m); else, is the server overloaded or stuck? (kubectl get --raw /readyz)",
 			gvr.Resource, syncTimeout, where, lastSeen(tel.Collector, inf.GetStore().ListKeys()))
 	}
 	u.Status("synced: %s in the cache", terminal.Plural(len(inf.GetStore().ListKeys()), "object"))
