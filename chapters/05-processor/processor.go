@@ -276,64 +276,110 @@ func (p *processorListener) pop() {
 // handler is handled as upstream: utilruntime.HandleCrash re-panics (crashing
 // the process) unless utilruntime.ReallyCrash is false, in which case the
 // panic is logged and the next notification waits a second.
+//
+// While the handler's calls are timed (handlerCounts), a busy listener
+// reads the clock once per call, not twice: when the next notification is
+// already waiting on nextCh as a call ends, the reading that ended that
+// call starts the next one. Each call's measured duration then also holds
+// the hand-off from the call before (its bookkeeping after the reading,
+// the receive, this call's setup: tens of nanoseconds), which no reading
+// separated from it. A listener that has to wait for its next
+// notification reads the clock again once it has one, so an idle wait is
+// never counted as a handler's time, nor is the second's sleep after a
+// crash. The hand-off is taken only when nothing else stands between the
+// two calls: no span to end or start, no call context to leave or enter
+// (CallSpanHandler), no backlog to tell (tellPending with an observer
+// that is told). Why: a clock read is a vDSO call of about 30 ns on the
+// virtual machines controllers run on, and with four handlers that do
+// little the second read of each call was most of what stood between
+// the per-handler latency metric and issue 37's bound (docs/performance.md).
+// Ours: client-go times no handler call at all.
 func (p *processorListener) run() {
 	defer close(p.runFinished)
 	sleepAfterCrash := false
-	for n := range p.nextCh {
+	var last monoclock.Instant // the reading that ended the previous call
+	handOff := false           // last may start the next call
+	for {
+		var n notification
+		var ok bool
+		select {
+		case n, ok = <-p.nextCh: // waiting already: the hand-off
+		default:
+			handOff = false
+			n, ok = <-p.nextCh
+		}
+		if !ok {
+			return
+		}
 		if sleepAfterCrash {
 			time.Sleep(time.Second)
+			handOff = false
 		}
-		func() {
-			sleepAfterCrash = true
-			if p.logger != nil {
-				defer utilruntime.HandleCrashWithLogger(*p.logger)
-			} else {
-				defer utilruntime.HandleCrash()
-			}
-			p.tellPending()
-			span := p.taken(&n)
-			if p.calls != nil && (span != nil || n.untraced) {
-				// The handler API carries no context: a handler that
-				// asks is told the call's span (or that the call's
-				// change is left out of the traces) here. Nothing else
-				// is done per call.
-				var sc trace.SpanContext
-				if span != nil {
-					sc = span.SpanContext()
-				}
-				defer p.calls.EnterCall(sc)()
-			}
-			// The monotonic clock alone (internal/monoclock): a duration
-			// needs no wall-clock read, and this runs per handler call.
-			var start monoclock.Instant
-			timed := p.counts.timing()
-			if timed {
-				start = monoclock.Now()
-			}
-			defer func() {
-				if timed {
-					p.counts.record(monoclock.Since(start))
-				} else {
-					p.counts.count()
-				}
-				if span != nil {
-					span.End()
-				}
-			}()
-			switch n.kind {
-			case addKind:
-				p.handler.OnAdd(n.newObj, n.isInInitialList)
-				if n.isInInitialList && p.initialPending.Add(-1) == 0 && p.upstreamSynced.Load() {
-					p.markSynced()
-				}
-			case updateKind:
-				p.handler.OnUpdate(n.oldObj, n.newObj)
-			case deleteKind:
-				p.handler.OnDelete(n.oldObj)
-			}
-			sleepAfterCrash = false
-		}()
+		last, handOff = p.call(n, last, handOff, &sleepAfterCrash)
 	}
+}
+
+// call makes one handler call for n, for run. If handedOff, last is the
+// reading that ended the previous call, the moment this one's notification
+// was already there to take, and it starts this call if the call is timed
+// and has nothing but the hand-off before its handler (run says when). It
+// returns the reading that ended this call and whether the next may start
+// from it (nothing of this call follows the reading); ended is false when
+// the call was not timed.
+func (p *processorListener) call(n notification, last monoclock.Instant, handedOff bool, sleepAfterCrash *bool) (end monoclock.Instant, ended bool) {
+	*sleepAfterCrash = true
+	if p.logger != nil {
+		defer utilruntime.HandleCrashWithLogger(*p.logger)
+	} else {
+		defer utilruntime.HandleCrash()
+	}
+	p.tellPending()
+	span := p.taken(&n)
+	// bare: no span, no call context, no backlog told, before the handler
+	// or after the reading that ends the call.
+	bare := span == nil && !n.untraced && p.pendingObs == nil
+	if p.calls != nil && (span != nil || n.untraced) {
+		// The handler API carries no context: a handler that asks is
+		// told the call's span (or that the call's change is left out
+		// of the traces) here. Nothing else is done per call.
+		var sc trace.SpanContext
+		if span != nil {
+			sc = span.SpanContext()
+		}
+		defer p.calls.EnterCall(sc)()
+	}
+	// The monotonic clock alone (internal/monoclock): a duration needs no
+	// wall-clock read, and this runs per handler call.
+	start := last
+	timed := p.counts.timing()
+	if timed && !(handedOff && bare) {
+		start = monoclock.Now()
+	}
+	defer func() {
+		if timed {
+			end = monoclock.Now()
+			p.counts.record(time.Duration(end - start))
+			ended = bare
+		} else {
+			p.counts.count()
+		}
+		if span != nil {
+			span.End()
+		}
+	}()
+	switch n.kind {
+	case addKind:
+		p.handler.OnAdd(n.newObj, n.isInInitialList)
+		if n.isInInitialList && p.initialPending.Add(-1) == 0 && p.upstreamSynced.Load() {
+			p.markSynced()
+		}
+	case updateKind:
+		p.handler.OnUpdate(n.oldObj, n.newObj)
+	case deleteKind:
+		p.handler.OnDelete(n.oldObj)
+	}
+	*sleepAfterCrash = false
+	return end, ended
 }
 
 // The three steps of a traced notification's way through the listener. Each

@@ -145,7 +145,8 @@ func listenerIndex(name string) int {
 // handlerCounts is a listener's call count and times, written only by its
 // run goroutine and read by ReadStats.
 //
-// A call is timed (two clock reads) only while something reads the times:
+// A call is timed (two clock reads, one while run hands off from a call to
+// the next: see run) only while something reads the times:
 // from the informer's first ReadStats on, or while its Observer is
 // enabled. Until then a call costs one atomic add here, as with no stats
 // at all but for the count.
