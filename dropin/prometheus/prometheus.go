@@ -50,7 +50,9 @@ var (
 			labels, nil, k8smetrics.ALPHA, ""),
 		series: map[dropin.HandlerMetricsID]func() float64{},
 	}
-	latency = k8smetrics.NewHistogramVec(&k8smetrics.HistogramOpts{
+	// latency is component-base's HistogramVec with a series of one
+	// writer per handler: see latencyVec.
+	latency = newLatencyVec(&k8smetrics.HistogramOpts{
 		Subsystem:      "informer",
 		Name:           "handler_processing_latency_seconds",
 		Help:           metrics.HelpHandlerProcessingLatency,
@@ -113,16 +115,20 @@ func (provider) NewPendingNotificationsRead(id dropin.HandlerMetricsID, backlog 
 }
 
 // NewHandlerProcessingLatencyMetric:
-// informer_handler_processing_latency_seconds.
+// informer_handler_processing_latency_seconds. The series returned has one
+// writer, the handler's listener, which observes every call of the handler
+// (latencyVec says why and what stays component-base's); a second call for
+// the same id makes a second series, added up with the first when
+// gathered.
 func (provider) NewHandlerProcessingLatencyMetric(id dropin.HandlerMetricsID) cache.HistogramMetric {
 	Register()
-	return latency.WithLabelValues(values(id)...)
+	return latency.newWriter(values(id)...)
 }
 
 // DeleteHandlerMetrics deletes id's two series.
 func (provider) DeleteHandlerMetrics(id dropin.HandlerMetricsID) {
 	pending.delete(id)
-	latency.Delete(map[string]string{"name": id.Name, "group": id.Group, "version": id.Version, "resource": id.Resource, "handler": id.Handler})
+	latency.deleteLabelValues(values(id)...)
 }
 
 // pendingCollector is informer_handler_pending_notifications: one series
