@@ -2,9 +2,9 @@
 """BenchmarkMetrics of two or more dropin/prometheus test binaries, alternated (docs/performance.md,
 "Issue 37's cost bounds, measured": the metrics' cost).
 
-    git -C /path/to/old/worktree ... go test -c -o /tmp/old.test ./dropin/prometheus   # the old commit
-    go test -c -o /tmp/new.test ./dropin/prometheus                                     # this one
-    nice python3 hack/metricsab.py /tmp/old.test,/tmp/new.test 6 4
+    (cd /path/to/a/worktree/of/the/old/commit && go test -c -o /tmp/old.test ./dropin/prometheus)
+    go test -c -o /tmp/new.test ./dropin/prometheus     # in this one
+    nice python3 hack/metricsab.py /tmp/old.test,/tmp/new.test 10 4 [dir]
 
 Each round runs each binary's BenchmarkMetrics once at -benchtime <passes>x (each pass alternates a
 metrics-off and a metrics-on run of the 110,000-event workload, one and four handlers), in alternating

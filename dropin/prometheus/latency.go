@@ -51,6 +51,8 @@ import (
 type latencyVec struct {
 	*k8smetrics.HistogramVec
 
+	// mu guards writers, and keeps the series newWriter makes and deletes
+	// in the embedded vector out of Collect.
 	mu      sync.Mutex
 	writers map[string][]*latencySeries // by the label values newWriter was given; guarded by mu
 }
@@ -108,6 +110,11 @@ func (w *latencyVec) newWriter(lvs ...string) k8smetrics.ObserverMetric {
 	}
 	key := strings.Join(lvs, "\xff")
 	constrained := append([]string(nil), lvs...)
+	// Under mu, which Collect holds while it collects the embedded
+	// vector: the series made and deleted here is never gathered (beside
+	// a writer's of the same labels, it would make the gather fail).
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	// component-base's own series, made for the allow-lists (which
 	// rewrite constrained in place) and to see whether native histograms
 	// are on.
@@ -122,8 +129,6 @@ func (w *latencyVec) newWriter(lvs ...string) k8smetrics.ObserverMetric {
 		created: time.Now(),
 		counts:  make([]uint64, len(w.Buckets)+1),
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.writers[key] = append(w.writers[key], s)
 	return s
 }
@@ -170,12 +175,12 @@ func (w *latencyVec) Reset() {
 // gather; the registry describes the family with the embedded vector's
 // Describe.
 func (w *latencyVec) Collect(ch chan<- prometheus.Metric) {
-	w.HistogramVec.Collect(ch)
 	descs := make(chan *prometheus.Desc, 1)
 	w.HistogramVec.Describe(descs)
 	desc := <-descs
 
 	w.mu.Lock()
+	w.HistogramVec.Collect(ch)
 	var all []*latencySeries
 	for _, ss := range w.writers {
 		all = append(all, ss...)
