@@ -177,6 +177,9 @@ type informerMetrics struct {
 
 	// handlerBase labels the per-handler series (Handler left empty).
 	handlerBase metrics.HandlerID
+	// named: the Identifier was reserved when the informer was made
+	// (handlerEnabled).
+	named bool
 	// handlerProvider, if set (Informer.SetHandlerMetricsProvider), is
 	// this informer's; nil: the process's.
 	handlerProvider atomic.Pointer[HandlerMetricsProvider]
@@ -210,7 +213,8 @@ type handlerSeries struct {
 // labelled by [handlerInformerLabels].
 func newInformerMetrics(options cache.SharedIndexInformerOptions, exampleObject runtime.Object, description string, store interface{ LastStoreSyncResourceVersion() string }) *informerMetrics {
 	x := &informerMetrics{id: options.Identifier, provider: options.InformerMetricsProvider, store: store,
-		handlerBase: handlerInformerLabels(options, exampleObject, description), handlers: map[string]*handlerSeries{}}
+		handlerBase: handlerInformerLabels(options, exampleObject, description), handlers: map[string]*handlerSeries{},
+		named: options.Identifier.Reserved()}
 	if x.id.Reserved() {
 		if p := x.informerProvider(); p != nil {
 			if rv := p.NewStoreResourceVersionMetric(x.id); !isNoop(rv) {
@@ -290,12 +294,16 @@ func kindOf(obj runtime.Object) (schema.GroupVersionKind, bool) {
 // observer is what chapter 5 tells the informer's work to.
 func (x *informerMetrics) observer() processor.Observer {
 	return processor.Observer{
-		Processed:   x.processed,
-		Enabled:     x.enabled,
-		Handler:     x.handlerLatency,
-		Pending:     x.handlerPending,
-		PendingRead: x.handlerPendingRead,
-		QueuedItems: x.queuedItems,
+		Processed: x.processed,
+		Enabled:   x.enabled,
+		Handler:   x.handlerLatency,
+		// Our per-handler series are published for every informer, named
+		// or not (handlerInformerLabels): their timing does not wait for
+		// client-go's metrics, which need a reserved Identifier.
+		HandlerEnabled: x.handlerEnabled,
+		Pending:        x.handlerPending,
+		PendingRead:    x.handlerPendingRead,
+		QueuedItems:    x.queuedItems,
 	}
 }
 
@@ -327,6 +335,14 @@ func (x *informerMetrics) queuedItems() func(int) {
 // record nothing more.
 func (x *informerMetrics) enabled() bool {
 	return (x.latency.Load() != nil || x.rv != nil) && x.id.Reserved()
+}
+
+// handlerEnabled: a handler call is worth timing for the handler's
+// latency series. An informer named by a reserved Identifier stops, as its
+// client-go metrics do, once the name is released (a factory's Shutdown);
+// one that never had a name times for as long as it runs.
+func (x *informerMetrics) handlerEnabled() bool {
+	return !x.named || x.id.Reserved()
 }
 
 // processed is told each process call's duration: client-go's

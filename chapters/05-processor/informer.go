@@ -595,7 +595,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), time.Now(), s.HasSyncedChecker(), s.tracer, s.nameAttr)
 	l.logger = options.Logger
 	l.counts.observe = s.handlerObserver(l.name)
-	l.counts.enabled, l.counts.read = s.observer.Enabled, &s.processor.timed.Bool
+	l.counts.enabled, l.counts.read = s.observer.HandlerEnabled, &s.processor.timed.Bool
 	l.pendingObs = s.pendingObserver(l)
 	if !s.started {
 		s.processor.addListener(l)

@@ -27,10 +27,14 @@ type Observer struct {
 	Enabled   func() bool
 	// Handler is asked once per listener, with its name (informer.listener),
 	// for the func told the duration of each of its handler calls (nil:
-	// none). Enabled, if set, is asked before each call too: false skips
+	// none). HandlerEnabled, if set, is asked before each call: false skips
 	// the clock reads, unless [ReadStats] has been called on the informer
-	// (the call is then timed for it, and the func told as well).
-	Handler func(listener string) func(time.Duration)
+	// (the call is then timed for it, and the func told as well). It is a
+	// switch of its own, not Enabled: the process call's metrics (client-
+	// go's) and the handlers' (ours) are published under different rules,
+	// and an informer without the first may well have the second.
+	Handler        func(listener string) func(time.Duration)
+	HandlerEnabled func() bool
 	// Pending is asked once per listener, with its name, for the func told
 	// the number of notifications waiting for its handler (in addCh and in
 	// its buffer) each time a notification is added for it or taken by its

@@ -221,8 +221,9 @@ func TestHandlerCallsAreTimedOnlyOnceRead(t *testing.T) {
 }
 
 // TestAnEnabledObserverTimesHandlerCalls: with no ReadStats, an Observer
-// whose Enabled says yes is told each call's duration; one that says no
-// is told nothing and the call is not timed.
+// whose HandlerEnabled says yes is told each call's duration; one that
+// says no is told nothing and the call is not timed. Enabled (the process
+// call's switch) says the opposite here, and is not what decides.
 func TestAnEnabledObserverTimesHandlerCalls(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("enabled=", on), func(t *testing.T) {
@@ -233,7 +234,8 @@ func TestAnEnabledObserverTimesHandlerCalls(t *testing.T) {
 			t.Cleanup(srv.Stop)
 			inf := NewSharedIndexInformerWithOptions(srv.ListerWatcher(apiserver.Pods, ""), &corev1.Pod{}, SharedIndexInformerOptions{
 				Observer: Observer{
-					Enabled: func() bool { return on },
+					Enabled:        func() bool { return !on },
+					HandlerEnabled: func() bool { return on },
 					Handler: func(string) func(time.Duration) {
 						return func(time.Duration) { mu.Lock(); told++; mu.Unlock() }
 					},
