@@ -114,6 +114,32 @@ func (w *scaleWatch) ResultChan() <-chan watch.Event { return w.ch }
 
 // The handlers, named scale-big and scale-small: their names find the two
 // informers' boxes on the page.
+// startBurst sends updates of lw's n objects, each a new resourceVersion, as
+// fast as the informer takes them, until ctx ends, on a goroutine of wg.
+// At most 1,000 wait for the handler, whose calls are counted in calls: a
+// watch that outruns the informer grows its queue without end (the
+// reflector never waits), which would measure the test's source, not the
+// page. It returns the count of updates sent.
+func startBurst(ctx context.Context, wg *sync.WaitGroup, lw *scaleLW, n int, calls *atomic.Int64) *atomic.Int64 {
+	var sent atomic.Int64
+	settled := calls.Load()
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			for sent.Load()-(calls.Load()-settled) > 1000 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: fmt.Sprint("cm-", i%n),
+				UID: types.UID("uid-big-" + strconv.Itoa(i%n)), ResourceVersion: strconv.Itoa(i + 2)}, Data: map[string]string{"v": strconv.Itoa(i)}}
+			if lw.send(ctx, watch.Event{Type: watch.Modified, Object: cm}) {
+				sent.Add(1)
+			} else {
+				time.Sleep(time.Millisecond) // between two watches
+			}
+		}
+	})
+	return &sent
+}
+
 type scaleBigHandler struct{ calls *atomic.Int64 }
 
 func (h scaleBigHandler) OnAdd(any, bool)   { h.calls.Add(1) }
@@ -265,27 +291,9 @@ func TestLiveViewAtScaleInChromium(t *testing.T) {
 	t.Logf("page at %d objects: %q; %q; %d DOM elements, JS heap %.1f MiB", n, first.Big.Line, first.Big.Held, first.Nodes, first.Heap/(1<<20))
 	p.screenshot("1-synced", true)
 
-	// The burst: updates of the big informer's objects, each a new
-	// resourceVersion, as fast as the informer takes them, until the test
-	// ends. At most 1,000 wait for the handler: a watch that outruns the
-	// informer grows its queue without end (the reflector never waits),
-	// which would measure the test's source, not the page.
-	var sent atomic.Int64
-	settledCalls := bigCalls.Load()
-	wg.Go(func() {
-		for i := 0; ctx.Err() == nil; i++ {
-			for sent.Load()-(bigCalls.Load()-settledCalls) > 1000 && ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: fmt.Sprint("cm-", i%n),
-				UID: types.UID("uid-big-" + strconv.Itoa(i%n)), ResourceVersion: strconv.Itoa(i + 2)}, Data: map[string]string{"v": strconv.Itoa(i)}}
-			if bigLW.send(ctx, watch.Event{Type: watch.Modified, Object: cm}) {
-				sent.Add(1)
-			} else {
-				time.Sleep(time.Millisecond) // between two watches
-			}
-		}
-	})
+	// The burst: updates of the big informer's objects until the test
+	// ends.
+	sent := startBurst(ctx, &wg, bigLW, n, &bigCalls)
 	moving := waitPage("the burst drawn", func(s scalePage) bool { return s.Big.changes() > first.Big.changes()+1000 && s.Events > 0 })
 
 	// api/state during the burst, as the page reads it.
@@ -448,22 +456,7 @@ func TestDemoPageAtScaleInChromium(t *testing.T) {
 	t.Logf("demo page at %d objects: %q; %q; %d DOM elements, JS heap %.1f MiB", n, first.Held, first.Relist, first.Nodes, first.Heap/(1<<20))
 	p.screenshot("1-synced", true)
 
-	var sent atomic.Int64
-	settledCalls := calls.Load()
-	wg.Go(func() {
-		for i := 0; ctx.Err() == nil; i++ {
-			for sent.Load()-(calls.Load()-settledCalls) > 1000 && ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: fmt.Sprint("cm-", i%n),
-				UID: types.UID("uid-big-" + strconv.Itoa(i%n)), ResourceVersion: strconv.Itoa(i + 2)}, Data: map[string]string{"v": strconv.Itoa(i)}}
-			if lw.send(ctx, watch.Event{Type: watch.Modified, Object: cm}) {
-				sent.Add(1)
-			} else {
-				time.Sleep(time.Millisecond) // between two watches
-			}
-		}
-	})
+	sent := startBurst(ctx, &wg, lw, n, &calls)
 	moving := waitPage("the burst drawn", func(s demoScalePage) bool {
 		return number(s.HandleDeltas) > number(first.HandleDeltas)+1000 && s.Events > 0
 	})
