@@ -15,8 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
@@ -36,21 +34,7 @@ const demoScaleObjects = 20_000
 // (times logged, not asserted). A ConfigMap changed then reaches the page
 // by the watch, not by another relist.
 func TestTraceDemoClusterPageWithTwentyThousandConfigMaps(t *testing.T) {
-	kubeconfig, _, ns := clientsetNamespace(t, "e2e-demo-scale")
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: 20,000 creates
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	// No namespace controller runs on this cluster: the namespace's
-	// deletion would leave the ConfigMaps in etcd, and in every later
-	// test's watch.
-	t.Cleanup(func() {
-		_ = client.CoreV1().ConfigMaps(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "scale-e2e=true"})
-	})
-	start := time.Now()
-	createConfigMaps(t, client, ns, demoScaleObjects)
-	t.Logf("created %d ConfigMaps in %v", demoScaleObjects, time.Since(start).Round(time.Millisecond))
+	kubeconfig, client, ns := namespaceWithConfigMaps(t, "e2e-demo-scale", demoScaleObjects)
 
 	bin := demoproctest.Build(t)
 	started := time.Now()

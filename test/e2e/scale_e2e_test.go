@@ -46,23 +46,8 @@ const scaleObjects = 10_000
 // more. The 16 MiB are the client's buffers and the test's own, which do
 // not grow with the object count.
 func TestRelistOfTenThousandConfigMapsOnARealAPIServer(t *testing.T) {
-	kubeconfig, _, ns := clientsetNamespace(t, "e2e-scale")
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: 10,000 creates
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	const selector = "scale-e2e=true"
-	// No namespace controller runs on this cluster: the namespace's
-	// deletion would leave the ConfigMaps in etcd, and in the watch cache
-	// of every later test.
-	t.Cleanup(func() {
-		_ = client.CoreV1().ConfigMaps(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector})
-	})
-
-	start := time.Now()
-	createConfigMaps(t, client, ns, scaleObjects)
-	t.Logf("created %d ConfigMaps in %v", scaleObjects, time.Since(start).Round(time.Millisecond))
+	const selector = scaleSelector
+	_, client, ns := namespaceWithConfigMaps(t, "e2e-scale", scaleObjects)
 
 	libs := []struct {
 		name string
@@ -133,6 +118,33 @@ func TestRelistOfTenThousandConfigMapsOnARealAPIServer(t *testing.T) {
 
 // createConfigMaps creates n labelled ConfigMaps in ns with 16 requests in
 // flight.
+// scaleSelector selects the ConfigMaps createConfigMaps makes.
+const scaleSelector = "scale-e2e=true"
+
+// namespaceWithConfigMaps makes a namespace of its own (named from
+// prefix) holding n ConfigMaps of about 1 KiB (createConfigMaps), and a
+// client without a client-side rate limit; the ConfigMaps are deleted when
+// the test ends. It returns the kubeconfig, the client and the namespace.
+func namespaceWithConfigMaps(t *testing.T, prefix string, n int) (string, kubernetes.Interface, string) {
+	t.Helper()
+	kubeconfig, _, ns := clientsetNamespace(t, prefix)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: thousands of creates
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	// No namespace controller runs on this cluster: the namespace's
+	// deletion would leave the ConfigMaps in etcd, and in the watch cache
+	// of every later test.
+	t.Cleanup(func() {
+		_ = client.CoreV1().ConfigMaps(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: scaleSelector})
+	})
+	start := time.Now()
+	createConfigMaps(t, client, ns, n)
+	t.Logf("created %d ConfigMaps in %v", n, time.Since(start).Round(time.Millisecond))
+	return kubeconfig, client, ns
+}
+
 func createConfigMaps(t *testing.T, client kubernetes.Interface, ns string, n int) {
 	t.Helper()
 	data := strings.Repeat("key: value # a line of configuration\n", 28) // about 1 KiB
