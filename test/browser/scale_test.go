@@ -13,7 +13,6 @@ import (
 	"os"
 	"regexp"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,7 @@ import (
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
 	"github.com/informer-anatomy/informer-anatomy/dropin"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
@@ -297,25 +297,10 @@ func TestLiveViewAtScaleInChromium(t *testing.T) {
 	moving := waitPage("the burst drawn", func(s scalePage) bool { return s.Big.changes() > first.Big.changes()+1000 && s.Events > 0 })
 
 	// api/state during the burst, as the page reads it.
-	var times []time.Duration
-	var body int
 	var st livepage.ProcessState
-	for range 50 {
-		t0 := time.Now()
-		res, err := http.Get(hs.URL + "/api/state")
-		require.NoError(t, err)
-		raw, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		times = append(times, time.Since(t0))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, res.StatusCode)
-		body = max(body, len(raw))
-		require.NoError(t, json.Unmarshal(raw, &st))
-	}
-	slices.Sort(times)
-	t.Logf("api/state during the burst at %d objects: median %v, slowest %v of 50; body up to %d bytes", n,
-		times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), body)
-	assert.Less(t, body, 512<<10, "api/state holds counters and the last events, not the objects")
+	gets := testutil.TimedGets(t, hs.URL+"/api/state", 50, &st)
+	t.Logf("api/state during the burst at %d objects: %v", n, gets)
+	assert.Less(t, gets.MaxBody, 512<<10, "api/state holds counters and the last events, not the objects")
 	assert.LessOrEqual(t, st.TracesKept, 2000, "the span store keeps its last 2,000 traces")
 	assert.Positive(t, st.TracesEvicted, "and evicts the older")
 
@@ -461,25 +446,10 @@ func TestDemoPageAtScaleInChromium(t *testing.T) {
 		return number(s.HandleDeltas) > number(first.HandleDeltas)+1000 && s.Events > 0
 	})
 
-	var times []time.Duration
-	var body int
 	var st liveview.State
-	for range 50 {
-		t0 := time.Now()
-		res, err := http.Get(s.URL() + "api/state")
-		require.NoError(t, err)
-		raw, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		times = append(times, time.Since(t0))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, res.StatusCode)
-		body = max(body, len(raw))
-		require.NoError(t, json.Unmarshal(raw, &st))
-	}
-	slices.Sort(times)
-	t.Logf("the demo's api/state during the burst at %d objects: median %v, slowest %v of 50; body up to %d bytes", n,
-		times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), body)
-	assert.Less(t, body, 512<<10, "api/state holds counters and the last events, not the objects")
+	gets := testutil.TimedGets(t, s.URL()+"api/state", 50, &st)
+	t.Logf("the demo's api/state during the burst at %d objects: %v", n, gets)
+	assert.Less(t, gets.MaxBody, 512<<10, "api/state holds counters and the last events, not the objects")
 	assert.LessOrEqual(t, st.TracesKept, traces, "the span store keeps its last traces")
 	assert.Positive(t, st.TracesEvicted, "and evicts the older")
 

@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/informer-anatomy/informer-anatomy/demo/demoproc/demoproctest"
 	"github.com/informer-anatomy/informer-anatomy/demo/liveview"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // demoScaleObjects is how many ConfigMaps the demo's cluster page test
@@ -68,24 +66,9 @@ func TestTraceDemoClusterPageWithTwentyThousandConfigMaps(t *testing.T) {
 	require.Contains(t, p.Output(), synced)
 
 	// api/state, as the page reads it five times a second.
-	var times []time.Duration
-	body := 0
-	for range 50 {
-		t0 := time.Now()
-		res, err := http.Get(p.URL + "api/state")
-		require.NoError(t, err)
-		b, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		times = append(times, time.Since(t0))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, res.StatusCode)
-		require.NoError(t, json.Unmarshal(b, &st))
-		body = max(body, len(b))
-	}
-	slices.Sort(times)
-	t.Logf("api/state at %d objects: median %v, slowest %v of 50; body up to %d bytes", demoScaleObjects,
-		times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), body)
-	assert.Less(t, body, 512<<10, "api/state holds counters and the last events, not the objects")
+	gets := testutil.TimedGets(t, p.URL+"api/state", 50, &st)
+	t.Logf("api/state at %d objects: %v", demoScaleObjects, gets)
+	assert.Less(t, gets.MaxBody, 512<<10, "api/state holds counters and the last events, not the objects")
 	assert.LessOrEqual(t, st.TracesKept, 5000, "the page's span store keeps its last traces only")
 
 	// A change reaches the page by the watch.
