@@ -49,6 +49,29 @@ var Libraries = []Library{
 	}},
 }
 
+// SharedVariants are ours (dropin) with a [dropin.StringTable] as the
+// transform, each table made with the informer (so the steady heap counts
+// it): strings shared, then strings and managedFields' FieldsV1 bytes.
+// BenchmarkScale runs them on the watch-list path beside Libraries; what
+// they change (the steady heap, the cost per update) does not depend on
+// the path.
+var SharedVariants = []Library{
+	{"ours, strings shared", func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return withTable(lw, dropin.StringTableOptions{})
+	}},
+	{"ours, strings and FieldsV1 shared", func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return withTable(lw, dropin.StringTableOptions{ShareFieldsV1: true})
+	}},
+}
+
+func withTable(lw cache.ListerWatcher, opts dropin.StringTableOptions) cache.SharedIndexInformer {
+	inf := dropin.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := inf.SetTransform(dropin.NewStringTable(opts).Transform); err != nil {
+		panic(err) // not started yet: SetTransform cannot fail here
+	}
+	return inf
+}
+
 // Handlers is how many counting handlers every informer gets.
 const Handlers = 4
 

@@ -72,6 +72,15 @@ func TestHarnessSmoke(t *testing.T) {
 				}
 			}
 			require.Equal(t, calls[0], calls[1], "client-go's handler calls, then ours")
+			if path != scalegen.WatchList {
+				return
+			}
+			for _, lib := range SharedVariants {
+				res, err := Run(ctx, lib, Config{Pods: pods, Updates: updates, Seed: 1, Path: path})
+				require.NoError(t, err)
+				require.Equal(t, calls[0], res.Calls, "client-go's handler calls, then %s's", lib.Name)
+				require.Positive(t, res.Steady, "%s", lib.Name)
+			}
 		})
 	}
 }
@@ -90,6 +99,9 @@ func BenchmarkScale(b *testing.B) {
 			results := map[string][]Result{}
 			for i := 0; i < b.N*rounds; i++ {
 				order := slices.Clone(Libraries)
+				if path == scalegen.WatchList {
+					order = append(order, SharedVariants...)
+				}
 				if i%2 == 1 {
 					slices.Reverse(order)
 				}
@@ -112,6 +124,14 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(ratio(float64(ours.OwnCPUPerEvent), float64(cg.OwnCPUPerEvent)), "own-cpu-per-event-ratio")
 			}
 			b.Log("\n" + table(path, pods, updates, len(results["ours"]), cg, ours))
+			if path == scalegen.WatchList {
+				var vs []Result
+				for _, lib := range SharedVariants {
+					vs = append(vs, median(results[lib.Name]))
+				}
+				b.ReportMetric(ratio(float64(vs[0].Steady), float64(cg.Steady)), "shared-steady-ratio")
+				b.Log("\n" + sharedTable(path, pods, updates, len(results["ours"]), cg, ours, vs))
+			}
 		})
 	}
 }
@@ -196,5 +216,39 @@ func table(path scalegen.Path, pods, updates, rounds int, cg, ours Result) strin
 	} else {
 		sb.WriteString("| CPU per update by a profile of the window | not measured: another CPU profile was running | | |\n")
 	}
+	return sb.String()
+}
+
+// sharedTable is the table of docs/performance.md's "Strings shared": ours
+// with each of SharedVariants' transforms beside client-go's and ours
+// without, as ratios to client-go's.
+func sharedTable(path scalegen.Path, pods, updates, rounds int, cg, ours Result, vs []Result) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s, %d pods, %d updates, %d round(s), medians; ours with a StringTable:\n\n", path, pods, updates, rounds)
+	sb.WriteString("| measure | client-go | ours | ÷ |")
+	for _, lib := range SharedVariants {
+		fmt.Fprintf(&sb, " %s | ÷ |", lib.Name)
+	}
+	sb.WriteString("\n|---|---:|---:|---:|")
+	for range SharedVariants {
+		sb.WriteString("---:|---:|")
+	}
+	sb.WriteString("\n")
+	row := func(name string, f func(Result) float64, show func(float64) string) {
+		base := f(cg)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %.2f |", name, show(base), show(f(ours)), ratio(f(ours), base))
+		for _, v := range vs {
+			fmt.Fprintf(&sb, " %s | %.2f |", show(f(v)), ratio(f(v), base))
+		}
+		sb.WriteString("\n")
+	}
+	mibf := func(v float64) string { return mib(uint64(v)) }
+	row("steady heap", func(r Result) float64 { return float64(r.Steady) }, mibf)
+	row("steady heap per pod", func(r Result) float64 { return float64(r.Steady) / float64(pods) }, func(v float64) string { return fmt.Sprintf("%.0f B", v) })
+	row("relist: peak live heap (at GCs)", func(r Result) float64 { return float64(r.RelistPeakLive) }, mibf)
+	row("time to sync", func(r Result) float64 { return float64(r.Sync) }, func(v float64) string { return time.Duration(v).Round(time.Millisecond).String() })
+	row("CPU per update, less the source", func(r Result) float64 { return float64(r.CPUPerEvent - r.SourceCPUPerEvent) }, func(v float64) string { return us(time.Duration(v)) })
+	row("allocations per update, less the source", func(r Result) float64 { return r.AllocsPerEvent - r.SourceAllocsPerEvent }, func(v float64) string { return fmt.Sprintf("%.1f", v) })
+	row("bytes allocated per update, less the source", func(r Result) float64 { return r.BytesPerEvent - r.SourceBytesPerEvent }, func(v float64) string { return fmt.Sprintf("%.0f", v) })
 	return sb.String()
 }
