@@ -23,7 +23,7 @@ type StringTableOptions struct {
 	// MaxBytes bounds what the table keeps: the bytes of its values plus
 	// an estimate of each entry's overhead (64 bytes). Once it is reached
 	// the table keeps what it has and takes nothing new: values it does not
-	// hold are left in the objects as they came. 0 means 16 MiB.
+	// hold are left in the objects as they came. 0 means 64 MiB.
 	MaxBytes int
 	// ShareFieldsV1 also keeps one copy of each managedFields entry's
 	// FieldsV1 bytes (FieldsV1.Raw), shared by every object whose entry has
@@ -81,7 +81,12 @@ const maxSharedRaw = 64 << 10
 //
 // The table is bounded ([StringTableOptions.MaxBytes]) and never forgets
 // what it keeps: a value stays in it after the last object holding it is
-// gone, and once full it takes nothing new. That is what makes Transform
+// gone, and once full it takes nothing new. A value is kept only once a
+// second object brings it (see canon_locked), so values that each object
+// has alone (names, UIDs, resourceVersions, IPs) take no room. Where
+// objects churn (every rollout brings new ReplicaSet names and
+// pod-template hashes), the table fills in time and then shares only what
+// it holds; its Stats say when. That is what makes Transform
 // idempotent without a write: an object it has seen points to the table's
 // copies already, so a second call finds nothing to change and writes
 // nothing (client-go's queues may transform an object twice: the watch-list
@@ -117,7 +122,7 @@ type StringTable struct {
 // [StringTable].
 func NewStringTable(opts StringTableOptions) *StringTable {
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = 16 << 20
+		opts.MaxBytes = 64 << 20
 	}
 	return &StringTable{opts: opts, strs: map[string]string{}, raws: map[string][]byte{},
 		seen: new([seenSlots]string), seenRaw: new([seenRawSlots][]byte), seed: maphash.MakeSeed()}
