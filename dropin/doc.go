@@ -68,6 +68,12 @@
 // that handlers do not mutate the objects they are given, as the cache's
 // sharing with listers already does.
 //
+// [StringTable], opt-in, is a transform that makes the cached objects share
+// one copy of the strings they repeat (namespaces, labels, owners, images,
+// managedFields' managers, …): a smaller steady heap for some CPU per
+// event, with every object deep-equal to what it was (docs/scale.md, "One
+// copy of what repeats"). Nothing is shared unless you set it.
+//
 // The informer traces with the global TracerProvider (otel.SetTracerProvider,
 // even when set after the informer was built); [Informer.SetTracerProvider]
 // and [Informer.SetTraceFilter] choose otherwise. With no provider set,

@@ -99,33 +99,6 @@ func ExampleStringTable_Transform() {
 	// cached: [web-1 web-2 web-3] managedFields stripped: true
 }
 
-// With ShareFieldsV1, managedFields' FieldsV1 bytes are shared too, where
-// two objects' entries hold the same bytes (here the scheduler's, the same
-// in every pod it scheduled): one copy, which a handler must then never
-// write to.
-func ExampleNewStringTable() {
-	table := dropin.NewStringTable(dropin.StringTableOptions{ShareFieldsV1: true, MaxBytes: 1 << 20})
-	var pods []*corev1.Pod
-	for _, name := range []string{"web-1", "web-2"} {
-		var p corev1.Pod
-		doc := `{"metadata":{"name":"` + name + `","namespace":"shop","managedFields":[{"manager":"kube-scheduler",` +
-			`"operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{}}}}]}}`
-		if err := json.Unmarshal([]byte(doc), &p); err != nil {
-			panic(err)
-		}
-		if _, err := table.Transform(&p); err != nil {
-			panic(err)
-		}
-		pods = append(pods, &p)
-	}
-	a, b := pods[0].ManagedFields[0].FieldsV1.Raw, pods[1].ManagedFields[0].FieldsV1.Raw
-	fmt.Println("one copy of the FieldsV1:", &a[0] == &b[0])
-	fmt.Println("FieldsV1 kept:", table.Stats().FieldsV1)
-	// Output:
-	// one copy of the FieldsV1: true
-	// FieldsV1 kept: 1
-}
-
 // A table that has reached MaxBytes says so, and takes nothing new.
 func ExampleStringTable_Stats() {
 	table := dropin.NewStringTable(dropin.StringTableOptions{MaxBytes: 100})

@@ -32,6 +32,11 @@ type StringTableOptions struct {
 	// client-go's contract, which says handlers and lister callers must not
 	// mutate cached objects) then changes it in every object that shares it.
 	// Off by default.
+	//
+	// Built with apimachinery's build tag fieldsv1string (v0.37+), FieldsV1
+	// holds a unique.Handle[string] instead of bytes: every FieldsV1 is
+	// then kept once by apimachinery itself, cannot be written, and this
+	// option does nothing.
 	ShareFieldsV1 bool
 }
 
@@ -334,7 +339,7 @@ func (t *StringTable) objectMeta(m *metav1.ObjectMeta) {
 		str(t, &f.FieldsType)
 		str(t, &f.Subresource)
 		if t.opts.ShareFieldsV1 && f.FieldsV1 != nil {
-			t.raw_locked(&f.FieldsV1.Raw)
+			t.fieldsV1_locked(f.FieldsV1)
 		}
 	}
 }
