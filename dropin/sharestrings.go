@@ -91,11 +91,14 @@ const maxSharedRaw = 64 << 10
 // has alone (names, UIDs, resourceVersions, IPs) take no room. Where
 // objects churn (every rollout brings new ReplicaSet names and
 // pod-template hashes), the table fills in time and then shares only what
-// it holds; its Stats say when. That is what makes Transform
-// idempotent without a write: an object it has seen points to the table's
-// copies already, so a second call finds nothing to change and writes
-// nothing (client-go's queues may transform an object twice: the watch-list
-// stream's temporary store, then Replace). A table may be shared by several
+// it holds; its Stats say when. Transform is idempotent, and a
+// second call on an object it has seen (client-go's queues transform a
+// streamed object twice: the watch-list stream's temporary store, then
+// Replace) finds it pointing to the table's copies already and writes
+// nothing, unless between the two calls other objects made one of its
+// values a kept one from another string (see canon_locked): that field is
+// then written again, with the same contents. Neither library hands the
+// transform an object a lister can already see. A table may be shared by several
 // informers, and Transform is safe to call from many goroutines at once.
 //
 // Ours: client-go has no counterpart. The nearest upstream idea is
@@ -223,8 +226,9 @@ func same(a, b string) bool {
 // name, a UID, a pod's IP) never takes room in the table, and a second
 // transform of the same object (client-go's queues transform a streamed
 // object twice) is not a second sighting. The first object holding a
-// repeated value is the one whose string the others then share: it is not
-// replaced, so an object the table has seen is not written to again.
+// repeated value is the one whose string the others then share: a kept
+// value is never replaced, so an object whose values the table keeps is
+// not written to again.
 func (t *StringTable) canon_locked(v string) string {
 	if v == "" || len(v) > maxShared {
 		return v
