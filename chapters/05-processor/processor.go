@@ -302,10 +302,17 @@ func (p *processorListener) run() {
 	for {
 		var n notification
 		var ok bool
-		select {
-		case n, ok = <-p.nextCh: // waiting already: the hand-off
-		default:
-			handOff = false
+		if handOff {
+			select {
+			case n, ok = <-p.nextCh: // waiting already: the hand-off
+			default:
+				handOff = false
+				n, ok = <-p.nextCh
+			}
+		} else {
+			// Untimed (or not bare): no reading to hand on, so no
+			// non-blocking try first, which would cost an untimed call a
+			// second channel operation for nothing.
 			n, ok = <-p.nextCh
 		}
 		if !ok {
