@@ -38,10 +38,12 @@ func TestCountSharesSplitsAProfileByFunction(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, pprof.StartCPUProfile(&buf))
 	var wg sync.WaitGroup
-	wg.Go(func() { spinSourceLike(400 * time.Millisecond) })
-	wg.Go(func() { spinInformerLike(400 * time.Millisecond) })
+	var sink [2]uint64 // the spins' results, kept so that their work is not optimised away
+	wg.Go(func() { sink[0] = spinSourceLike(400 * time.Millisecond) })
+	wg.Go(func() { sink[1] = spinInformerLike(400 * time.Millisecond) })
 	wg.Wait()
 	pprof.StopCPUProfile()
+	t.Logf("spun: %x", sink)
 
 	shares, err := countShares(buf.Bytes(), []string{"scale.spinSourceLike"}, []string{"runtime.gcBgMarkWorker"})
 	require.NoError(t, err)
