@@ -82,7 +82,11 @@ type Config struct {
 	Seed    uint64
 	Path    scalegen.Path
 	// ProfileHz is the CPU profile's sampling rate over the steady state
-	// (0: the profiler's 100 a second of CPU; see profileShares).
+	// (0: the profiler's 100 a second of CPU; see profileShares). Linux
+	// fires a thread's CPU-time timer on its scheduler tick, so a rate
+	// above the kernel's tick (CONFIG_HZ, 250 on this project's machine)
+	// gives about the tick's rate: BenchmarkScale asks 1,000 and gets
+	// about 230 samples a CPU-second.
 	ProfileHz int
 }
 
