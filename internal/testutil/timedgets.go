@@ -31,15 +31,21 @@ func (g Gets) String() string {
 		g.Median().Round(time.Microsecond), g.Slowest().Round(time.Microsecond), len(g.Times), g.MaxBody)
 }
 
+// timedGetsClient bounds each GET: a server that stops answering fails
+// the test in half a minute instead of holding it until go test's own
+// timeout.
+var timedGetsClient = &http.Client{Timeout: 30 * time.Second}
+
 // TimedGets GETs url n times (n ≥ 1), as a page polling it would, and
 // decodes each answer's JSON into into (the last one stays there); any
-// failed request, non-200 answer or undecodable body fails the test.
+// failed request (none may take over 30 s), non-200 answer or
+// undecodable body fails the test.
 func TimedGets(t testing.TB, url string, n int, into any) Gets {
 	t.Helper()
 	g := Gets{Times: make([]time.Duration, 0, n)}
 	for range n {
 		t0 := time.Now()
-		res, err := http.Get(url)
+		res, err := timedGetsClient.Get(url)
 		if err != nil {
 			t.Fatalf("GET %s: %v", url, err)
 		}
