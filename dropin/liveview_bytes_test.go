@@ -201,3 +201,66 @@ func TestLiveViewStateCostDoesNotGrowWithObjects(t *testing.T) {
 	// The entry's numbers have more digits with more objects, nothing else.
 	assert.LessOrEqual(t, largeEntry, smallEntry+64, "the informer's entry grows with its objects")
 }
+
+// pagedOnly is a ListerWatcher that cannot stream its initial state, so
+// the reflector lists it in pages.
+type pagedOnly struct{ *apiserver.ListerWatcher }
+
+func (pagedOnly) IsWatchListSemanticsUnSupported() bool { return true }
+
+// The two informers' handlers, told apart in api/state by their names.
+type streamedOnce struct{ cache.ResourceEventHandlerFuncs }
+type listedOnce struct{ cache.ResourceEventHandlerFuncs }
+
+// The bytes before the transform are the objects' estimate before it, on
+// both first-request paths: each object counted once. A streamed object is
+// given to the transform twice, as client-go gives it (the watch-list's
+// temporary store, then the RealFIFO's Replace); counting the second call,
+// which is given what the first returned, would read the bytes before as
+// those after for half the calls: 1.5 times the held bytes for a transform
+// that halves every object, instead of 2.
+func TestLiveViewBytesBeforeTheTransformCountEachObjectOnce(t *testing.T) {
+	srv := startServer(t)
+	hs := httptest.NewServer(dropin.LiveViewHandler())
+	t.Cleanup(hs.Close)
+	var want int64 // the originals' estimate, summed
+	for i := range 20 {
+		obj, err := srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "before-once", Name: fmt.Sprint("cm-", i)},
+			Data: map[string]string{"k": strings.Repeat("x", 50*i)}})
+		require.NoError(t, err)
+		want += liveprobe.ObjectSize(obj)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	lw := srv.ListerWatcher(apiserver.ConfigMaps, "before-once")
+	for _, c := range []struct {
+		path    string
+		lw      cache.ListerWatcher
+		handler cache.ResourceEventHandler
+		name    string
+	}{
+		{"watch-list stream", lw, &streamedOnce{}, "streamedOnce"},
+		{"paged LIST", pagedOnly{lw}, &listedOnce{}, "listedOnce"},
+	} {
+		inf := dropin.NewSharedIndexInformerWithOptions(c.lw, &corev1.ConfigMap{},
+			cache.SharedIndexInformerOptions{ObjectDescription: "before-once-" + c.name}).(*dropin.Informer)
+		require.NoError(t, inf.SetTransform(func(o any) (any, error) {
+			if cm, ok := o.(*corev1.ConfigMap); ok {
+				cm.Data = nil
+			}
+			return o, nil
+		}))
+		_, err := inf.AddEventHandler(c.handler)
+		require.NoError(t, err)
+		wg.Go(func() { inf.RunWithContext(ctx) })
+		require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+		var got livepage.ProcessInformer
+		testutil.Eventually(t, c.path+": 20 objects counted", func() bool {
+			var ok bool
+			got, ok = findInformer(liveState(t, hs.URL+"/"), c.name)
+			return ok && got.Cached == 20 && got.CachedBytes == cachedSize(inf)
+		})
+		assert.InDelta(t, want, got.BytesBeforeTransform, 1, "%s: the bytes before the transform (%d held after it)", c.path, got.CachedBytes)
+	}
+}

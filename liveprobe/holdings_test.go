@@ -32,7 +32,8 @@ func TestObjectSize(t *testing.T) {
 // before the count starts and without a probe; once started, the total
 // moves with each change told to Stored (none for the same object again,
 // as a resync tells it); through a transform, the bytes before it are
-// the held bytes scaled by what it kept; the probe's relist with its
+// the held bytes scaled by what it kept, an object given back to it
+// counted once; the probe's relist with its
 // duration in milliseconds.
 func TestHoldings(t *testing.T) {
 	assert.Equal(t, livepage.Holdings{CachedBytes: -1, BytesBeforeTransform: -1}, Holdings(nil, nil))
@@ -65,10 +66,17 @@ func TestHoldings(t *testing.T) {
 	in := ObjectSize(full)
 	out, err := strip(full)
 	require.NoError(t, err)
-	tb.Stored(nil, out)
+	// A streamed object comes to the transform again, as it returned it
+	// (the RealFIFO's Replace): not counted a second time.
+	again, err := strip(out)
+	require.NoError(t, err)
+	tb.Stored(nil, again)
 	h := Holdings(&tb, nil)
 	assert.Equal(t, ObjectSize(out), h.CachedBytes)
 	assert.Equal(t, in, h.BytesBeforeTransform, "one object: before is what it was given")
+	tb.mu.Lock()
+	assert.Empty(t, tb.given, "an object that entered the cache is forgotten")
+	tb.mu.Unlock()
 
 	p := NewReflectorProbe(watchesInTurn(nil, nil))
 	started := time.Now()
