@@ -209,8 +209,12 @@ type pagedOnly struct{ *apiserver.ListerWatcher }
 func (pagedOnly) IsWatchListSemanticsUnSupported() bool { return true }
 
 // The two informers' handlers, told apart in api/state by their names.
-type streamedOnce struct{ cache.ResourceEventHandlerFuncs }
-type listedOnce struct{ cache.ResourceEventHandlerFuncs }
+type streamedOnce struct {
+	cache.ResourceEventHandlerFuncs
+}
+type listedOnce struct {
+	cache.ResourceEventHandlerFuncs
+}
 
 // The bytes before the transform are the objects' estimate before it, on
 // both first-request paths: each object counted once. A streamed object is
