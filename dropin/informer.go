@@ -135,6 +135,9 @@ func newInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options c
 	// does, so a factory's opt-out of watch-list for a fake client reaches
 	// our reflector too.
 	probe := liveprobe.NewLazyReflectorProbe(lw, liveViewOn.Load)
+	// The byte estimate learns from the probe when a stream's objects are
+	// transformed twice (liveprobe.CacheBytes.Transform).
+	i.bytes.Follow(probe)
 	i.inner = processor.NewSharedIndexInformerWithOptions(probe, exampleObject, ours)
 	i.indexer = indexer{Indexer: i.inner.GetIndexer(), owner: i}
 	mx.store = i.inner.GetIndexer()

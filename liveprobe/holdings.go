@@ -54,19 +54,50 @@ type CacheBytes struct {
 	transformed   atomic.Bool
 	before, after atomic.Int64
 
+	// streams is how many streams' initial states are being transformed
+	// now (Follow): only then can the transform be given an object twice,
+	// and only then are the objects it returns remembered.
+	streams atomic.Int32
+
 	mu sync.Mutex
-	// Guarded by mu: given holds the objects the transform returned (while
-	// counting) that have not yet entered the cache, each by a weak
-	// pointer, so an object given back to the transform is known as one it
-	// has seen and is not counted twice (see Transform). A weak pointer
-	// stands for one object, not an address: an object allocated where a
-	// collected one was is not taken for it, and given keeps nothing alive.
-	// Stored takes an object out as it enters the cache; one that never
-	// does (a relisted copy the reflector exchanged for the cached object,
-	// a relist that failed) is dropped by a sweep once collected. swept is
-	// len(given) after the last sweep.
+	// Guarded by mu: given holds the objects the transform returned while
+	// a stream's initial state came that have not yet entered the cache,
+	// each by a weak pointer, so an object given back to the transform is
+	// known as one it has seen and is not counted twice (see Transform). A
+	// weak pointer stands for one object, not an address: an object
+	// allocated where a collected one was is not taken for it, and given
+	// keeps nothing alive. Stored takes an object out as it enters the
+	// cache; one that never does (a relisted copy the reflector exchanged
+	// for the cached object, a relist that failed) is dropped by a sweep
+	// once collected, and everything is dropped when the last stream's
+	// window closes. swept is len(given) after the last sweep.
 	given map[weak.Pointer[byte]]struct{}
 	swept int
+}
+
+// Follow has p tell c when a stream's initial state is coming (from the
+// STREAM request until the reflector reads on after its Replace): while
+// one is, the objects the transform returns are remembered, so that
+// Replace's second transform of each is not counted again (Transform).
+// Call it before the informer runs. Without it, or for a stream p does
+// not relay (one opened before the first live view), a streamed object
+// is counted twice.
+func (c *CacheBytes) Follow(p *ReflectorProbe) {
+	p.streams = c.streamWindow
+}
+
+// streamWindow: a stream's initial state starts coming (open), or the
+// reflector is past the Replace that followed it.
+func (c *CacheBytes) streamWindow(open bool) {
+	if open {
+		c.streams.Add(1)
+		return
+	}
+	if c.streams.Add(-1) == 0 {
+		c.mu.Lock()
+		c.given, c.swept = nil, 0
+		c.mu.Unlock()
+	}
 }
 
 // Stored is the informer's Observer.Stored: old left the cache, new
@@ -75,7 +106,7 @@ func (c *CacheBytes) Stored(old, new any) {
 	if !c.on.Load() || sameObject(old, new) {
 		return
 	}
-	if c.transformed.Load() {
+	if c.streams.Load() > 0 {
 		if id, ok := identity(new); ok {
 			c.mu.Lock()
 			delete(c.given, id)
@@ -118,17 +149,28 @@ func (c *CacheBytes) Start(inf processor.SharedInformer) {
 // the_real_fifo.go Replace). The second call is given what the first
 // returned, and counting it would add the bytes after the transform to
 // both sums: with a transform that halves every object, the page read
-// 1.5 times the bytes held instead of 2. So the objects f returns are
-// remembered (weakly: see CacheBytes.given) until they enter the cache,
-// and a call given one of them is made but not counted. The price, while
-// counting with a transform set: a weak pointer per object f returns (a
-// runtime record of about 40 bytes beside the object for its life) and a
-// map entry until the object is stored.
+// 1.5 times the bytes held instead of 2. So while a stream's initial
+// state comes ([CacheBytes.Follow]) the objects f returns are remembered
+// (weakly: see CacheBytes.given) until they enter the cache, and a call
+// given one of them is made but not counted. The price, during a stream
+// only: about half a microsecond an object (a weak pointer, whose runtime
+// record of about 40 bytes stays beside the object for its life, and a
+// map entry until it is stored). A watch event, given to f once, pays
+// nothing more.
 func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) {
 	c.transformed.Store(true)
 	return func(obj any) (any, error) {
 		if !c.on.Load() {
 			return f(obj)
+		}
+		if c.streams.Load() == 0 {
+			in := ObjectSize(obj)
+			out, err := f(obj)
+			if err == nil {
+				c.before.Add(in)
+				c.after.Add(ObjectSize(out))
+			}
+			return out, err
 		}
 		if c.seen(obj) {
 			out, err := f(obj)

@@ -64,10 +64,12 @@ func TestHoldings(t *testing.T) {
 	tb.Start(inf)
 	full := cm(1000)
 	in := ObjectSize(full)
+	// A stream's initial state (the probe tells it: Follow): a streamed
+	// object comes to the transform again, as it returned it (the
+	// RealFIFO's Replace), and is not counted a second time.
+	tb.streamWindow(true)
 	out, err := strip(full)
 	require.NoError(t, err)
-	// A streamed object comes to the transform again, as it returned it
-	// (the RealFIFO's Replace): not counted a second time.
 	again, err := strip(out)
 	require.NoError(t, err)
 	tb.Stored(nil, again)
@@ -76,6 +78,19 @@ func TestHoldings(t *testing.T) {
 	assert.Equal(t, in, h.BytesBeforeTransform, "one object: before is what it was given")
 	tb.mu.Lock()
 	assert.Empty(t, tb.given, "an object that entered the cache is forgotten")
+	tb.mu.Unlock()
+	_, err = strip(cm(1000)) // never stored: a relisted copy exchanged for the cached one
+	require.NoError(t, err)
+	tb.streamWindow(false)
+	tb.mu.Lock()
+	assert.Nil(t, tb.given, "the window closed: nothing remembered")
+	tb.mu.Unlock()
+	// Outside a stream, nothing is remembered: a watch event is given to
+	// the transform once.
+	_, err = strip(cm(500))
+	require.NoError(t, err)
+	tb.mu.Lock()
+	assert.Nil(t, tb.given, "a watch event is not remembered")
 	tb.mu.Unlock()
 
 	p := NewReflectorProbe(watchesInTurn(nil, nil))

@@ -43,6 +43,11 @@ type ReflectorProbe struct {
 	// ListerWatcher as given, because the WithContext adapter does not
 	// carry the method.
 	unsupported bool
+	// streams, if set (CacheBytes.Follow, before the reflector runs), is
+	// told when a probed stream's initial state starts coming (true) and
+	// when the reflector is past the Replace that follows its bookmark
+	// (false): it has read the next event, or the watch ended.
+	streams func(open bool)
 
 	mu sync.Mutex
 	// Guarded by mu:
@@ -466,6 +471,10 @@ func (p *ReflectorProbe) WatchWithContext(ctx context.Context, o metav1.ListOpti
 		return w, nil
 	}
 	pw := &probedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{}), n: n, streaming: stream}
+	if stream && p.streams != nil {
+		p.streams(true)
+		pw.window = p.streams
+	}
 	go pw.relay(p)
 	return pw, nil
 }
@@ -480,6 +489,12 @@ type probedWatch struct {
 	// streaming: a stream still sending its initial state (only the
 	// relay goroutine touches it).
 	streaming bool
+	// window, if set, is ReflectorProbe.streams, to be told false once the
+	// reflector has read an event after the bookmark (closeNext: the
+	// bookmark has been read), or the relay ends. Only the relay touches
+	// them.
+	window    func(open bool)
+	closeNext bool
 }
 
 func (w *probedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -492,6 +507,11 @@ func (w *probedWatch) Stop() {
 // stops reading after Stop, so a pending send must not block forever).
 func (w *probedWatch) relay(p *ReflectorProbe) {
 	defer close(w.out)
+	defer func() {
+		if w.window != nil {
+			w.window(false)
+		}
+	}()
 	defer p.set(func(s *ReflectorState) {
 		// Only the latest request says what the reflector does now: a
 		// watch whose relay ends after the next request was sent must not
@@ -515,11 +535,25 @@ func (w *probedWatch) relay(p *ReflectorProbe) {
 				}
 				return
 			}
+			wasStreaming := w.streaming
 			w.note(p, ev)
 			select {
 			case w.out <- ev:
 			case <-w.stop:
 				return
+			}
+			// The out channel is unbuffered: a send done is an event
+			// read. The reflector reads the bookmark, Replaces the
+			// store (which transforms the stream's objects again), and
+			// only then reads on: so the read after the bookmark's is
+			// the Replace done.
+			if w.window != nil {
+				if w.closeNext {
+					w.window(false)
+					w.window = nil
+				} else if wasStreaming && !w.streaming {
+					w.closeNext = true
+				}
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	reflector "github.com/informer-anatomy/informer-anatomy/chapters/03-reflector"
+	"github.com/informer-anatomy/informer-anatomy/internal/testutil"
 )
 
 // The probe's request log says which request followed which and from
@@ -430,4 +433,56 @@ func TestReflectorProbeSaysWhenARelistsEndIsUnseen(t *testing.T) {
 	assert.Equal(t, "start", r.Reason)
 	assert.True(t, r.EndUnseen)
 	assert.True(t, r.Ended.IsZero())
+}
+
+// The probe tells the byte estimate (CacheBytes.Follow) when a stream's
+// objects may be transformed twice: open from the STREAM request, closed
+// once the reflector reads the event after the initial-events-end
+// bookmark (it reads on only after the Replace that transforms them
+// again), or once the stream ends before that; a plain WATCH opens
+// nothing.
+func TestReflectorProbeTellsWhenAStreamsInitialStateIsBeingStored(t *testing.T) {
+	fw, plain, cut := watch.NewFake(), watch.NewFake(), watch.NewFake()
+	watches := 0
+	p := NewReflectorProbe(&reflector.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.PodList{}, nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			watches++
+			return []watch.Interface{fw, plain, cut}[watches-1], nil
+		},
+	})
+	var mu sync.Mutex
+	var told []bool
+	p.streams = func(open bool) { mu.Lock(); told = append(told, open); mu.Unlock() }
+	tellings := func() []bool { mu.Lock(); defer mu.Unlock(); return slices.Clone(told) }
+
+	w, err := p.WatchWithContext(context.Background(), streamOptions(""))
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true}, tellings(), "the stream's request opens it")
+	relay := func(w watch.Interface, send func()) {
+		go send()
+		<-w.ResultChan()
+	}
+	relay(w, func() { fw.Add(pod("a", "5")) })
+	relay(w, func() { fw.Action(watch.Bookmark, initialEventsEnd("9")) })
+	assert.Equal(t, []bool{true}, tellings(), "the bookmark read: the reflector Replaces now")
+	relay(w, func() { fw.Modify(pod("a", "10")) })
+	testutil.Eventually(t, "closed once the event after the bookmark is read", func() bool { return len(tellings()) == 2 })
+	assert.Equal(t, []bool{true, false}, tellings())
+	relay(w, func() { fw.Modify(pod("a", "11")) })
+	w.Stop()
+
+	w, err = p.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "11"})
+	require.NoError(t, err)
+	relay(w, func() { plain.Modify(pod("a", "12")) })
+	w.Stop()
+	assert.Equal(t, []bool{true, false}, tellings(), "a plain WATCH tells nothing")
+
+	w, err = p.WatchWithContext(context.Background(), streamOptions("12"))
+	require.NoError(t, err)
+	go func() { cut.Add(pod("a", "12")); cut.Stop() }()
+	for range w.ResultChan() {
+	}
+	testutil.Eventually(t, "closed when a stream ends before its bookmark", func() bool { return len(tellings()) == 4 })
+	assert.Equal(t, []bool{true, false, true, false}, tellings())
 }
