@@ -54,23 +54,33 @@ type CacheBytes struct {
 	transformed   atomic.Bool
 	before, after atomic.Int64
 
-	// streams is how many streams' initial states are being transformed
-	// now (Follow): only then can the transform be given an object twice,
-	// and only then are the objects it returns remembered.
-	streams atomic.Int32
+	// streams, once Follow has set it, is where the stream windows are
+	// kept (see streamWindows). A separate object, not fields of c: the
+	// probe holds it, and a probe must not hold c, which lives inside the
+	// informer it counts for (dropin's Informer): a registry that keeps
+	// probes would then keep every informer, and its cache, alive.
+	streams *streamWindows
+}
+
+// streamWindows is what a [CacheBytes] and its probe share: how many
+// streams' initial states are being transformed now (open), for only then
+// can the transform be given an object twice, and only then are the
+// objects it returns remembered.
+type streamWindows struct {
+	open atomic.Int32
 
 	mu sync.Mutex
 	// Guarded by mu: given holds the objects the transform returned while
 	// a stream's initial state came that have not yet entered the cache,
 	// each by a weak pointer, so an object given back to the transform is
-	// known as one it has seen and is not counted twice (see Transform). A
-	// weak pointer stands for one object, not an address: an object
-	// allocated where a collected one was is not taken for it, and given
-	// keeps nothing alive. Stored takes an object out as it enters the
-	// cache; one that never does (a relisted copy the reflector exchanged
-	// for the cached object, a relist that failed) is dropped by a sweep
-	// once collected, and everything is dropped when the last stream's
-	// window closes. swept is len(given) after the last sweep.
+	// known as one it has seen and is not counted twice (see
+	// CacheBytes.Transform). A weak pointer stands for one object, not an
+	// address: an object allocated where a collected one was is not taken
+	// for it, and given keeps nothing alive. Stored takes an object out as
+	// it enters the cache; one that never does (a relisted copy the
+	// reflector exchanged for the cached object, a relist that failed) is
+	// dropped by a sweep once collected, and everything is dropped when
+	// the last window closes. swept is len(given) after the last sweep.
 	given map[weak.Pointer[byte]]struct{}
 	swept int
 }
@@ -79,26 +89,31 @@ type CacheBytes struct {
 // STREAM request until the reflector reads on after its Replace): while
 // one is, the objects the transform returns are remembered, so that
 // Replace's second transform of each is not counted again (Transform).
-// Call it before the informer runs. Without it, or for a stream p does
-// not relay (one opened before the first live view), a streamed object
-// is counted twice.
+// Call it once, before the informer runs. Without it, or for a stream p
+// does not relay (one opened before the first live view), a streamed
+// object is counted twice.
 func (c *CacheBytes) Follow(p *ReflectorProbe) {
-	p.streams = c.streamWindow
+	w := &streamWindows{}
+	c.streams, p.streams = w, w.window
 }
 
-// streamWindow: a stream's initial state starts coming (open), or the
+// window: a stream's initial state starts coming (open), or the
 // reflector is past the Replace that followed it.
-func (c *CacheBytes) streamWindow(open bool) {
+func (w *streamWindows) window(open bool) {
 	if open {
-		c.streams.Add(1)
+		w.open.Add(1)
 		return
 	}
-	if c.streams.Add(-1) == 0 {
-		c.mu.Lock()
-		c.given, c.swept = nil, 0
-		c.mu.Unlock()
+	if w.open.Add(-1) == 0 {
+		w.mu.Lock()
+		w.given, w.swept = nil, 0
+		w.mu.Unlock()
 	}
 }
+
+// during reports whether a stream's initial state is being transformed
+// now (false without Follow).
+func (w *streamWindows) during() bool { return w != nil && w.open.Load() > 0 }
 
 // Stored is the informer's Observer.Stored: old left the cache, new
 // entered it (either may be nil).
@@ -106,11 +121,11 @@ func (c *CacheBytes) Stored(old, new any) {
 	if !c.on.Load() || sameObject(old, new) {
 		return
 	}
-	if c.streams.Load() > 0 {
+	if c.streams.during() {
 		if id, ok := identity(new); ok {
-			c.mu.Lock()
-			delete(c.given, id)
-			c.mu.Unlock()
+			c.streams.mu.Lock()
+			delete(c.streams.given, id)
+			c.streams.mu.Unlock()
 		}
 	}
 	c.held.Add(ObjectSize(new) - ObjectSize(old))
@@ -151,7 +166,7 @@ func (c *CacheBytes) Start(inf processor.SharedInformer) {
 // both sums: with a transform that halves every object, the page read
 // 1.5 times the bytes held instead of 2. So while a stream's initial
 // state comes ([CacheBytes.Follow]) the objects f returns are remembered
-// (weakly: see CacheBytes.given) until they enter the cache, and a call
+// (weakly: see streamWindows.given) until they enter the cache, and a call
 // given one of them is made but not counted. The price, during a stream
 // only: about half a microsecond an object (a weak pointer, whose runtime
 // record of about 40 bytes stays beside the object for its life, and a
@@ -163,7 +178,7 @@ func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) 
 		if !c.on.Load() {
 			return f(obj)
 		}
-		if c.streams.Load() == 0 {
+		if !c.streams.during() {
 			in := ObjectSize(obj)
 			out, err := f(obj)
 			if err == nil {
@@ -172,10 +187,10 @@ func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) 
 			}
 			return out, err
 		}
-		if c.seen(obj) {
+		if c.streams.seen(obj) {
 			out, err := f(obj)
 			if err == nil {
-				c.remember(out)
+				c.streams.remember(out)
 			}
 			return out, err
 		}
@@ -184,7 +199,7 @@ func (c *CacheBytes) Transform(f func(any) (any, error)) func(any) (any, error) 
 		if err == nil {
 			c.before.Add(in)
 			c.after.Add(ObjectSize(out))
-			c.remember(out)
+			c.streams.remember(out)
 		}
 		return out, err
 	}
@@ -202,38 +217,38 @@ func identity(obj any) (weak.Pointer[byte], bool) {
 
 // seen reports whether obj is an object the transform returned that has
 // not entered the cache since, and forgets it.
-func (c *CacheBytes) seen(obj any) bool {
+func (w *streamWindows) seen(obj any) bool {
 	id, ok := identity(obj)
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, found := c.given[id]
-	delete(c.given, id)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, found := w.given[id]
+	delete(w.given, id)
 	return found
 }
 
 // remember notes that the transform returned obj, sweeping out the
 // collected objects once given has doubled since the last sweep.
-func (c *CacheBytes) remember(obj any) {
+func (w *streamWindows) remember(obj any) {
 	id, ok := identity(obj)
 	if !ok {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.given == nil {
-		c.given = map[weak.Pointer[byte]]struct{}{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.given == nil {
+		w.given = map[weak.Pointer[byte]]struct{}{}
 	}
-	c.given[id] = struct{}{}
-	if len(c.given) > 2*max(c.swept, 1024) {
-		for k := range c.given {
+	w.given[id] = struct{}{}
+	if len(w.given) > 2*max(w.swept, 1024) {
+		for k := range w.given {
 			if k.Value() == nil {
-				delete(c.given, k)
+				delete(w.given, k)
 			}
 		}
-		c.swept = len(c.given)
+		w.swept = len(w.given)
 	}
 }
 

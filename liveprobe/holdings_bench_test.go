@@ -35,8 +35,9 @@ func BenchmarkCacheBytesCounting(b *testing.B) {
 			c.Start(processor.NewSharedIndexInformerWithOptions(watchesInTurn(nil, nil), &corev1.ConfigMap{},
 				processor.SharedIndexInformerOptions{Observer: processor.Observer{Stored: c.Stored}}))
 			if streamed {
-				c.streamWindow(true)
-				defer c.streamWindow(false)
+				c.Follow(NewReflectorProbe(watchesInTurn(nil, nil)))
+				c.streams.window(true)
+				defer c.streams.window(false)
 			}
 			var old any
 			b.ReportAllocs()

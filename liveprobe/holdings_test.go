@@ -67,7 +67,8 @@ func TestHoldings(t *testing.T) {
 	// A stream's initial state (the probe tells it: Follow): a streamed
 	// object comes to the transform again, as it returned it (the
 	// RealFIFO's Replace), and is not counted a second time.
-	tb.streamWindow(true)
+	tb.Follow(NewReflectorProbe(watchesInTurn(nil, nil)))
+	tb.streams.window(true)
 	out, err := strip(full)
 	require.NoError(t, err)
 	again, err := strip(out)
@@ -76,22 +77,22 @@ func TestHoldings(t *testing.T) {
 	h := Holdings(&tb, nil)
 	assert.Equal(t, ObjectSize(out), h.CachedBytes)
 	assert.Equal(t, in, h.BytesBeforeTransform, "one object: before is what it was given")
-	tb.mu.Lock()
-	assert.Empty(t, tb.given, "an object that entered the cache is forgotten")
-	tb.mu.Unlock()
+	tb.streams.mu.Lock()
+	assert.Empty(t, tb.streams.given, "an object that entered the cache is forgotten")
+	tb.streams.mu.Unlock()
 	_, err = strip(cm(1000)) // never stored: a relisted copy exchanged for the cached one
 	require.NoError(t, err)
-	tb.streamWindow(false)
-	tb.mu.Lock()
-	assert.Nil(t, tb.given, "the window closed: nothing remembered")
-	tb.mu.Unlock()
+	tb.streams.window(false)
+	tb.streams.mu.Lock()
+	assert.Nil(t, tb.streams.given, "the window closed: nothing remembered")
+	tb.streams.mu.Unlock()
 	// Outside a stream, nothing is remembered: a watch event is given to
 	// the transform once.
 	_, err = strip(cm(500))
 	require.NoError(t, err)
-	tb.mu.Lock()
-	assert.Nil(t, tb.given, "a watch event is not remembered")
-	tb.mu.Unlock()
+	tb.streams.mu.Lock()
+	assert.Nil(t, tb.streams.given, "a watch event is not remembered")
+	tb.streams.mu.Unlock()
 
 	p := NewReflectorProbe(watchesInTurn(nil, nil))
 	started := time.Now()
