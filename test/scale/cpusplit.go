@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -38,7 +39,10 @@ func (c cpuShares) total() int { return c.Source + c.GC + c.Own }
 // of CPU (0: the profiler's 100), and counts its samples. ok is false, and
 // f still runs, if another CPU profile is already running (go test
 // -cpuprofile).
-func profileShares(hz int, f func() error) (shares cpuShares, ok bool, err error) {
+//
+// save, if not empty, is a file the profile is written to as well, for
+// go tool pprof.
+func profileShares(hz int, save string, f func() error) (shares cpuShares, ok bool, err error) {
 	var buf bytes.Buffer
 	if hz > 0 {
 		// The rate must be set before StartCPUProfile, which then cannot
@@ -59,13 +63,21 @@ func profileShares(hz int, f func() error) (shares cpuShares, ok bool, err error
 	if err != nil {
 		return shares, false, err
 	}
+	if save != "" {
+		if err := os.WriteFile(save, buf.Bytes(), 0o644); err != nil {
+			return shares, false, fmt.Errorf("saving the window's profile: %w", err)
+		}
+	}
 	shares, err = countShares(buf.Bytes(), sourceFrames, gcFrames)
 	return shares, err == nil, err
 }
 
 // The functions whose samples are the source's and the GC's.
 var (
-	sourceFrames = []string{"scalegen.(*sourceWatch).run", "scalegen.(*Source).Update"}
+	// The heap sampler (scalegen.StartHeapSampler's goroutine, reading
+	// runtime/metrics every 2 ms through the window) is the harness's, not
+	// the informer's: it is counted with the source, the driver's side.
+	sourceFrames = []string{"scalegen.(*sourceWatch).run", "scalegen.(*Source).Update", "scalegen.StartHeapSampler"}
 	gcFrames     = []string{"runtime.gcBgMarkWorker", "runtime.bgsweep", "runtime.bgscavenge"}
 )
 

@@ -88,6 +88,10 @@ type Config struct {
 	// gives about the tick's rate: BenchmarkScale asks 1,000 and gets
 	// about 230 samples a CPU-second.
 	ProfileHz int
+	// ProfileFile, if not empty, is where the steady state's CPU profile
+	// is written as well (SCALE_PROFILE_DIR in BenchmarkScale), for go
+	// tool pprof.
+	ProfileFile string
 }
 
 // Result is what one pass measured. Heap figures are the Go heap's object
@@ -109,6 +113,13 @@ type Result struct {
 	// that window (/gc/heap/live:bytes): the relist's true live peak, seen
 	// only at GCs.
 	RelistPeakLive uint64
+	// UpdatesPeak is the largest heap sampled (the same sampler) while
+	// the steady state's updates streamed: what the process needs when
+	// nothing but updates happen, with the default GOGC letting garbage
+	// grow to about the live heap between collections. A relist's sampled
+	// peak is to be read against it: a relist whose peak is no higher
+	// asks no more memory of the process than its steady state does.
+	UpdatesPeak uint64
 	// Relist is the time from the reflector's first request after the 410
 	// (its backoff over) to every handler having had the relist's updates.
 	Relist time.Duration
@@ -238,7 +249,8 @@ func Run(ctx context.Context, lib Library, cfg Config) (res Result, err error) {
 	var a1, b1 uint64
 	cpu0 := cputime.Process()
 	_, _, a0, b0 := scalegen.ReadHeap()
-	shares, profiled, err := profileShares(cfg.ProfileHz, func() error {
+	um := scalegen.StartHeapSampler()
+	shares, profiled, err := profileShares(cfg.ProfileHz, cfg.ProfileFile, func() error {
 		for k := range cfg.Updates {
 			src.Update(k % cfg.Pods)
 		}
@@ -247,6 +259,8 @@ func Run(ctx context.Context, lib Library, cfg Config) (res Result, err error) {
 		_, _, a1, b1 = scalegen.ReadHeap()
 		return err
 	})
+	updatesPeak, _ := um.End()
+	res.UpdatesPeak = sub(updatesPeak, base)
 	if err != nil {
 		return res, err
 	}

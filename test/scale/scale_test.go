@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +90,8 @@ func TestHarnessSmoke(t *testing.T) {
 // (the order swapped every round), on each path, and logs the table of
 // docs/performance.md: the medians over the rounds and ours ÷ client-go.
 // SCALE_PODS (default 150000), SCALE_UPDATES (200000) and SCALE_ROUNDS (1)
-// size it; run it with -benchtime=1x (hack/bench.sh scale does). 200,000
+// size it; SCALE_PROFILE_DIR, if set, is where each pass's steady-state CPU
+// profile is written (for go tool pprof); run it with -benchtime=1x (hack/bench.sh scale does). 200,000
 // updates, not fewer: the steady state's CPU profile (Result.OwnCPUPerEvent)
 // gets about 230 samples a CPU-second here, and with 50,000 updates the
 // informer's own share of them was a few dozen, too few to tell 0.9 from
@@ -111,7 +113,11 @@ func BenchmarkScale(b *testing.B) {
 				}
 				for _, lib := range order {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-					res, err := Run(ctx, lib, Config{Pods: pods, Updates: updates, Seed: 1, Path: path, ProfileHz: 1000})
+					cfg := Config{Pods: pods, Updates: updates, Seed: 1, Path: path, ProfileHz: 1000}
+					if dir := os.Getenv("SCALE_PROFILE_DIR"); dir != "" {
+						cfg.ProfileFile = filepath.Join(dir, fmt.Sprintf("%s-%s-round%d.pprof", path, strings.ReplaceAll(lib.Name, " ", "-"), i+1))
+					}
+					res, err := Run(ctx, lib, cfg)
 					cancel()
 					if err != nil {
 						b.Fatal(err)
@@ -171,6 +177,7 @@ func median(rs []Result) Result {
 		Steady:         uint64(pick(func(r Result) float64 { return float64(r.Steady) })),
 		RelistPeak:     uint64(pick(func(r Result) float64 { return float64(r.RelistPeak) })),
 		RelistPeakLive: uint64(pick(func(r Result) float64 { return float64(r.RelistPeakLive) })),
+		UpdatesPeak:    uint64(pick(func(r Result) float64 { return float64(r.UpdatesPeak) })),
 		Relist:         time.Duration(pick(func(r Result) float64 { return float64(r.Relist) })),
 		CPUPerEvent:    time.Duration(pick(func(r Result) float64 { return float64(r.CPUPerEvent) })),
 		AllocsPerEvent: pick(func(r Result) float64 { return r.AllocsPerEvent }),
@@ -206,6 +213,9 @@ func table(path scalegen.Path, pods, updates, rounds int, cg, ours Result) strin
 	row("relist: peak heap (sampled)", mib(cg.RelistPeak), mib(ours.RelistPeak), ratio(float64(ours.RelistPeak), float64(cg.RelistPeak)))
 	fmt.Fprintf(&sb, "| relist: peak ÷ steady | %.2f× | %.2f× | |\n", ratio(float64(cg.RelistPeak), float64(cg.Steady)), ratio(float64(ours.RelistPeak), float64(ours.Steady)))
 	row("relist: peak live heap (at GCs)", mib(cg.RelistPeakLive), mib(ours.RelistPeakLive), ratio(float64(ours.RelistPeakLive), float64(cg.RelistPeakLive)))
+	fmt.Fprintf(&sb, "| relist: peak live ÷ steady | %.2f× | %.2f× | |\n", ratio(float64(cg.RelistPeakLive), float64(cg.Steady)), ratio(float64(ours.RelistPeakLive), float64(ours.Steady)))
+	row("the updates at steady state: peak heap (sampled)", mib(cg.UpdatesPeak), mib(ours.UpdatesPeak), ratio(float64(ours.UpdatesPeak), float64(cg.UpdatesPeak)))
+	fmt.Fprintf(&sb, "| relist: peak ÷ the updates' peak (sampled) | %.2f× | %.2f× | |\n", ratio(float64(cg.RelistPeak), float64(cg.UpdatesPeak)), ratio(float64(ours.RelistPeak), float64(ours.UpdatesPeak)))
 	row("relist: duration", cg.Relist.Round(time.Millisecond).String(), ours.Relist.Round(time.Millisecond).String(), ratio(float64(ours.Relist), float64(cg.Relist)))
 	row("CPU per update, whole process", us(cg.CPUPerEvent), us(ours.CPUPerEvent), ratio(float64(ours.CPUPerEvent), float64(cg.CPUPerEvent)))
 	row("allocations per update, whole process", fmt.Sprintf("%.1f", cg.AllocsPerEvent), fmt.Sprintf("%.1f", ours.AllocsPerEvent), ratio(ours.AllocsPerEvent, cg.AllocsPerEvent))
