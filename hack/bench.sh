@@ -24,7 +24,8 @@
 # scale of a cluster"): client-go's informer and ours on 150,000 pods, both
 # first-request paths, and prints its tables. quick: 10,000 pods and 10,000
 # updates. SCALE_PODS, SCALE_UPDATES and SCALE_ROUNDS (default 1; the order
-# of the two libraries swaps every round) size it; it runs under nice, and
+# of the two libraries swaps every round) size it; SCALE_PROFILE_DIR (an
+# absolute path) keeps each pass's steady-state CPU profile; it runs under nice, and
 # prints the load average before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
