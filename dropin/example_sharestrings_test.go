@@ -99,9 +99,11 @@ func ExampleStringTable_Transform() {
 	// cached: [web-1 web-2 web-3] managedFields stripped: true
 }
 
-// A table that has reached MaxBytes says so, and takes nothing new.
+// A table's newer generation holds half its MaxBytes: here two values
+// (each counted with 64 bytes of overhead). The third starts a new one,
+// and the Stats say so.
 func ExampleStringTable_Stats() {
-	table := dropin.NewStringTable(dropin.StringTableOptions{MaxBytes: 100})
+	table := dropin.NewStringTable(dropin.StringTableOptions{MaxBytes: 300})
 	for _, ns := range []string{"ns-a", "ns-a", "ns-b", "ns-b", "ns-c", "ns-c"} {
 		p := &corev1.Pod{}
 		p.Namespace = string([]byte(ns)) // a string of its own, as decoded
@@ -110,9 +112,9 @@ func ExampleStringTable_Stats() {
 		}
 	}
 	st := table.Stats()
-	fmt.Println("kept:", st.Strings, "full:", st.Full)
+	fmt.Println("kept:", st.Strings, "rotations:", st.Rotations)
 	// Output:
-	// kept: 1 full: true
+	// kept: 3 rotations: 1
 }
 
 // A nil where an object should be is an error that says so.

@@ -21,9 +21,9 @@ import (
 // counterpart.
 type StringTableOptions struct {
 	// MaxBytes bounds what the table keeps: the bytes of its values plus
-	// an estimate of each entry's overhead (64 bytes). Once it is reached
-	// the table keeps what it has and takes nothing new: values it does not
-	// hold are left in the objects as they came. 0 means 64 MiB.
+	// an estimate of each entry's overhead (64 bytes), over its two
+	// generations (see [StringTable]), each at most half of it. 0 means
+	// 64 MiB.
 	MaxBytes int
 	// ShareFieldsV1 also keeps one copy of each managedFields entry's
 	// FieldsV1 bytes (FieldsV1.Raw), shared by every object whose entry has
@@ -84,14 +84,19 @@ const maxSharedRaw = 64 << 10
 // map key at any depth, and its apiVersion, kind and metadata's values.
 // Strings longer than 256 bytes are left alone.
 //
-// The table is bounded ([StringTableOptions.MaxBytes]) and never forgets
-// what it keeps: a value stays in it after the last object holding it is
-// gone, and once full it takes nothing new. A value is kept only once a
-// second object brings it (see canon_locked), so values that each object
-// has alone (names, UIDs, resourceVersions, IPs) take no room. Where
-// objects churn (every rollout brings new ReplicaSet names and
-// pod-template hashes), the table fills in time and then shares only what
-// it holds; its Stats say when. Transform is idempotent, and a
+// The table is bounded ([StringTableOptions.MaxBytes]) and kept in two
+// generations. A value is kept only once a second object brings it (see
+// canon_locked), so values that each object has alone (names, UIDs,
+// resourceVersions, IPs) take no room. Kept values go into the newer
+// generation; when it has taken half of MaxBytes, the older generation is
+// dropped, the newer becomes the older, and an empty one starts. A value
+// found in the older generation is carried into the newer one, so what
+// objects keep bringing stays shared, and what none has brought for a
+// whole generation is forgotten. Why: objects churn (every rollout brings
+// new ReplicaSet names and pod-template hashes), and a table that kept
+// every value it ever took would fill with the gone ones and then share
+// nothing new. Objects that hold a forgotten value keep their copy; the
+// next objects that bring it share a new one. Transform is idempotent, and a
 // second call on an object it has seen (client-go's queues transform a
 // streamed object twice: the watch-list stream's temporary store, then
 // Replace) finds it pointing to the table's copies already and writes
@@ -108,11 +113,14 @@ const maxSharedRaw = 64 << 10
 type StringTable struct {
 	opts StringTableOptions
 
-	mu    sync.Mutex
-	strs  map[string]string
-	raws  map[string][]byte
-	bytes int
-	full  bool
+	mu sync.Mutex
+	// Guarded by mu: the newer generation (strs, raws, and the bytes it
+	// counts against MaxBytes/2) and the older (old...); rotations is how
+	// many times the newer became the older.
+	strs, oldStrs   map[string]string
+	raws, oldRaws   map[string][]byte
+	bytes, oldBytes int
+	rotations       int
 
 	// seen remembers one sighting of values the table does not keep yet,
 	// one per slot (see canon_locked); seed hashes them.
@@ -132,25 +140,28 @@ func NewStringTable(opts StringTableOptions) *StringTable {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 64 << 20
 	}
-	return &StringTable{opts: opts, strs: map[string]string{}, raws: map[string][]byte{},
+	return &StringTable{opts: opts, strs: map[string]string{}, raws: map[string][]byte{}, oldStrs: map[string]string{}, oldRaws: map[string][]byte{},
 		seen: new([seenSlots]string), seenRaw: new([seenRawSlots][]byte), seed: maphash.MakeSeed()}
 }
 
 // StringTableStats is what a [StringTable] holds. Ours.
 type StringTableStats struct {
-	// Strings and FieldsV1 are how many distinct values it keeps.
+	// Strings and FieldsV1 are how many values its two generations keep
+	// (a value carried from the older into the newer counts in both).
 	Strings, FieldsV1 int
 	// Bytes is what it counts against MaxBytes.
 	Bytes int
-	// Full says it has reached MaxBytes and takes nothing new.
-	Full bool
+	// Rotations is how many times the newer generation, having taken half
+	// of MaxBytes, became the older (the older dropped).
+	Rotations int
 }
 
 // Stats reports what t holds. Ours.
 func (t *StringTable) Stats() StringTableStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return StringTableStats{Strings: len(t.strs), FieldsV1: len(t.raws), Bytes: t.bytes, Full: t.full}
+	return StringTableStats{Strings: len(t.strs) + len(t.oldStrs), FieldsV1: len(t.raws) + len(t.oldRaws),
+		Bytes: t.bytes + t.oldBytes, Rotations: t.rotations}
 }
 
 // ErrNilObject is what [StringTable.Transform] returns for a nil object
@@ -239,8 +250,9 @@ func (t *StringTable) canon_locked(v string) string {
 	if c, ok := t.strs[v]; ok {
 		return c
 	}
-	if t.full {
-		return v
+	if c, ok := t.oldStrs[v]; ok {
+		t.keepString_locked(c) // still brought: carried into the newer generation
+		return c
 	}
 	h := maphash.String(t.seed, v)
 	a, b := &t.seen[h&(seenSlots-1)], &t.seen[(h>>32)&(seenSlots-1)]
@@ -264,14 +276,38 @@ func (t *StringTable) canon_locked(v string) string {
 		// two objects sharing one string already). Not a repeat.
 		return v
 	}
-	if t.bytes+len(c)+entryOverhead > t.opts.MaxBytes {
-		t.full = true
-		t.seen, t.seenRaw = nil, nil // never read again: let what they hold go
+	if !t.keepString_locked(c) {
 		return v
+	}
+	return c
+}
+
+// keepString_locked puts c in the newer generation, starting a new one
+// first if it has no room for c; false if c alone is more than a
+// generation may hold.
+func (t *StringTable) keepString_locked(c string) bool {
+	if !t.room_locked(len(c) + entryOverhead) {
+		return false
 	}
 	t.strs[c] = c
 	t.bytes += len(c) + entryOverhead
-	return c
+	return true
+}
+
+// room_locked makes room for n more bytes in the newer generation,
+// rotating the generations if it is full: false if n is more than one
+// generation may hold at all.
+func (t *StringTable) room_locked(n int) bool {
+	half := t.opts.MaxBytes / 2
+	if n > half {
+		return false
+	}
+	if t.bytes+n > half {
+		t.oldStrs, t.oldRaws, t.oldBytes = t.strs, t.raws, t.bytes
+		t.strs, t.raws, t.bytes = map[string]string{}, map[string][]byte{}, 0
+		t.rotations++
+	}
+	return true
 }
 
 // str makes *p the table's copy, writing only if it is not already: an
@@ -361,7 +397,12 @@ func (t *StringTable) raw_locked(p *[]byte) {
 		}
 		return
 	}
-	if t.full {
+	if c, ok := t.oldRaws[string(b)]; ok {
+		if t.keepRaw_locked(c) { // still brought: carried into the newer generation
+			if &c[0] != &b[0] {
+				*p = c
+			}
+		}
 		return
 	}
 	h := maphash.Bytes(t.seed, b)
@@ -384,14 +425,20 @@ func (t *StringTable) raw_locked(p *[]byte) {
 	if &c[0] == &b[0] {
 		return // the same bytes again: not a repeat
 	}
-	if t.bytes+2*len(c)+entryOverhead > t.opts.MaxBytes {
-		t.full = true
-		t.seen, t.seenRaw = nil, nil
-		return
+	if t.keepRaw_locked(c) {
+		*p = c
 	}
-	t.raws[string(c)] = c // the map's key is a string copy of the bytes
+}
+
+// keepRaw_locked puts c in the newer generation, as keepString_locked a
+// string: the map's key is a string copy of the bytes, so they count twice.
+func (t *StringTable) keepRaw_locked(c []byte) bool {
+	if !t.room_locked(2*len(c) + entryOverhead) {
+		return false
+	}
+	t.raws[string(c)] = c
 	t.bytes += 2*len(c) + entryOverhead
-	*p = c
+	return true
 }
 
 func (t *StringTable) podSpec(s *corev1.PodSpec) {

@@ -5,10 +5,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -338,25 +339,44 @@ func TestStringTableBadInput(t *testing.T) {
 	}
 }
 
-// A table that reaches MaxBytes takes nothing new and says so; objects
-// stay equal, and what it kept is still shared.
-func TestStringTableStopsAtMaxBytes(t *testing.T) {
+// A table keeps two generations within MaxBytes: once the newer has taken
+// half of it, the older is dropped. It stays within MaxBytes, objects stay
+// equal, a value first brought after that is still shared (a table that
+// stopped taking values at MaxBytes left it apart), and a value no object
+// has brought for two generations is forgotten: the next object that
+// brings it does not get the old copy.
+func TestStringTableRotatesGenerationsAtMaxBytes(t *testing.T) {
 	gen := scalegen.NewGenerator(9)
 	tab := NewStringTable(StringTableOptions{MaxBytes: 4 << 10})
-	for i := range 500 {
-		p := gen.Pod(i, 0, "1")
+	label := func(p *corev1.Pod, v string) *corev1.Pod {
+		p.Labels["only-here"] = strings.Clone(v) // a string of its own, as decoded
+		return p
+	}
+	transform := func(p *corev1.Pod) *corev1.Pod {
+		t.Helper()
 		_, err := tab.Transform(p)
 		require.NoError(t, err)
+		return p
+	}
+	early := transform(label(gen.Pod(0, 0, "1"), "early"))
+	twin := transform(label(gen.Pod(1, 0, "1"), "early"))
+	// same compares the strings' memory: testify's Equal on two pointers
+	// would compare what they point to.
+	require.True(t, same(early.Labels["only-here"], twin.Labels["only-here"]), "a repeated value is shared")
+	for i := 2; i < 500; i++ {
+		p := transform(gen.Pod(i, 0, "1"))
 		equalAfter(t, gen.Pod(i, 0, "1"), p, p.Name)
+		require.LessOrEqual(t, tab.Stats().Bytes, 4<<10)
 	}
 	st := tab.Stats()
-	require.True(t, st.Full, "%+v", st)
-	require.LessOrEqual(t, st.Bytes, 4<<10)
-	for i := 500; i < 600; i++ {
-		_, err := tab.Transform(gen.Pod(i, 0, "1"))
-		require.NoError(t, err)
-	}
-	require.Equal(t, st, tab.Stats(), "a full table takes nothing new")
+	require.GreaterOrEqual(t, st.Rotations, 2, "%+v", st)
+
+	a := transform(label(gen.Pod(1000, 0, "1"), "late"))
+	b := transform(label(gen.Pod(1001, 0, "1"), "late"))
+	assert.True(t, same(a.Labels["only-here"], b.Labels["only-here"]), "a value first brought after the table filled is shared")
+	again := transform(label(gen.Pod(1002, 0, "1"), "early"))
+	assert.False(t, same(early.Labels["only-here"], again.Labels["only-here"]), "a value gone for two generations is forgotten")
+	assert.Equal(t, "early", again.Labels["only-here"])
 }
 
 // Assigning to a Go map's existing string key stores the key given: what
@@ -367,6 +387,6 @@ func TestMapAssignmentReplacesTheKey(t *testing.T) {
 	m := map[string]string{k1: "v"}
 	m[k2] = "v"
 	for k := range m {
-		require.Equal(t, unsafe.StringData(k2), unsafe.StringData(k))
+		require.True(t, same(k2, k), "the key is the one assigned last") // same: Equal would compare the bytes pointed to
 	}
 }
