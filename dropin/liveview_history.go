@@ -9,6 +9,7 @@ import (
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 
+	"github.com/informer-anatomy/informer-anatomy/internal/bubble"
 	"github.com/informer-anatomy/informer-anatomy/internal/livepage"
 	imetrics "github.com/informer-anatomy/informer-anatomy/internal/metrics"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
@@ -16,7 +17,8 @@ import (
 
 // The live view's plots: api/history answers the last five minutes of the
 // numbers this package's metrics report, per informer, handler and traced
-// queue, sampled once a second from the first LiveViewHandler on, whether
+// queue, sampled once a second from the first LiveViewHandler on (the
+// first made outside a testing/synctest bubble), whether
 // or not a page is open (so that a page opened after a burst shows it);
 // nothing is sampled, and nothing runs, before a handler is made.
 const (
@@ -40,24 +42,42 @@ func newLiveHistory(now func() time.Time) *livepage.History {
 	return livepage.NewHistory(livepage.HistoryOptions{Interval: liveHistoryInterval, MaxPoints: liveHistoryMaxPoints, Read: historyReadings, Now: now})
 }
 
-// historySampler is started by the first LiveViewHandler.
-var historySampler sync.Once
+// historySampler is started by the first LiveViewHandler made outside
+// every testing/synctest bubble.
+var historySampler struct {
+	mu      sync.Mutex
+	started bool // guarded by mu
+}
 
 // startHistorySampler samples the process's history once a second from
 // now on, for the life of the process: one goroutine, and each second one
 // reading of the counters a page's poll reads, each series keeping its
 // last 300 points (the memory is bounded by the number of informers,
 // handlers and queues, not by time).
+//
+// Called inside a synctest bubble, it starts nothing, and a later call
+// outside does. A goroutine started there would belong to the bubble for
+// the life of the process, waiting on the bubble's ticker: synctest.Test
+// panics when its function returns with such a goroutine left ("main
+// bubble goroutine has exited but blocked goroutines remain"), and the
+// sampler would read only that bubble's queues (internal/bubble).
 func startHistorySampler() {
-	historySampler.Do(func() {
-		go func() {
-			for range time.NewTicker(liveHistoryInterval).C {
-				if !liveHistoryManual.Load() {
-					sampleHistory()
-				}
+	if bubble.ID() != 0 {
+		return
+	}
+	historySampler.mu.Lock()
+	defer historySampler.mu.Unlock()
+	if historySampler.started {
+		return
+	}
+	historySampler.started = true
+	go func() {
+		for range time.NewTicker(liveHistoryInterval).C {
+			if !liveHistoryManual.Load() {
+				sampleHistory()
 			}
-		}()
-	})
+		}
+	}()
 }
 
 // liveHistoryManual: a test drives the samples itself, on its own clock

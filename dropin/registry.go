@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
+	"github.com/informer-anatomy/informer-anatomy/internal/bubble"
 	"github.com/informer-anatomy/informer-anatomy/liveprobe"
 )
 
@@ -54,6 +55,14 @@ type liveQueue struct {
 	name string
 	kind string
 	read func(withStats bool) (QueueStats, bool)
+	// bubble is the testing/synctest bubble the queue was made in (0:
+	// none). Its counters are read only by a reader in the same bubble:
+	// controller-runtime's priority queue answers Len by flushing its add
+	// buffer, which signals a channel of the bubble, and the runtime ends
+	// the process when a goroutine outside does that (internal/bubble).
+	// Informers need no such mark: they are read under their own locks
+	// only, which any goroutine may take.
+	bubble uint64
 }
 
 // registerInformer adds i; called by newInformer.
@@ -138,11 +147,12 @@ func registered[Q any, P interface {
 		}
 		return q.Stats(), true
 	}
+	b := bubble.ID()
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	live.prune_locked()
 	live.seq++
-	live.queues[live.seq] = liveQueue{name: name, kind: kind, read: read}
+	live.queues[live.seq] = liveQueue{name: name, kind: kind, read: read, bubble: b}
 	return q
 }
 
@@ -173,10 +183,13 @@ type liveQueueStats struct {
 	stats      QueueStats
 }
 
-// snapshot lists the live informers and queues in the order they joined.
-// The informers are returned strongly held: the caller reads them outside
-// the registry's lock (ReadStats takes the informer's own locks).
+// snapshot lists the live informers and queues in the order they joined,
+// the queues of the caller's testing/synctest bubble only (none: those made
+// outside every bubble; see liveQueue.bubble). The informers are returned
+// strongly held: the caller reads them outside the registry's lock
+// (ReadStats takes the informer's own locks).
 func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
+	reader := bubble.ID()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var infs []liveInformerRef
@@ -192,6 +205,15 @@ func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.queues)) {
 		q := r.queues[k]
+		if q.bubble != reader {
+			// Pruned as prune_locked does (ShuttingDown, which takes a
+			// lock or loads a flag, is safe from any goroutine), not
+			// read.
+			if _, ok := q.read(false); !ok {
+				delete(r.queues, k)
+			}
+			continue
+		}
 		st, ok := q.read(true)
 		if !ok {
 			delete(r.queues, k)

@@ -25,6 +25,17 @@ func liveQueues(t *testing.T, url string) []livepage.ProcessQueue {
 	return st.Process.Queues
 }
 
+// decodeQueues reads an api/state answer's queues, nil if it does not
+// decode; it closes res's body.
+func decodeQueues(res *http.Response) []livepage.ProcessQueue {
+	defer res.Body.Close()
+	var st livepage.ProcessState
+	if json.NewDecoder(res.Body).Decode(&st) != nil {
+		return nil
+	}
+	return st.Process.Queues
+}
+
 // The traced priority queue shows in the process's live view by its name,
 // with its depth, until it is shut down.
 func TestTracedPriorityQueueShowsInTheLiveView(t *testing.T) {
