@@ -13,7 +13,7 @@ var marker = []byte(", synctest bubble ")
 
 // ID is the id of the synctest bubble the calling goroutine runs in, or 0
 // outside any bubble. It costs one runtime.Stack of the caller's frame, a
-// microsecond or two: call it when an object is made and once per read of
+// couple of microseconds (BenchmarkID): call it when an object is made and once per read of
 // many objects, not per operation.
 //
 // The standard library answers this only to itself (internal/synctest's
