@@ -13,8 +13,8 @@ var marker = []byte(", synctest bubble ")
 
 // ID is the id of the synctest bubble the calling goroutine runs in, or 0
 // outside any bubble. It costs one runtime.Stack of the caller's frame, a
-// couple of microseconds (BenchmarkID): call it when an object is made and once per read of
-// many objects, not per operation.
+// couple of microseconds (BenchmarkID): call it when an object is made and
+// once per read of many objects, not per operation.
 //
 // The standard library answers this only to itself (internal/synctest's
 // IsInBubble), so ID reads the header line runtime.Stack writes. If a Go
