@@ -175,8 +175,8 @@ func startTheirsHeld(t *testing.T) func(*relistSource, ...*heldCounter) (func(st
 const relistHeapBound = 1.3
 
 func TestRelistHeapPeakStaysNearTheSteadyHeap(t *testing.T) {
-	// About 9 KB each in the cache: some 190 MiB. Under the race detector
-	// (hack/test.sh's unit lane) a quarter, about 47 MiB, still far above
+	// About 11 KiB each in the cache: some 225 MiB. Under the race detector
+	// (hack/test.sh's unit lane) a quarter, about 56 MiB, still far above
 	// the runtime's own few MiB, and without client-go's reference run:
 	// at full size both took over a minute there.
 	n, reference := 20_000, true

@@ -18,6 +18,7 @@ import (
 	store "github.com/informer-anatomy/informer-anatomy/chapters/01-store"
 	processor "github.com/informer-anatomy/informer-anatomy/chapters/05-processor"
 	"github.com/informer-anatomy/informer-anatomy/internal/apiserver"
+	"github.com/informer-anatomy/informer-anatomy/internal/scalegen"
 )
 
 // scale: what an informer holds, and what a relist costs, measured. A few
@@ -116,7 +117,7 @@ func (e *Env) scalePodsThere() error {
 		return nil
 	}
 	for i := range scalePods {
-		if _, err := e.srv.Create(scalePod(scaleNamespace, scalePodName(i), 1)); err != nil {
+		if _, err := e.srv.Create(scalegen.TemplatePod(scaleNamespace, scalePodName(i), 1)); err != nil {
 			return err
 		}
 	}
@@ -148,7 +149,7 @@ func (e *Env) scalePodBytes() (pod, stripped int64, err error) {
 // scalePodJSON is the size of one of the lesson's pods in JSON, and of
 // its managedFields in it.
 func scalePodJSON() (pod, managedFields int64, err error) {
-	p := scalePod(scaleNamespace, scalePodName(0), 1)
+	p := scalegen.TemplatePod(scaleNamespace, scalePodName(0), 1)
 	full, err := json.Marshal(p)
 	if err != nil {
 		return 0, 0, err

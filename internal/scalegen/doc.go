@@ -26,4 +26,7 @@
 // ends every open watch with a 410 Expired ERROR event, which makes a
 // reflector relist; [Source.Update] records a change of one pod that every
 // watch then delivers as MODIFIED, generated as it is sent.
+//
+// [TemplatePod] is a single pod of a fixed template, which the scale lesson
+// of trace-demo and chapter 5's relist tests change by hand.
 package scalegen
