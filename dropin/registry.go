@@ -118,6 +118,10 @@ func timeAllHandlerCalls() {
 // themselves; dropin/crqueue's NewTracedPriorityQueue calls it with
 // "priority". The queue leaves the view once ShuttingDown answers true,
 // or once nothing else holds it: the view holds it by a weak pointer only.
+// A queue made inside a testing/synctest bubble is read, and shown, only
+// by requests served in that bubble, and one made outside every bubble
+// only by requests served outside (docs/07, "Queues made in a
+// testing/synctest bubble").
 //
 // Ours: client-go has no live view.
 func ShowInLiveView[Q any, P interface {
