@@ -6,6 +6,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // statsCounter is a queue for the registry that counts its Stats calls.
@@ -59,4 +61,21 @@ func TestLiveViewHandlerInABubbleStartsNoSampler(t *testing.T) {
 	historySampler.mu.Lock()
 	defer historySampler.mu.Unlock()
 	require.False(t, historySampler.started, "not started from inside a bubble")
+}
+
+// TestRegistryListsAnInformerOnlyInItsBubble: an informer built inside a
+// synctest bubble is listed only to a reader in that bubble, one built
+// outside only to readers outside. Reading it from elsewhere would be
+// safe, but its times are on its bubble's clock, which starts in the year
+// 2000: a page outside would date its relist so.
+func TestRegistryListsAnInformerOnlyInItsBubble(t *testing.T) {
+	outside := NewSharedIndexInformer(emptyLW{}, &corev1.ConfigMap{}, 0, cache.Indexers{}).(*Informer)
+	var inside *Informer
+	synctest.Test(t, func(t *testing.T) {
+		inside = NewSharedIndexInformer(emptyLW{}, &corev1.ConfigMap{}, 0, cache.Indexers{}).(*Informer)
+		require.Contains(t, listedInformers(), inside, "listed in its own bubble")
+		require.NotContains(t, listedInformers(), outside, "an informer of no bubble, listed in one")
+	})
+	require.Contains(t, listedInformers(), outside)
+	require.NotContains(t, listedInformers(), inside, "listed outside its bubble")
 }

@@ -90,6 +90,12 @@ import (
 // copy); an open page reads it five times a second, a cost the controller
 // does not notice.
 //
+// In a process that runs testing/synctest tests, a request sees only the
+// informers and queues made in the bubble it is served in (none: those
+// made outside every bubble), and the plots' sampler starts with the first
+// handler made outside a bubble (docs/07-your-controller.md, "Informers
+// and queues made in a testing/synctest bubble").
+//
 // Ours: client-go has no live view.
 func LiveViewHandler(opts ...LiveViewOption) http.Handler {
 	var cfg liveViewConfig

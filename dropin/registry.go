@@ -46,6 +46,13 @@ type liveInformer struct {
 	// the reserved Identifier's name, else its description; the plots
 	// label it so.
 	name string
+	// bubble is the testing/synctest bubble the informer was built in (0:
+	// none); only a reader in the same bubble lists it. Reading it from
+	// elsewhere would be safe (its reads take its own locks only), but
+	// its times are on its bubble's clock: a page outside would show a
+	// relist of the year 2000, and the plots would mix a test's fake
+	// seconds with the process's.
+	bubble uint64
 }
 
 // liveQueue reads one traced queue without holding it: read answers false
@@ -60,15 +67,13 @@ type liveQueue struct {
 	// controller-runtime's priority queue answers Len by flushing its add
 	// buffer, which signals a channel of the bubble, and the runtime ends
 	// the process when a goroutine outside does that (internal/bubble).
-	// Informers need no such mark: they are read under their own locks
-	// only, which any goroutine may take.
 	bubble uint64
 }
 
 // registerInformer adds i; called by newInformer.
 func registerInformer(i *Informer, probe *liveprobe.ReflectorProbe, exampleObject runtime.Object, options cache.SharedIndexInformerOptions) {
 	e := liveInformer{inf: weak.Make(i), probe: probe, resource: options.Identifier.GroupVersionResource().Resource, typ: fmt.Sprintf("%T", exampleObject),
-		name: i.metrics.handlerBase.Name}
+		name: i.metrics.handlerBase.Name, bubble: bubble.ID()}
 	if _, ok := exampleObject.(*metav1.PartialObjectMetadata); ok {
 		// Every metadata-only informer has this Go type: its title is its
 		// kind, or two informers' boxes read alike.
@@ -120,8 +125,8 @@ func timeAllHandlerCalls() {
 // or once nothing else holds it: the view holds it by a weak pointer only.
 // A queue made inside a testing/synctest bubble is read, and shown, only
 // by requests served in that bubble, and one made outside every bubble
-// only by requests served outside (docs/07, "Queues made in a
-// testing/synctest bubble").
+// only by requests served outside (docs/07, "Informers and queues made in
+// a testing/synctest bubble").
 //
 // Ours: client-go has no live view.
 func ShowInLiveView[Q any, P interface {
@@ -188,7 +193,7 @@ type liveQueueStats struct {
 }
 
 // snapshot lists the live informers and queues in the order they joined,
-// the queues of the caller's testing/synctest bubble only (none: those made
+// those of the caller's testing/synctest bubble only (none: those made
 // outside every bubble; see liveQueue.bubble). The informers are returned
 // strongly held: the caller reads them outside the registry's lock
 // (ReadStats takes the informer's own locks).
@@ -203,6 +208,9 @@ func (r *registry) snapshot() ([]liveInformerRef, []liveQueueStats) {
 		i := e.inf.Value()
 		if i == nil || i.IsStopped() {
 			delete(r.informers, k)
+			continue
+		}
+		if e.bubble != reader {
 			continue
 		}
 		infs = append(infs, liveInformerRef{inf: i, probe: e.probe, resource: e.resource, typ: e.typ, name: e.name})
