@@ -3,6 +3,7 @@ package lessons
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,14 @@ func init() {
 type demoController struct {
 	queue *dropin.TracedQueue[string]
 	done  chan struct{}
+	// hold, while set, is a channel a reconcile waits on, after its
+	// controllerDelay, until the lesson closes it: the create's reconcile
+	// lasts until the burst's adds have reached the queue. Without it, on
+	// a loaded machine (CI, its three lanes on 2 cores) the five updates
+	// took longer than a 200 ms reconcile to arrive, the later ones found
+	// the key's second reconcile already running, and the lesson showed 3
+	// reconciles where it teaches 2.
+	hold atomic.Pointer[chan struct{}]
 
 	mu         sync.Mutex
 	reconciles map[string]int // guarded by mu
@@ -147,6 +156,9 @@ func (e *Env) startController() error {
 				return
 			}
 			time.Sleep(controllerDelay) // the reconcile
+			if h := c.hold.Load(); h != nil {
+				<-*h
+			}
 			c.mu.Lock()
 			c.reconciles[key]++
 			c.mu.Unlock()
@@ -185,6 +197,17 @@ func controllerLesson(e *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	before, reconciledBefore := c.stats(), c.count(key)
+	hold := make(chan struct{})
+	c.hold.Store(&hold)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			c.hold.Store(nil)
+			close(hold)
+		}
+	}
+	defer release() // on every way out, or the worker waits for good
 	if _, err := e.srv.Create(e.pod(controllerPod, map[string]string{controllerLabel: "true"})); err != nil {
 		return Outcome{}, err
 	}
@@ -196,6 +219,10 @@ func controllerLesson(e *Env) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
+	if err := e.until("the burst's adds to reach the queue", func() bool { return c.stats().Adds-before.Adds == controllerUpdates+1 }); err != nil {
+		return Outcome{}, err
+	}
+	release()
 	if err := e.until("the burst's reconciles to end", c.settled(func(st dropin.QueueStats) bool {
 		return st.Adds-before.Adds == controllerUpdates+1
 	})); err != nil {
